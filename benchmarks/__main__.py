@@ -1,0 +1,44 @@
+"""Run every benchmark module and print the speed-up ratios (``make bench``).
+
+Each ``benchmarks/bench_*.py`` module exposes ``run(quick: bool = False) -> list[dict]``;
+every dict has ``name``, ``fast_s``, ``naive_s`` and, optionally, ``note``.  The
+ratio ``naive_s / fast_s`` is what the README reports.  Benchmarks are never
+run as timed tests: tests check that the fast and naive paths agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller inputs")
+    parser.add_argument("--only", default=None, help="substring of the module name")
+    parser.add_argument("--json", default="results/benchmarks.json")
+    args = parser.parse_args()
+    rows = []
+    here = Path(__file__).parent
+    for mod in sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_")):
+        if args.only and args.only not in mod:
+            continue
+        module = importlib.import_module(f"benchmarks.{mod}")
+        for row in module.run(quick=args.quick):
+            row["ratio"] = row["naive_s"] / row["fast_s"] if row["fast_s"] > 0 else float("inf")
+            row["module"] = mod
+            rows.append(row)
+            print(
+                f"{row['name']:<60} naive {row['naive_s']:9.3f}s  fast {row['fast_s']:9.4f}s  "
+                f"ratio {row['ratio']:8.1f}x  {row.get('note', '')}",
+                flush=True,
+            )
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

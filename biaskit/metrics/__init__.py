@@ -1,0 +1,1 @@
+"""Bias metrics, one module per family (pmi, direct_bias, weat, analogies, ...)."""

@@ -1,0 +1,201 @@
+"""Seed / target / attribute word lists and the out-of-vocabulary (OOV) policy.
+
+Word lists are JSON files under ``wordlists/<language>/`` (see
+``wordlists/PROVENANCE.md``).  The thesis's 39 Spanish seed groups (seed 000,
+appendix A) are published with a few irregularities that we keep in the raw
+file and resolve here, explicitly and with a logged message:
+
+* duplicates inside a group (``accidente`` twice in ``unpleasant``) are
+  removed, keeping the first occurrence;
+* multi-word entries (``pantalones cortos``) cannot be looked up in a word
+  vector table nor counted as one token; they are kept in the list and
+  reported as OOV by :func:`resolve_words` unless the vocabulary has them
+  (e.g. joined with ``_`` by a phrase model).
+
+:func:`resolve_words` is the one place where every metric decides what to do
+with words missing from a vocabulary: ``policy="drop"`` removes them with a
+logged warning and records them, ``policy="raise"`` stops with a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from biaskit.paths import wordlists_dir
+
+logger = logging.getLogger(__name__)
+
+OOVPolicy = Literal["drop", "raise"]
+
+# The groups of seed 000 that act as attributes (the bias direction / A, B sets)
+# rather than as neutral phenomena X_i.  Section 3.6.1 and appendix A.
+THESIS_GENDER_ATTRIBUTES = ("espacio_m", "espacio_f")
+THESIS_RELIGION_ATTRIBUTES = ("christianity words", "islam words")
+
+__all__ = [
+    "OOVPolicy",
+    "OOVError",
+    "ResolvedWords",
+    "THESIS_GENDER_ATTRIBUTES",
+    "THESIS_NEUTRAL_KEYS",
+    "THESIS_RELIGION_ATTRIBUTES",
+    "load_seed_groups",
+    "load_wordlist_file",
+    "resolve_words",
+    "thesis_neutral_groups",
+]
+
+
+class OOVError(KeyError):
+    """Raised by :func:`resolve_words` with ``policy="raise"`` when words are missing."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class ResolvedWords:
+    """Outcome of an OOV check: the words kept, and those missing from the vocabulary."""
+
+    name: str
+    kept: tuple[str, ...]
+    missing: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def coverage(self) -> float:
+        total = len(self.kept) + len(self.missing)
+        return len(self.kept) / total if total else 0.0
+
+
+def _dedupe(words: Iterable[str], group: str) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    dups: list[str] = []
+    for w in words:
+        if w in seen:
+            dups.append(w)
+            continue
+        seen.add(w)
+        out.append(w)
+    if dups:
+        logger.info("seed group %r: removed duplicate entries %s", group, dups)
+    return out
+
+
+def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
+    """Read a ``{group: [words, ...]}`` JSON file, with a clear error when it is malformed."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"word list file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or not all(
+        isinstance(v, list) and all(isinstance(w, str) for w in v) for v in data.values()
+    ):
+        raise ValueError(f"{path} must map group names to lists of strings")
+    return data
+
+
+def load_seed_groups(
+    name: str = "thesis_seed_groups",
+    language: str = "es",
+    *,
+    dedupe: bool = True,
+    lowercase: bool = True,
+) -> dict[str, list[str]]:
+    """Load a bundled group file, e.g. the thesis's 39 Spanish seed groups (seed 000, appendix A).
+
+    Parameters
+    ----------
+    name, language:
+        The file ``wordlists/<language>/<name>.json``.
+    dedupe:
+        Remove duplicates inside each group (logged).  ``False`` returns the file verbatim.
+    lowercase:
+        Lower-case every seed (the thesis lower-cases the corpus, section 3.6.1).
+    """
+    groups = load_wordlist_file(wordlists_dir() / language / f"{name}.json")
+    out: dict[str, list[str]] = {}
+    for key, words in groups.items():
+        ws = [w.strip().lower() if lowercase else w.strip() for w in words]
+        out[key] = _dedupe(ws, key) if dedupe else ws
+    return out
+
+
+# The 30 neutral groups X_1..X_30 listed verbatim in seed 000, appendix A (used for PMI and Bolukbasi).
+THESIS_NEUTRAL_KEYS: tuple[str, ...] = (
+    "pleasant", "unpleasant", "instruments", "weapons", "pleasantness", "unpleasantness", "career",
+    "family", "math 1", "arts 1", "science 1", "arts 2", "physically ill", "temporary", "permanent",
+    "christianity", "terrorism", "clothing", "sports", "family words", "career words", "violence",
+    "domestic_work", "positive_emotion", "negative_emotion", "profesiones_neutras", "verbos",
+    "profesiones_colectivos", "sustantivos_abstractos", "adjetivos_neutros",
+)
+
+
+def thesis_neutral_groups(groups: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """The 30 neutral groups X_i of seed 000 (appendix A; sections 3.5.1-3.5.2, 3.6.2).
+
+    Appendix A lists the 30 keys verbatim (:data:`THESIS_NEUTRAL_KEYS`).  Note that the
+    thesis keeps ``christianity`` among the neutral groups for both characteristics even
+    though its seeds overlap the religion attribute group ``christianity words``; we follow
+    the thesis and document it in notebook 01.
+    """
+    groups = load_seed_groups() if groups is None else groups
+    missing = [k for k in THESIS_NEUTRAL_KEYS if k not in groups]
+    if missing:
+        raise KeyError(f"seed groups lack the thesis's neutral keys {missing}")
+    return {k: groups[k] for k in THESIS_NEUTRAL_KEYS}
+
+
+def resolve_words(
+    words: Sequence[str],
+    vocabulary: Collection[str],
+    *,
+    name: str = "word set",
+    policy: OOVPolicy = "drop",
+    min_size: int = 1,
+) -> ResolvedWords:
+    """Apply the OOV policy to ``words`` against ``vocabulary``.
+
+    Parameters
+    ----------
+    words:
+        The seeds.
+    vocabulary:
+        Anything supporting ``in`` (a set, gensim ``KeyedVectors.key_to_index``, a Counter).
+    name:
+        Used in messages ("target X", "attribute A", ...).
+    policy:
+        ``"drop"``: remove missing words with a logged warning that lists them;
+        ``"raise"``: raise :class:`OOVError` listing them.
+    min_size:
+        Raise ``ValueError`` when fewer words than this remain (an empty or
+        too-small set can not be measured).
+    """
+    if policy not in ("drop", "raise"):
+        raise ValueError(f"policy must be 'drop' or 'raise', got {policy!r}")
+    if len(words) == 0:
+        raise ValueError(f"{name} is empty")
+    kept = tuple(w for w in words if w in vocabulary)
+    missing = tuple(w for w in words if w not in vocabulary)
+    if missing:
+        if policy == "raise":
+            raise OOVError(
+                f"{name}: {len(missing)} of {len(words)} words are not in the vocabulary: {list(missing)}"
+            )
+        logger.warning(
+            "%s: dropping %d of %d out-of-vocabulary words: %s", name, len(missing), len(words), list(missing)
+        )
+    if len(kept) < min_size:
+        raise ValueError(
+            f"{name}: only {len(kept)} word(s) in the vocabulary (need at least {min_size}); "
+            f"missing: {list(missing)}"
+        )
+    return ResolvedWords(name=name, kept=kept, missing=missing)
