@@ -16,6 +16,7 @@ help:
 	@echo "make lint       ruff"
 	@echo "make bench      benchmarks (vectorised vs naive reference), ratios printed"
 	@echo "make data-full  download the full Spanish Europarl files used by the thesis (needs internet)"
+	@echo "make report     build the static HTML report (results/site) after make reproduce"
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python 3.11 or run 'make setup PYTHON=python3'"; exit 1; }
@@ -50,6 +51,10 @@ bench: $(PY)
 
 data-full: $(PY)
 	$(PY) -m biaskit download-europarl
+
+report: $(PY)
+	$(PY) -m biaskit.report build --results results --out results/site
+	@echo "open results/site/index.html in a browser (works offline, from disk)"
 
 clean:
 	rm -rf results/*.ipynb results/*.json results/*.png .pytest_cache

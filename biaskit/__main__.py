@@ -4,6 +4,7 @@ Commands
 --------
 ``download-europarl``  download the thesis's full Spanish Europarl files (``make data-full``)
 ``corpora``            list the known corpora and whether they are present
+``run``                run a batch of bias experiments from a YAML config (biaskit.experiments)
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
 ``subparsers.add_parser(...)``, adds its arguments and sets ``func=<callable(args) -> int>``
@@ -75,8 +76,45 @@ def _register_report(sub: argparse._SubParsersAction) -> None:
 
 # --- end report ---------------------------------------------------------------------------
 
+
+# --- run (owner: biaskit/experiments.py) ------------------------------------------------
+def _register_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a batch of bias experiments (models x datasets x metrics) from a YAML config",
+        description=(
+            "Run every compatible (model, dataset, metric) cell of CONFIG and write a log, a tidy CSV, "
+            "a LaTeX table and plots (see biaskit.experiments and experiments/*.yaml)."
+        ),
+    )
+    p.add_argument("config", help="YAML configuration file")
+    p.add_argument(
+        "--output-dir",
+        default=None,
+        help="where to write (default: config output_dir or results/experiments/<name>)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--strict", action="store_true", help="exit with status 1 when any cell failed")
+    p.set_defaults(func=_cmd_run)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from biaskit.experiments import run_experiments
+
+    df = run_experiments(args.config, output_dir=args.output_dir, progress=not args.no_progress)
+    n_err = int((df["status"] == "error").sum())
+    for key, path in df.attrs.get("outputs", {}).items():
+        for one in path if isinstance(path, list) else [path]:
+            print(f"{key}: {one}")
+    print(f"{len(df)} result row(s), {n_err} failed cell(s)")
+    return 1 if (args.strict and n_err) else 0
+
+
+# --- end run -------------------------------------------------------------------------------
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
+COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)
 
 
 def build_parser() -> argparse.ArgumentParser:

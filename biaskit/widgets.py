@@ -1,0 +1,187 @@
+"""Small interactive forms for the notebooks (ipywidgets), safe under papermill.
+
+The guided tour (``notebooks/00_tour.ipynb``) lets a reader change the seed
+words of a test and rerun it.  :func:`seed_word_form` shows one text box per
+word group and a button; clicking the button parses the boxes and calls the
+function the notebook passes in, showing its result (or a readable message
+when the words cannot be used, e.g. none of them is in the vocabulary).
+
+Executed headlessly (papermill, ``make reproduce``) nobody clicks: the notebook
+cell computes the default result itself, and the form is displayed with a
+plain HTML fallback that the static report shows instead of the live form.
+When ipywidgets is not installed, :func:`seed_word_form` logs that and returns
+``None`` instead of failing.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["SeedWordForm", "format_words", "parse_words", "seed_word_form"]
+
+_SPLIT = re.compile(r"[,;\n]+")
+
+#: Shown by the static report (and any front end without a widget manager) instead of the live form.
+STATIC_FALLBACK = (
+    "<p><i>Here the notebook shows a small form to change the seed words and run the test again. "
+    "Open the notebook in Jupyter (JupyterLab or Notebook) to use it; the result above was computed "
+    "with the default words.</i></p>"
+)
+
+
+def parse_words(text: str) -> list[str]:
+    """Split the content of a text box into words.
+
+    Words are separated by commas, semicolons or new lines; surrounding blanks
+    are removed, empty entries skipped, and a word given twice is kept once
+    (first occurrence; logged).  Case is kept: vocabularies such as word2vec
+    GoogleNews distinguish ``Paris`` from ``paris``.  A multi-word entry
+    (``computer programmer``) is kept as written; the metric's OOV policy
+    decides what happens to it.
+    """
+    words: list[str] = []
+    seen: set[str] = set()
+    for raw in _SPLIT.split(text):
+        w = raw.strip()
+        if not w:
+            continue
+        if w in seen:
+            logger.info("word %r given twice; kept once", w)
+            continue
+        seen.add(w)
+        words.append(w)
+    return words
+
+
+def format_words(words: Sequence[str]) -> str:
+    """The inverse of :func:`parse_words` for display in a text box (``"a, b, c"``)."""
+    return ", ".join(words)
+
+
+class SeedWordForm:
+    """A form with one text box per word group, a run button and an output area.
+
+    Parameters
+    ----------
+    groups:
+        ``{group label: default words}``, e.g. ``{"X (targets)": [...], "A (attribute)": [...]}``.
+        The labels are shown to the reader and are the keys of the dict passed to ``on_run``.
+    on_run:
+        Called with ``{group label: [words]}`` when the button is clicked; its return value is
+        displayed under the form.  An exception raised by ``on_run`` (an empty group, words
+        missing from the vocabulary, ...) is shown as a readable message, not a traceback.
+    title, button_label:
+        Texts of the form.
+    """
+
+    def __init__(
+        self,
+        groups: Mapping[str, Sequence[str]],
+        on_run: Callable[[dict[str, list[str]]], Any],
+        *,
+        title: str = "Change the seed words and run again",
+        button_label: str = "Run with these words",
+    ) -> None:
+        import ipywidgets as w
+
+        if not groups:
+            raise ValueError("seed_word_form needs at least one word group")
+        if not callable(on_run):
+            raise TypeError("on_run must be callable")
+        self.on_run = on_run
+        self.boxes: dict[str, Any] = {}
+        for label, words in groups.items():
+            if isinstance(words, str):
+                raise TypeError(f"group {label!r}: give a list of words, not one string")
+            self.boxes[label] = w.Textarea(
+                value=format_words(list(words)),
+                description=str(label),
+                layout=w.Layout(width="100%", height="4.5em"),
+                style={"description_width": "12em"},
+            )
+        self.button = w.Button(description=button_label, button_style="primary", icon="play")
+        self.output = w.Output()
+        self.button.on_click(self._clicked)
+        self.widget = w.VBox(
+            [w.HTML(f"<b>{html.escape(title)}</b>"), *self.boxes.values(), self.button, self.output]
+        )
+        self.last_result: Any = None
+        self.last_error: Exception | None = None
+
+    def values(self) -> dict[str, list[str]]:
+        """The words currently in the boxes, parsed with :func:`parse_words`."""
+        return {label: parse_words(box.value) for label, box in self.boxes.items()}
+
+    def run(self) -> Any:
+        """Call ``on_run`` with the current words; show and return its result (``None`` on error)."""
+        from IPython.display import display
+
+        self.output.clear_output()
+        self.last_error = None
+        with self.output:
+            try:
+                self.last_result = self.on_run(self.values())
+            except Exception as exc:  # shown to the reader, who can fix the words and retry
+                self.last_error = exc
+                self.last_result = None
+                display_html = (
+                    f"<p style='color:#b00020'><b>Could not run with these words:</b> "
+                    f"{html.escape(str(exc))}</p>"
+                )
+                display(_HTML(display_html))
+                logger.warning("seed word form: %s", exc)
+                return None
+            if self.last_result is not None:
+                display(self.last_result)
+        return self.last_result
+
+    def _clicked(self, _button: Any) -> None:
+        self.run()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
+        data = dict(bundle) if isinstance(bundle, dict) else {}
+        data["text/html"] = STATIC_FALLBACK
+        data["text/plain"] = "Seed-word form (open the notebook in Jupyter to use it)"
+        return data
+
+
+class _HTML:
+    """Minimal HTML display object (avoids importing IPython at module import time)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return re.sub(r"<[^>]+>", "", self.text)
+
+
+def seed_word_form(
+    groups: Mapping[str, Sequence[str]],
+    on_run: Callable[[dict[str, list[str]]], Any],
+    **kwargs: Any,
+) -> SeedWordForm | None:
+    """Build a :class:`SeedWordForm` (display it by leaving it last in a cell).
+
+    Returns ``None``, with a logged message, when ipywidgets is not installed,
+    so a notebook still runs (without the form).  The form does not run
+    ``on_run`` by itself: the notebook computes the default result in the same
+    cell so that a headless run (papermill) has it.
+    """
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        logger.warning(
+            "ipywidgets is not installed: the seed-word form is not shown (pip install ipywidgets)"
+        )
+        return None
+    return SeedWordForm(groups, on_run, **kwargs)

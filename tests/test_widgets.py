@@ -1,0 +1,103 @@
+"""Tests of the seed-word form (biaskit.widgets) used by the guided tour."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from biaskit import widgets
+from biaskit.report import _clean_outputs_for_static_page
+from biaskit.widgets import STATIC_FALLBACK, format_words, parse_words, seed_word_form
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("he, him,his", ["he", "him", "his"]),
+        ("  she ;her\n\nhers , ", ["she", "her", "hers"]),
+        ("Paris, paris", ["Paris", "paris"]),  # case is kept: vocabularies are case-sensitive
+        ("computer programmer, nurse", ["computer programmer", "nurse"]),  # multi-word kept as written
+        ("a, b, a, c, b", ["a", "b", "c"]),  # duplicates kept once, first occurrence
+        ("", []),
+        (" , ;\n", []),
+    ],
+)
+def test_parse_words(text: str, words: list[str]) -> None:
+    assert parse_words(text) == words
+
+
+def test_format_then_parse_round_trip() -> None:
+    words = ["math", "algebra", "computer programmer", "Paris"]
+    assert parse_words(format_words(words)) == words
+
+
+def _form(on_run: Any) -> widgets.SeedWordForm:
+    form = seed_word_form({"X (targets)": ["math", "algebra"], "A (attributes)": ["he", "him"]}, on_run)
+    assert form is not None
+    return form
+
+
+def test_form_prefilled_and_runs_edited_words() -> None:
+    calls: list[dict[str, list[str]]] = []
+
+    def on_run(groups: dict[str, list[str]]) -> str:
+        calls.append(groups)
+        return f"{sum(len(v) for v in groups.values())} words"
+
+    form = _form(on_run)
+    assert list(form.boxes) == ["X (targets)", "A (attributes)"]
+    assert form.boxes["X (targets)"].value == "math, algebra"
+    assert form.values() == {"X (targets)": ["math", "algebra"], "A (attributes)": ["he", "him"]}
+    assert calls == []  # the form does not run by itself
+
+    form.boxes["X (targets)"].value = "poetry, art,  dance"
+    form.button.click()  # what a reader's click does
+    assert calls == [{"X (targets)": ["poetry", "art", "dance"], "A (attributes)": ["he", "him"]}]
+    assert form.last_result == "5 words" and form.last_error is None
+
+
+def test_form_shows_errors_instead_of_raising(capsys: pytest.CaptureFixture[str]) -> None:
+    def on_run(groups: dict[str, list[str]]) -> None:
+        raise ValueError("X: only 0 word(s) in the vocabulary")
+
+    form = _form(on_run)
+    form.button.click()  # must not raise
+    assert isinstance(form.last_error, ValueError)
+    assert form.last_result is None
+    # outside a kernel the output area prints to stdout; the message is readable, not a traceback
+    out = capsys.readouterr().out
+    assert "Could not run with these words" in out and "only 0 word(s)" in out
+    assert "Traceback" not in out
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="at least one word group"):
+        seed_word_form({}, lambda g: None)
+    with pytest.raises(TypeError, match="list of words"):
+        seed_word_form({"X": "math, algebra"}, lambda g: None)  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="callable"):
+        seed_word_form({"X": ["a"]}, None)  # type: ignore[arg-type]
+
+
+def test_without_ipywidgets_returns_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # makes `import ipywidgets` fail
+    assert seed_word_form({"X": ["a"]}, lambda g: None) is None
+
+
+def test_static_fallback_survives_the_report() -> None:
+    """The display bundle has the live widget and an HTML fallback; the report keeps the fallback."""
+    form = _form(lambda g: None)
+    bundle = form._repr_mimebundle_()
+    assert WIDGET_VIEW in bundle and bundle["text/html"] == STATIC_FALLBACK
+    nb = new_notebook(cells=[new_code_cell("form", outputs=[new_output("display_data", data=bundle)])])
+    _clean_outputs_for_static_page(nb)
+    data = nb.cells[0].outputs[0]["data"]
+    assert WIDGET_VIEW not in data and data["text/html"] == STATIC_FALLBACK
