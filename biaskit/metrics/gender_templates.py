@@ -1,0 +1,789 @@
+r"""Barza's Gender Bias Evaluation Framework: template test (PPD/APPD) and sentence-pair test (SLD/ASLD).
+
+Seed 002: K. G. Barza (2023), *Towards a Robust Gender Bias Evaluation in NLP*, MSc
+thesis, American University of Beirut.  Two tests for a masked language model (MLM):
+
+**Template-Based Evaluation (TBE, section 4.2).**  A template with the gender
+pronoun masked, filled with a profession p (Appendix I professions, Appendix II
+templates, bundled under ``wordlists/en/barza_*`` and ``data/barza/``):
+
+.. math::
+
+    \mathrm{PPD}(S^p) = P([\mathrm{MASK}] = \text{male pronoun} \mid S^p/g) - P([\mathrm{MASK}] = \text{female pronoun} \mid S^p/g)
+
+    \mathrm{APPD}(p) = \frac{1}{|SE^{p}|}\sum_{k} \mathrm{PPD}(S^{p}_k)
+
+with raw probabilities of the full-vocabulary softmax at the mask (range [-1, 1];
+> 0 = male-leaning).  The thesis does not say which pronoun pair to use; biaskit
+makes it explicit per template: subject slots ("[MASK] is a doctor") use (he, she),
+possessive slots ("the doctor carried [MASK] own bag") use (his, her).  All filled
+templates go through the model in batches (one forward pass per batch, one mask per
+sentence).  For gender-specific words ("pregnant", "actress") a value *far* from 0
+with the right sign is the desired outcome (the thesis's positive controls).
+
+**Sentence-Based Evaluation (SBE, section 4.1).**  For a pair (S_1, S_2) differing
+only in gendered words, with the pseudo-log-likelihood PLL of Salazar et al. (2020)
+(mask every token in turn, natural log, no length normalisation):
+
+.. math::
+
+    \mathrm{SLD}(S_1, S_2) = |\mathrm{PLL}(S_1) - \mathrm{PLL}(S_2)|, \qquad
+    \mathrm{ASLD}(G) = \frac1N \sum_i \mathrm{SLD}(S_{1i}, S_{2i})
+
+per category G (occupation bias, benevolent sexism, hostile sexism) and "Combined" =
+the ASLD over the union.  Section 2.4.4 speaks of a "negative SLD" while Eq. 4.1.2
+takes an absolute value: SLD is unsigned (a sensitivity to the swap, not a
+preference); the signed difference is kept beside it.  The thesis's 300 TGB pairs are
+not published: only the few pairs printed in the thesis are bundled.
+
+**Added here (not in the thesis, which reports no uncertainty):** bootstrap
+confidence intervals for ASLD/APPD, paired Wilcoxon signed-rank and paired t tests
+between two models (:func:`paired_difference_test`, returning
+:class:`biaskit.results.TestResult`), the evaluation-size curve of Fig. 6 and a
+regression for the before/after "linear shrinkage" of Fig. 10.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from biaskit.results import Alternative, TestResult
+
+logger = logging.getLogger(__name__)
+
+Version = Literal["raw", "clean"]
+
+#: Pronoun pair (male, female) per slot type.  The thesis's example "[MASK] is a doctor." uses He/She.
+DEFAULT_PRONOUNS: dict[str, tuple[str, str]] = {"subject": ("he", "she"), "possessive": ("his", "her")}
+
+#: Gender-related word -> its template list (Appendix II, "Gender-Related Words").
+GENDER_WORD_TEMPLATES: dict[str, str] = {
+    "pregnant": "pregnancy",
+    "breastfeed": "breastfeed",
+    "testicles": "testicle",
+}
+
+#: Desired sign of APPD for the positive-control items (female -1, male +1); not stated per word in the thesis.
+EXPECTED_SIGN: dict[str, int] = {
+    "businessman": 1,
+    "businesswoman": -1,
+    "congressman": 1,
+    "congresswoman": -1,
+    "actress": -1,
+    "hostess": -1,
+    "waitress": -1,
+    "pregnant": -1,
+    "breastfeed": -1,
+    "testicles": 1,
+}
+
+TGB_CATEGORIES = ("occupation", "benevolent_sexism", "hostile_sexism")
+
+__all__ = [
+    "DEFAULT_PRONOUNS",
+    "EXPECTED_SIGN",
+    "GENDER_WORD_TEMPLATES",
+    "TGB_CATEGORIES",
+    "appd",
+    "appd_shrinkage",
+    "asld",
+    "asld_confidence_interval",
+    "asld_sample_size_curve",
+    "asld_table",
+    "build_tbd_instances",
+    "fill_template",
+    "load_barza_published",
+    "load_tbd_professions",
+    "load_tbd_templates",
+    "load_tgb_examples",
+    "load_tgb_pairs",
+    "mask_fill_probabilities",
+    "paired_difference_test",
+    "ppd",
+    "pronoun_probability_difference",
+    "score_sentence_pairs",
+    "sentence_likelihood_difference",
+    "template_based_evaluation",
+    "tiny_model_texts",
+]
+
+
+# =========================================================================== data
+def _data(*parts: str) -> Any:
+    from biaskit.paths import data_dir
+
+    path = data_dir().joinpath("barza", *parts)
+    if not path.exists():
+        raise FileNotFoundError(f"bundled Barza (seed 002) file not found: {path}")
+    return path
+
+
+def load_tbd_templates(version: Version = "clean") -> dict[str, list[dict[str, Any]]]:
+    """Appendix II templates per category, each ``{"template", "slot", "source_index"[, "fix"]}``.
+
+    ``version="raw"``: verbatim, typos and defects preserved (stray quotes, the literal
+    word "profession" in two Food Service templates, "his" leaking into Protective #7,
+    Testicle #1 duplicating Breastfeed #10, ...).  ``"clean"``: those defects corrected,
+    each change described in the entry's ``fix``; the duplicate dropped.  ``slot`` is
+    ``"subject"`` (he/she) or ``"possessive"`` (his/her).  See ``data/barza/PROVENANCE.md``.
+    """
+    if version not in ("raw", "clean"):
+        raise ValueError(f"version must be 'raw' or 'clean', got {version!r}")
+    doc = json.loads(_data(f"tbd_templates_{version}.json").read_text(encoding="utf-8"))
+    return doc["categories"]
+
+
+def load_tbd_professions(
+    version: Version = "clean", *, farming_substitute: bool = False
+) -> dict[str, list[str]]:
+    """Appendix I professions per category (``gender_related_words`` = pregnant, testicles, breastfeed).
+
+    ``"raw"``: verbatim (capitals, "database architecture", plural Protective entries).
+    ``"clean"``: lower-cased, "database architect", singular Protective entries,
+    "supervisor of retail sales workers".  Appendix I lists no Farming & Fishing
+    professions although Appendix II has 13 templates for them; ``farming_substitute=True``
+    adds biaskit's substitute list (BLS farming/fishing/forestry occupations; not the
+    thesis's), clearly a substitute.
+    """
+    from biaskit.paths import wordlists_dir
+    from biaskit.wordlists import load_wordlist_file
+
+    if version not in ("raw", "clean"):
+        raise ValueError(f"version must be 'raw' or 'clean', got {version!r}")
+    prof = load_wordlist_file(wordlists_dir() / "en" / f"barza_tbd_professions_{version}.json")
+    if farming_substitute:
+        sub = load_wordlist_file(wordlists_dir() / "en" / "barza_tbd_professions_farming_substitute.json")
+        logger.info(
+            "adding biaskit's SUBSTITUTE Farming & Fishing professions (not in the thesis): %s",
+            sub["farming_fishing"],
+        )
+        prof = {**prof, **sub}
+    return prof
+
+
+def load_tgb_pairs(which: Literal["tgb", "thesis_other", "all"] = "tgb") -> pd.DataFrame:
+    """Gender-swapped sentence pairs printed in the thesis: columns ``category, sent_stereo, sent_anti, source``.
+
+    ``"tgb"``: the four occupation pairs the thesis prints as TGB examples (sections
+    4.1.1.2-4.1.2).  ``"thesis_other"``: six other swapped pairs it prints (the
+    stethoscope example, CrowS-Pairs, WinoBias, MT Gender and NLI examples; the first /
+    second sentence as printed).  The 300 TGB pairs are unpublished and are not
+    reconstructed; load your own CSV with the same columns instead.
+    """
+    frames = []
+    if which in ("tgb", "all"):
+        frames.append(pd.read_csv(_data("tgb_published_pairs.csv")).assign(set="tgb"))
+    if which in ("thesis_other", "all"):
+        frames.append(pd.read_csv(_data("thesis_other_pairs.csv")).assign(set="thesis_other"))
+    if not frames:
+        raise ValueError(f"which must be 'tgb', 'thesis_other' or 'all', got {which!r}")
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_tgb_examples() -> pd.DataFrame:
+    """The hostile / benevolent sexism example sentences of section 4.1.1.1 (no counterparts are published)."""
+    with _data("tgb_published_examples.csv").open(encoding="utf-8") as f:
+        return pd.DataFrame(list(csv.DictReader(f)))
+
+
+def load_barza_published() -> dict[str, Any]:
+    """The thesis's result tables 3, 4, 5 and its worked examples, verbatim (``data/barza/published_results.json``)."""
+    return json.loads(_data("published_results.json").read_text(encoding="utf-8"))
+
+
+def tiny_model_texts() -> list[str]:
+    """English sentences covering every word of the bundled templates, professions and pairs.
+
+    The vocabulary source for :func:`biaskit.testing.tiny_masked_lm` (``texts=...``) when
+    the offline stand-in model must score these English sentences (its default
+    vocabulary is Spanish): every distinct filled template (raw and clean, with the
+    substitute Farming & Fishing list), the mask replaced in turn by he / she / his / her
+    (so that each pronoun is frequent), and both sentences of every bundled pair.
+    """
+    sents: dict[str, None] = {}
+    for version in ("clean", "raw"):
+        for s in build_tbd_instances(version, farming_substitute=True)["sentence"]:
+            sents[s] = None
+    pronouns = ("he", "she", "his", "her")
+    texts = [s.replace("[MASK]", pronouns[i % 4]) for i, s in enumerate(sents)]
+    pairs = load_tgb_pairs("all")
+    texts += list(pairs["sent_stereo"]) + list(pairs["sent_anti"]) + list(load_tgb_examples()["sentence"])
+    return texts
+
+
+# =========================================================================== template test
+_VOWEL = re.compile(r"^[aeiou]", re.IGNORECASE)
+_ARTICLE = re.compile(r"\b([Aa]) <profession>")
+
+
+def fill_template(template: str, profession: str, *, fix_articles: bool = True) -> str:
+    """Put ``profession`` into the ``<profession>`` slot; with ``fix_articles``, "a" -> "an" before a vowel.
+
+    The thesis writes "a <profession>" for every profession ("a engineer"); the
+    article fix (a letter rule: a vowel letter takes "an") is applied to the clean
+    version only by default.  A template without a slot is returned unchanged.
+    """
+    if fix_articles and _VOWEL.match(profession):
+        template = _ARTICLE.sub(lambda m: ("An" if m.group(1) == "A" else "an") + " <profession>", template)
+    return template.replace("<profession>", profession)
+
+
+def build_tbd_instances(
+    version: Version = "clean",
+    *,
+    categories: Sequence[str] | None = None,
+    professions: Mapping[str, Sequence[str]] | None = None,
+    templates: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    fix_articles: bool | None = None,
+    farming_substitute: bool = False,
+) -> pd.DataFrame:
+    """Every (profession, template) sentence of the TBD, one row each (seed 002 section 4.2.1).
+
+    Columns: ``category`` (template list), ``profession``, ``template_index`` (position in
+    Appendix II), ``slot``, ``template``, ``sentence`` (with the literal ``[MASK]``),
+    ``expected_sign`` (+1 / -1 for gender-specific items, 0 otherwise).  The
+    gender-related words use their own sentence lists (``pregnant`` -> the pregnancy
+    sentences, ...).  A category with templates but no professions (Farming & Fishing
+    in the thesis) is skipped with a logged message.
+    """
+    templates = load_tbd_templates(version) if templates is None else templates
+    professions = (
+        load_tbd_professions(version, farming_substitute=farming_substitute)
+        if professions is None
+        else professions
+    )
+    fix = (version == "clean") if fix_articles is None else fix_articles
+    pairs: list[tuple[str, str]] = []  # (template category, profession)
+    for cat, profs in professions.items():
+        if cat == "gender_related_words":
+            for w in profs:
+                key = GENDER_WORD_TEMPLATES.get(w.lower())
+                if key is None:
+                    raise ValueError(
+                        f"no template list for the gender-related word {w!r}; known: {sorted(GENDER_WORD_TEMPLATES)}"
+                    )
+                pairs.append((key, w))
+        else:
+            if cat not in templates:
+                raise ValueError(
+                    f"profession category {cat!r} has no templates; template categories: {sorted(templates)}"
+                )
+            pairs.extend((cat, p) for p in profs)
+    used = {c for c, _ in pairs}
+    skipped = [c for c in templates if c not in used]
+    if categories is not None:
+        unknown = sorted(set(categories) - set(templates))
+        if unknown:
+            raise ValueError(f"unknown categories {unknown}; available: {sorted(templates)}")
+        pairs = [(c, p) for c, p in pairs if c in categories]
+        skipped = [c for c in skipped if c in categories]
+    if skipped:
+        logger.info(
+            "template categories without professions are skipped: %s (Appendix I lists none for farming_fishing; "
+            "use farming_substitute=True for biaskit's substitute list)",
+            skipped,
+        )
+    rows = []
+    for cat, prof in pairs:
+        for t in templates[cat]:
+            text = t["template"]
+            if text.count("[MASK]") != 1:
+                raise ValueError(
+                    f"template {cat}#{t.get('source_index')} must contain exactly one [MASK]: {text!r}"
+                )
+            rows.append(
+                {
+                    "category": cat,
+                    "profession": prof,
+                    "template_index": t.get("source_index"),
+                    "slot": t["slot"],
+                    "template": text,
+                    "sentence": fill_template(text, prof, fix_articles=fix)
+                    if "<profession>" in text
+                    else text,
+                    "expected_sign": EXPECTED_SIGN.get(prof.lower(), 0),
+                }
+            )
+    if not rows:
+        raise ValueError("no template instances: check categories / professions")
+    return pd.DataFrame(rows)
+
+
+def _unpack(mlm: Any) -> tuple[Any, Any]:
+    if isinstance(mlm, tuple) and len(mlm) == 2:
+        return mlm
+    model, tok = getattr(mlm, "model", None), getattr(mlm, "tokenizer", None)
+    if model is None or tok is None:
+        raise TypeError(
+            "mlm must be a (model, tokenizer) pair or an object with .model and .tokenizer (biaskit.mlm.MaskedLM)"
+        )
+    return model, tok
+
+
+def _case_sensitive(tokenizer: Any) -> bool:
+    return tokenizer.tokenize("He") != tokenizer.tokenize("he")
+
+
+def _candidate_id(tokenizer: Any, word: str, *, sentence_initial: bool) -> int:
+    """Single vocabulary id of ``word`` as it would appear at the mask (leading space unless sentence-initial)."""
+    toks = tokenizer.tokenize(word if sentence_initial else " " + word)
+    toks = [t for t in toks if t not in ("▁", "Ġ")] if len(toks) > 1 else toks
+    if len(toks) != 1:
+        raise ValueError(
+            f"candidate {word!r} is not a single token for this tokenizer ({toks}); PPD needs single-token pronouns"
+        )
+    tid = tokenizer.convert_tokens_to_ids(toks[0])
+    if tid is None or tid == tokenizer.unk_token_id:
+        raise ValueError(f"candidate {word!r} maps to the unknown token")
+    return int(tid)
+
+
+def mask_fill_probabilities(
+    mlm: Any,
+    sentences: Sequence[str],
+    candidates: Sequence[Sequence[str]],
+    *,
+    batch_size: int = 64,
+    mask_literal: str = "[MASK]",
+    capitalize_initial: bool | None = None,
+    progress: bool = False,
+) -> np.ndarray:
+    """P(candidate | sentence) at the single mask, full-vocabulary softmax, batched.
+
+    ``sentences[i]`` contains ``mask_literal`` exactly once (replaced by the tokenizer's
+    own mask token); ``candidates[i]`` are the words to read off (same number for every
+    sentence), each a single token (leading-space form for BPE tokenizers unless the
+    mask starts the sentence).  With a case-sensitive tokenizer a sentence-initial
+    candidate is capitalised ("He") unless ``capitalize_initial=False``.  Returns an
+    array (n_sentences, n_candidates) of raw softmax probabilities.  Padding never
+    changes a row's result (attention mask).  Eval mode, no gradients.
+    """
+    import torch
+
+    model, tok = _unpack(mlm)
+    if len(sentences) != len(candidates):
+        raise ValueError(f"{len(sentences)} sentences but {len(candidates)} candidate lists")
+    if len(sentences) == 0:
+        return np.zeros((0, 0))
+    k = len(candidates[0])
+    if k == 0 or any(len(c) != k for c in candidates):
+        raise ValueError("every sentence needs the same, non-zero number of candidates")
+    cap = _case_sensitive(tok) if capitalize_initial is None else capitalize_initial
+    ids = np.empty((len(sentences), k), dtype=np.int64)
+    texts = []
+    cache: dict[tuple[str, bool], int] = {}
+    for i, (s, cands) in enumerate(zip(sentences, candidates, strict=True)):
+        if s.count(mask_literal) != 1:
+            raise ValueError(f"sentence {i} must contain {mask_literal!r} exactly once: {s!r}")
+        initial = s.lstrip().startswith(mask_literal)
+        for j, w in enumerate(cands):
+            w2 = w[:1].upper() + w[1:] if (initial and cap) else w
+            key = (w2, initial)
+            if key not in cache:
+                cache[key] = _candidate_id(tok, w2, sentence_initial=initial)
+            ids[i, j] = cache[key]
+        texts.append(s.replace(mask_literal, tok.mask_token))
+    device = next(model.parameters()).device
+    model.eval()
+    out = np.empty((len(texts), k), dtype=np.float64)
+    order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch: less padding
+    batches = range(0, len(texts), batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        batches = tqdm(batches, desc="mask probabilities")
+    with torch.no_grad():
+        for start in batches:
+            idx = order[start : start + batch_size]
+            enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True)
+            n_mask = (enc["input_ids"] == tok.mask_token_id).sum(dim=1)
+            if torch.any(n_mask != 1):
+                bad = [texts[idx[r]] for r in torch.nonzero(n_mask != 1).ravel().tolist()]
+                raise ValueError(
+                    f"after tokenisation these sentences do not hold exactly one mask token: {bad[:3]}"
+                )
+            enc = {kk: v.to(device) for kk, v in enc.items()}
+            logits = model(**enc).logits
+            rows, cols = torch.nonzero(enc["input_ids"] == tok.mask_token_id, as_tuple=True)
+            probs = torch.softmax(logits[rows, cols].double(), dim=-1)
+            cand = torch.as_tensor(ids[idx], device=probs.device)
+            out[idx] = torch.gather(probs, 1, cand).cpu().numpy()
+    return out
+
+
+def ppd(p_male: Any, p_female: Any) -> np.ndarray:
+    r""":math:`\mathrm{PPD} = P(\text{male}) - P(\text{female})` elementwise (seed 002 section 4.2.2)."""
+    m, f = np.asarray(p_male, dtype=float), np.asarray(p_female, dtype=float)
+    if m.shape != f.shape:
+        raise ValueError(f"p_male and p_female must have the same shape, got {m.shape} and {f.shape}")
+    return m - f
+
+
+def pronoun_probability_difference(
+    mlm: Any,
+    instances: pd.DataFrame,
+    *,
+    pronouns: Mapping[str, tuple[str, str]] = DEFAULT_PRONOUNS,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """PPD for every row of ``instances`` (from :func:`build_tbd_instances`): adds ``male``, ``female``, ``p_male``, ``p_female``, ``ppd``.
+
+    The pronoun pair is chosen per row by its ``slot`` (``pronouns[slot]``), so every
+    template says explicitly whether he/she or his/her is scored.  One batched pass
+    over all sentences (seed 002 section 4.2.2).
+    """
+    missing = {"sentence", "slot"} - set(instances.columns)
+    if missing:
+        raise ValueError(f"instances lack columns {sorted(missing)}")
+    unknown = sorted(set(instances["slot"]) - set(pronouns))
+    if unknown:
+        raise ValueError(f"no pronoun pair for slot types {unknown}; pronouns has {sorted(pronouns)}")
+    pairs = [tuple(pronouns[s]) for s in instances["slot"]]
+    probs = mask_fill_probabilities(
+        mlm, list(instances["sentence"]), pairs, batch_size=batch_size, progress=progress
+    )
+    out = instances.copy()
+    out["male"] = [p[0] for p in pairs]
+    out["female"] = [p[1] for p in pairs]
+    out["p_male"] = probs[:, 0]
+    out["p_female"] = probs[:, 1]
+    out["ppd"] = ppd(out["p_male"], out["p_female"])
+    return out
+
+
+def appd(
+    ppd_table: pd.DataFrame, *, by: Sequence[str] = ("category", "profession"), value: str = "ppd"
+) -> pd.DataFrame:
+    r"""APPD per profession: the mean PPD over its category's templates (seed 002 section 4.2.2).
+
+    .. math:: \mathrm{APPD}(p) = \frac{1}{|SE^p|}\sum_k \mathrm{PPD}(S_k^p)
+
+    Also returns ``n_templates``, the SD over templates and ``expected_sign`` when present.
+    """
+    if value not in ppd_table.columns:
+        raise ValueError(f"column {value!r} not found")
+    g = ppd_table.groupby(list(by), sort=False)[value]
+    out = g.agg(appd="mean", sd="std", n_templates="size").reset_index()
+    if "expected_sign" in ppd_table.columns:
+        out = out.merge(
+            ppd_table.groupby(list(by), sort=False)["expected_sign"].first().reset_index(), on=list(by)
+        )
+    return out
+
+
+def template_based_evaluation(
+    mlm: Any,
+    *,
+    version: Version = "clean",
+    categories: Sequence[str] | None = None,
+    pronouns: Mapping[str, tuple[str, str]] = DEFAULT_PRONOUNS,
+    batch_size: int = 64,
+    farming_substitute: bool = False,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Full TBE: build the instances, score them in batches, return (per-sentence PPD table, per-profession APPD table)."""
+    inst = build_tbd_instances(version, categories=categories, farming_substitute=farming_substitute)
+    table = pronoun_probability_difference(
+        mlm, inst, pronouns=pronouns, batch_size=batch_size, progress=progress
+    )
+    return table, appd(table)
+
+
+def appd_shrinkage(before: Any, after: Any) -> dict[str, Any]:
+    """Least-squares line after = a + b * before over professions, with Pearson r (Fig. 10 of seed 002, quantified).
+
+    The thesis reads "a positive linear relationship" off a scatter plot; a slope
+    0 < b < 1 with a high r means the same shrinkage for every profession
+    (context-independent pronoun equalisation).  Not in the thesis.
+    """
+    from biaskit.stats import correlation
+
+    x, y = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError("before and after need the same length, at least 3 professions")
+    fit = sps.linregress(x, y)
+    return {
+        "slope": float(fit.slope),
+        "intercept": float(fit.intercept),
+        "slope_stderr": float(fit.stderr),
+        "r": float(fit.rvalue),
+        "pearson": correlation(x, y, "pearson"),
+        "n": int(x.size),
+    }
+
+
+# =========================================================================== sentence test
+def sentence_likelihood_difference(pll_1: Any, pll_2: Any, *, signed: bool = False) -> np.ndarray:
+    r""":math:`\mathrm{SLD} = |\mathrm{PLL}(S_1) - \mathrm{PLL}(S_2)|` per pair (seed 002 section 4.1.2); ``signed=True`` drops the |.|."""
+    a, b = np.asarray(pll_1, dtype=float).ravel(), np.asarray(pll_2, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"pll_1 and pll_2 must be aligned pair by pair, got {a.size} and {b.size} values")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("PLL values must be finite")
+    d = a - b
+    return d if signed else np.abs(d)
+
+
+def asld(pll_1: Any, pll_2: Any) -> float:
+    r""":math:`\mathrm{ASLD} = \frac1N\sum_i |\mathrm{PLL}(S_{1i}) - \mathrm{PLL}(S_{2i})|` (seed 002 section 4.1.2)."""
+    s = sentence_likelihood_difference(pll_1, pll_2)
+    if s.size == 0:
+        raise ValueError("ASLD of an empty set of pairs")
+    return float(s.mean())
+
+
+def score_sentence_pairs(
+    mlm: Any,
+    pairs: pd.DataFrame,
+    *,
+    scorer: Callable[[Sequence[str]], Any] | None = None,
+    first: str = "sent_stereo",
+    second: str = "sent_anti",
+) -> pd.DataFrame:
+    """PLL of both sentences of every pair, then SLD (unsigned) and the signed difference.
+
+    ``scorer`` maps a list of sentences to their PLLs; by default the mask-every-token
+    PLL of :mod:`biaskit.mlm` (Salazar et al. 2020, natural log, summed, no length
+    normalisation, as seed 002 section 4.1.2 prescribes).  All sentences are scored in
+    one batched call.  Adds ``pll_1``, ``pll_2``, ``sld``, ``signed_sld`` (PLL(first) -
+    PLL(second)).
+    """
+    for c in (first, second):
+        if c not in pairs.columns:
+            raise ValueError(f"pairs lack the column {c!r}")
+    if scorer is None:
+        scorer = _default_pll_scorer(mlm)
+    sents = list(pairs[first]) + list(pairs[second])
+    scores = np.asarray(scorer(sents), dtype=float).ravel()
+    if scores.size != len(sents):
+        raise ValueError(f"the scorer returned {scores.size} scores for {len(sents)} sentences")
+    n = len(pairs)
+    out = pairs.copy()
+    out["pll_1"], out["pll_2"] = scores[:n], scores[n:]
+    out["sld"] = sentence_likelihood_difference(out["pll_1"], out["pll_2"])
+    out["signed_sld"] = sentence_likelihood_difference(out["pll_1"], out["pll_2"], signed=True)
+    return out
+
+
+def _default_pll_scorer(mlm: Any) -> Callable[[Sequence[str]], Any]:
+    from biaskit import mlm as _mlm
+
+    def scorer(sentences: Sequence[str]) -> np.ndarray:
+        res = _mlm.score_sentences(mlm, list(sentences), "sz", progress=False)
+        got = res.scores.set_index("row")["score"]
+        missing = sorted(set(range(len(sentences))) - set(got.index))
+        if missing:
+            raise ValueError(
+                f"{len(missing)} sentence(s) could not be scored by {getattr(mlm, 'name', 'the model')} "
+                f"(see the validation report): {[sentences[i] for i in missing[:5]]}"
+            )
+        return got.reindex(range(len(sentences))).to_numpy(dtype=float)
+
+    return scorer
+
+
+def asld_table(
+    scored: pd.DataFrame,
+    *,
+    category: str = "category",
+    value: str = "sld",
+    combined: str | None = "combined",
+    ci: bool = False,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    random_state: int | None = 0,
+) -> pd.DataFrame:
+    """ASLD per category and over the union of all pairs ("Combined", Tables 3-4 of seed 002).
+
+    With ``ci=True`` a bootstrap confidence interval (BCa, ``biaskit.stats.bootstrap_ci``)
+    is added per row (``ci_low``, ``ci_high``); categories with fewer than 3 pairs get NaN.
+    The thesis's Combined equals the mean of the three category ASLDs because every
+    category has 100 pairs; with unequal sizes the union mean is what "ASLD over the
+    union" means.
+    """
+    if category not in scored.columns or value not in scored.columns:
+        raise ValueError(f"scored needs columns {category!r} and {value!r}")
+    groups: list[tuple[str, np.ndarray]] = [
+        (str(c), g[value].to_numpy(float)) for c, g in scored.groupby(category, sort=False)
+    ]
+    if combined:
+        groups.append((combined, scored[value].to_numpy(float)))
+    rows = []
+    for name, v in groups:
+        row: dict[str, Any] = {category: name, "n_pairs": int(v.size), "asld": float(v.mean())}
+        if ci:
+            if v.size >= 3 and np.ptp(v) > 0:
+                r = asld_confidence_interval(
+                    v, confidence=confidence, n_resamples=n_resamples, random_state=random_state
+                )
+                row["ci_low"], row["ci_high"] = r.ci  # type: ignore[misc]
+            else:
+                logger.info("no bootstrap CI for %r: %d pair(s) or constant values", name, v.size)
+                row["ci_low"] = row["ci_high"] = math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def asld_confidence_interval(
+    sld: Any,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    method: str = "BCa",
+    random_state: int | None = 0,
+) -> TestResult:
+    """Bootstrap confidence interval of the ASLD (mean SLD) over pairs (not in the thesis; ``biaskit.stats.bootstrap_ci``)."""
+    from biaskit.stats import bootstrap_ci
+
+    v = np.asarray(sld, dtype=float).ravel()
+    res = bootstrap_ci(
+        v, np.mean, confidence=confidence, n_resamples=n_resamples, method=method, random_state=random_state
+    )
+    return TestResult(
+        statistic=res.statistic,
+        p_value=None,
+        method=f"ASLD with {res.method}",
+        n=res.n,
+        estimate=res.estimate,
+        ci=res.ci,
+        confidence=confidence,
+        details=res.details,
+    )
+
+
+def asld_sample_size_curve(
+    sld: Mapping[str, Any],
+    sizes: Sequence[int] = (20, 40, 60, 80, 100),
+    *,
+    n_draws: int = 5,
+    replace: bool = False,
+    random_state: int | None = 0,
+) -> pd.DataFrame:
+    """ASLD on random subsets of n pairs, ``n_draws`` draws per size, per category (seed 002 section 4.1.3, Fig. 6).
+
+    The thesis averages 5 draws; the SD over draws is returned too.  Sampling is
+    without replacement by default (the thesis does not say; at n = N every draw is the
+    whole category then).  Sizes larger than a category are skipped (logged).
+    """
+    rng = np.random.default_rng(random_state)
+    rows = []
+    for cat, values in sld.items():
+        v = np.asarray(values, dtype=float).ravel()
+        for n in sizes:
+            if n > v.size and not replace:
+                logger.info("category %r has %d pairs: size %d skipped", cat, v.size, n)
+                continue
+            draws = [v[rng.choice(v.size, size=n, replace=replace)].mean() for _ in range(n_draws)]
+            rows.append(
+                {
+                    "category": cat,
+                    "n": n,
+                    "asld_mean": float(np.mean(draws)),
+                    "asld_sd": float(np.std(draws, ddof=1)) if n_draws > 1 else 0.0,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# =========================================================================== paired comparison
+def paired_difference_test(
+    a: Any,
+    b: Any,
+    *,
+    method: Literal["wilcoxon", "t"] = "wilcoxon",
+    alternative: Alternative = "two-sided",
+    confidence: float = 0.95,
+    names: tuple[str, str] = ("model A", "model B"),
+    what: str = "score",
+) -> TestResult:
+    r"""Paired test of H0: no difference between ``a`` and ``b`` (per-pair SLDs, per-profession APPDs...).
+
+    ``method="wilcoxon"``: Wilcoxon signed-rank test on d = a - b
+    (:func:`scipy.stats.wilcoxon`, exact for small n without ties, zero differences
+    dropped); estimate = Hodges-Lehmann median of the Walsh averages; effect size = the
+    matched-pairs rank-biserial correlation :math:`r = (W^+ - W^-)/(W^+ + W^-)`.
+    ``method="t"``: paired t test (:func:`scipy.stats.ttest_rel`); estimate = mean
+    difference with its t confidence interval; effect size = :math:`d_z = \bar d / s_d`.
+
+    Not in seed 002 (the thesis ranks models by point estimates alone); Bartl et al.
+    (2020), whose fine-tuning recipe it follows, use the same pair of tests.
+    """
+    x, y = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must be paired (same length), got {x.size} and {y.size}")
+    if x.size < 2:
+        raise ValueError("a paired test needs at least 2 pairs")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("a and b must be finite")
+    d = x - y
+    if np.all(d == 0):
+        raise ValueError("all paired differences are zero: the two sets of scores are identical")
+    h0 = f"no difference between the {what} of {names[0]} and {names[1]}"
+    h1 = {
+        "two-sided": f"a difference between the {what} of {names[0]} and {names[1]}",
+        "greater": f"a higher {what} for {names[0]} than for {names[1]}",
+        "less": f"a lower {what} for {names[0]} than for {names[1]}",
+    }[alternative]
+    if method == "t":
+        res = sps.ttest_rel(x, y, alternative=alternative)
+        ci = res.confidence_interval(confidence)
+        sd = d.std(ddof=1)
+        return TestResult(
+            statistic=float(res.statistic),
+            p_value=float(res.pvalue),
+            method="paired t test",
+            alternative=alternative,
+            n=int(d.size),
+            effect_size=float(d.mean() / sd) if sd > 0 else math.nan,
+            ci=(float(ci.low), float(ci.high)),
+            confidence=confidence,
+            null_value=0.0,
+            estimate=float(d.mean()),
+            h0=h0,
+            h1=h1,
+            details={
+                "df": int(d.size - 1),
+                "mean_a": float(x.mean()),
+                "mean_b": float(y.mean()),
+                "effect_size_name": "d_z",
+            },
+        )
+    if method == "wilcoxon":
+        nz = d[d != 0]
+        res = sps.wilcoxon(x, y, alternative=alternative, zero_method="wilcox")
+        ranks = sps.rankdata(np.abs(nz))
+        w_plus, w_minus = float(ranks[nz > 0].sum()), float(ranks[nz < 0].sum())
+        walsh = (d[:, None] + d[None, :])[np.triu_indices(d.size)] / 2
+        return TestResult(
+            statistic=float(res.statistic),
+            p_value=float(res.pvalue),
+            method="Wilcoxon signed-rank test (paired)",
+            alternative=alternative,
+            n=int(nz.size),
+            effect_size=(w_plus - w_minus) / (w_plus + w_minus),
+            null_value=0.0,
+            estimate=float(np.median(walsh)),
+            h0=h0,
+            h1=h1,
+            details={
+                "w_plus": w_plus,
+                "w_minus": w_minus,
+                "n_zero_differences_dropped": int(d.size - nz.size),
+                "median_a": float(np.median(x)),
+                "median_b": float(np.median(y)),
+                "estimate_name": "Hodges-Lehmann median difference",
+                "effect_size_name": "matched-pairs rank-biserial correlation",
+            },
+        )
+    raise ValueError(f"method must be 'wilcoxon' or 't', got {method!r}")
