@@ -1,0 +1,251 @@
+"""Batch experiments: configuration checks, a grid with a broken model, outputs and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from biaskit.embeddings import from_dict, save_vectors
+from biaskit.experiments import (
+    COLUMNS,
+    latex_table,
+    load_config,
+    load_dataset,
+    run_experiments,
+    summary_table,
+)
+
+WORDS = {
+    "X": ["math", "algebra", "geometry"],
+    "Y": ["poetry", "art", "dance"],
+    "A": ["he", "man", "boy"],
+    "B": ["she", "woman", "girl"],
+}
+TEXTS = [
+    "This is math. That is poetry. he likes algebra and she likes dance",
+    "the man and the woman like geometry and art ; a boy and a girl",
+    "people are here ; is this a sentence ?",
+    "a b c d e f g h i j k l m n o p q r s t u v w x y z",
+] * 3
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    """Files for a small grid: toy static vectors, a saved tiny masked LM, four datasets."""
+    from biaskit.testing import tiny_masked_lm
+
+    torch.set_num_threads(1)
+    d = tmp_path_factory.mktemp("grid")
+    rng = np.random.default_rng(0)
+    vocab = [w for ws in WORDS.values() for w in ws] + ["This", "is", "That"]
+    save_vectors(from_dict({w: rng.normal(size=8) for w in vocab}), d / "toy.kv")
+    lm = tiny_masked_lm(seed=2, texts=TEXTS, vocab_size=120)
+    (d / "tiny").mkdir()
+    lm.model.save_pretrained(d / "tiny")
+    lm.tokenizer.save_pretrained(d / "tiny")
+    seat_file = {
+        k: {
+            "category": r,
+            "examples": [f"This is {w}." for w in WORDS[r]] + [f"That is {w}." for w in WORDS[r]],
+        }
+        for k, r in zip(("targ1", "targ2", "attr1", "attr2"), "XYAB", strict=True)
+    }
+    (d / "toy_seat.jsonl").write_text(json.dumps(seat_file), encoding="utf-8")
+    (d / "toy_weat.txt").write_text("\n".join(", ".join(WORDS[r]) for r in "XYAB"), encoding="utf-8")
+    lpbs = {
+        "targ1": {"singular": ["he"]},
+        "targ2": {"singular": ["she"]},
+        "attr1": WORDS["X"],
+        "attr2": WORDS["Y"],
+        "templates": {"singular": ["TARGET likes ATTRIBUTE."]},
+    }
+    (d / "LPBS").mkdir()
+    (d / "LPBS" / "toy_lpbs.jsonl").write_text(json.dumps(lpbs), encoding="utf-8")
+    pd.DataFrame(
+        {
+            "sent_more": ["he likes math", "she likes dance", "the man likes art", "a girl likes poetry"],
+            "sent_less": ["she likes math", "he likes dance", "the woman likes art", "a boy likes poetry"],
+            "bias_type": ["gender", "gender", "age", "age"],
+        }
+    ).to_csv(d / "toy_crows.csv", index=False)
+    return d
+
+
+def _config(d, **options):
+    return {
+        "name": "toy_grid",
+        "models": [
+            {"name": "toy-static", "path": str(d / "toy.kv")},
+            {"name": "tiny-mlm", "path": str(d / "tiny"), "methods": ["cls", "target_pooled"]},
+            {"name": "broken", "path": str(d / "no-such-model")},
+        ],
+        "datasets": [
+            {"name": "seat", "path": str(d / "toy_seat.jsonl")},
+            {"name": "weat", "path": str(d / "toy_weat.txt")},
+            {"name": "lpbs", "path": str(d / "LPBS" / "toy_lpbs.jsonl")},
+            {"name": "crows", "path": f"crows:{d / 'toy_crows.csv'}"},
+        ],
+        "metrics": ["weat", "seat", "lpbs", "crows"],
+        "options": {
+            "n_permutations": 200,
+            "crows_cache": False,
+            "methods": ["cls", "target_first"],
+            **options,
+        },
+    }
+
+
+def test_grid_with_a_broken_model_completes_and_reports_it(grid, tmp_path):
+    df = run_experiments(_config(grid), output_dir=tmp_path, progress=False)
+    assert list(df.columns) == list(COLUMNS)
+    broken = df[df["model"] == "broken"]
+    # the broken model gets one error row per cell it would have run: weat x2, seat x2, lpbs, crows
+    assert len(broken) == 6
+    assert (broken["status"] == "error").all()
+    assert broken["error"].str.contains("no-such-model").all()
+    ok = df[df["model"] != "broken"]
+    assert (ok["status"] == "ok").all(), ok[["model", "dataset", "metric", "error"]]
+    assert set(zip(ok["model"], ok["metric"], ok["method"], strict=True)) >= {
+        ("toy-static", "weat", "vectors"),
+        ("toy-static", "seat", "mean"),
+        ("tiny-mlm", "weat", "cls"),
+        ("tiny-mlm", "seat", "target_pooled"),
+        ("tiny-mlm", "lpbs", "-"),
+        ("tiny-mlm", "crows", "cp"),
+    }
+    assert not ((ok["model"] == "toy-static") & ok["metric"].isin(["lpbs", "crows"])).any()
+    # CrowS: overall + per bias type, B_CrowS recomputed by hand from the per-type counts
+    cr = ok[ok["metric"] == "crows"].set_index("bias_type")
+    assert set(cr.index) == {"all", "gender", "age"}
+    assert cr.loc["all", "n"] == 4
+    assert cr.loc["all", "score"] == pytest.approx(
+        100 * (cr.loc["gender", "statistic"] + cr.loc["age", "statistic"]) / 4
+    )
+    # outputs
+    out = df.attrs["outputs"]
+    for key in ("csv", "tex", "log", "config"):
+        assert out[key].exists(), key
+    assert len(out["plots"]) == 2 and all(p.exists() for p in out["plots"])
+    back = pd.read_csv(out["csv"])
+    assert len(back) == len(df) and (back["status"] == "error").sum() == 6
+    tex = out["tex"].read_text(encoding="utf-8")
+    assert "\\begin{tabular}" in tex and "error" in tex and "broken" in tex
+    log = out["log"].read_text(encoding="utf-8")
+    assert "broken" in log and "ERROR" in log and "6 error(s)" in log
+    assert yaml.safe_load(out["config"].read_text(encoding="utf-8"))["name"] == "toy_grid"
+
+
+def test_runner_static_seat_row_equals_direct_seat_call(grid, tmp_path):
+    from biaskit.embeddings import load_vectors
+    from biaskit.encoders import StaticSentenceEncoder
+    from biaskit.metrics.seat import load_seat_file, seat
+    from biaskit.metrics.weat import WEAT
+
+    cfg = _config(grid)
+    cfg["models"] = cfg["models"][:1]
+    cfg["metrics"] = ["seat"]
+    df = run_experiments(cfg, progress=False, write=False)
+    assert len(df) == 1 and df.loc[0, "status"] == "ok"
+    q = load_seat_file(grid / "toy_seat.jsonl")
+    r = seat(q, StaticSentenceEncoder(load_vectors(grid / "toy.kv")), WEAT(n_permutations=200))
+    assert df.loc[0, "effect_size"] == pytest.approx(r.effect_size, rel=1e-12)
+    assert df.loc[0, "p_value"] == pytest.approx(r.p_value, rel=1e-12)
+
+
+def test_cli_run(grid, tmp_path, capsys):
+    from biaskit.__main__ import main
+
+    cfg = _config(grid)
+    cfg["datasets"] = cfg["datasets"][1:2]  # words only: fast
+    cfg["metrics"] = ["weat"]
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress", "--output-dir", str(tmp_path / "o")]) == 0
+    printed = capsys.readouterr().out
+    assert "failed cell(s)" in printed and (tmp_path / "o" / "toy_grid.csv").exists()
+    assert main(["run", str(path), "--no-progress", "--output-dir", str(tmp_path / "o"), "--strict"]) == 1
+
+
+def test_config_validation(tmp_path):
+    base = {"models": ["tiny"], "datasets": ["may2019:weat7"], "metrics": ["weat"]}
+    cfg = load_config(base)
+    assert cfg.models[0].resolved_kind == "mlm" and cfg.option("n_permutations") == 10_000
+    assert load_config({**base, "models": ["word2vec-googlenews-wefe"]}).models[0].resolved_kind == "static"
+    assert load_config({**base, "models": [{"w2v": "word2vec-googlenews-wefe"}]}).models[0].name == "w2v"
+    with pytest.raises(ValueError, match="unknown configuration key"):
+        load_config({**base, "model": ["x"]})
+    with pytest.raises(ValueError, match="unknown metric"):
+        load_config({**base, "metrics": ["weat", "glove"]})
+    with pytest.raises(ValueError, match="unknown option"):
+        load_config({**base, "options": {"permutations": 3}})
+    with pytest.raises(ValueError, match="duplicate"):
+        load_config({**base, "models": ["tiny", "tiny"]})
+    with pytest.raises(ValueError, match="methods"):
+        load_config({**base, "options": {"methods": ["mean"]}})
+    with pytest.raises(FileNotFoundError):
+        load_config(str(tmp_path / "missing.yaml"))
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump({**base, "output_dir": "out"}), encoding="utf-8")
+    c = load_config(p)
+    assert c.name == "c" and c.output_dir == tmp_path / "out"
+
+
+def test_load_dataset_kinds():
+    assert load_dataset("may2019:weat7")[0] == "words"
+    assert load_dataset("may2019:sent-weat7")[0] == "sentences"
+    assert load_dataset("bfh:en/LPBS/LPBS_7")[0] == "lpbs"
+    assert load_dataset("es:seat_math_arts")[0] == "sentences"
+    with pytest.raises(ValueError, match="CrowS"):
+        load_dataset("crows:fr")
+
+
+def test_summary_and_latex_escape_and_mark_significance():
+    rows = [
+        {
+            "model": "m_1",
+            "dataset": "set_a",
+            "metric": "seat",
+            "method": "cls",
+            "bias_type": "",
+            "effect_size": 1.234,
+            "score": np.nan,
+            "p_value": 0.001,
+            "status": "ok",
+        },
+        {
+            "model": "m_1",
+            "dataset": "set_b",
+            "metric": "crows",
+            "method": "cp",
+            "bias_type": "all",
+            "effect_size": np.nan,
+            "score": 55.5,
+            "p_value": 0.5,
+            "status": "ok",
+        },
+        {
+            "model": "m_2",
+            "dataset": "set_a",
+            "metric": "seat",
+            "method": "cls",
+            "bias_type": "",
+            "effect_size": np.nan,
+            "score": np.nan,
+            "p_value": np.nan,
+            "status": "error",
+        },
+    ]
+    df = pd.DataFrame(rows)
+    wide, sig = summary_table(df)
+    assert wide.loc["set_a | SEAT | cls", "m_1"] == "1.23 (0.001)"
+    assert wide.loc["set_b | CROWS | cp | all", "m_1"] == "55.5% (0.500)"
+    assert wide.loc["set_a | SEAT | cls", "m_2"] == "error"
+    assert bool(sig.loc["set_a | SEAT | cls", "m_1"]) and not bool(sig.loc["set_b | CROWS | cp | all", "m_1"])
+    tex = latex_table(df)
+    assert "set\\_a" in tex and "m\\_1" in tex and "55.5\\%" in tex
+    assert "\\bfseries 1.23 (0.001)" in tex
