@@ -50,10 +50,13 @@ def _naive_weat(X, Y, A, B):
 def _brute_force_p(sx, sy, alternative="greater", strict=False) -> float:
     pool = list(sx) + list(sy)
     obs = sum(sx) - sum(sy)
-    count = total = 0
+    stats = []
     for comb in itertools.combinations(range(len(pool)), len(sx)):
         inside = set(comb)
-        st = sum(pool[i] for i in comb) - sum(pool[i] for i in range(len(pool)) if i not in inside)
+        stats.append(sum(pool[i] for i in comb) - sum(pool[i] for i in range(len(pool)) if i not in inside))
+    center = sum(stats) / len(stats)  # the null mean, found by enumeration (0 when |X| = |Y|)
+    count = total = 0
+    for st in stats:
         total += 1
         eps = 1e-9
         if alternative == "greater":
@@ -61,7 +64,8 @@ def _brute_force_p(sx, sy, alternative="greater", strict=False) -> float:
         elif alternative == "less":
             count += st < obs - eps if strict else st <= obs + eps
         else:
-            count += abs(st) > abs(obs) + eps if strict else abs(st) >= abs(obs) - eps
+            dist, dobs = abs(st - center), abs(obs - center)
+            count += dist > dobs + eps if strict else dist >= dobs - eps
     return count / total
 
 

