@@ -1,0 +1,1269 @@
+r"""Masked language models: loading (offline-safe) and batched pseudo-log-likelihood scoring.
+
+Seed 000 (Maddalozzo 2023), chapter 4: every bias metric on a masked language model
+(MLM) ``m`` is built from conditional probabilities :math:`P_m(w_t \mid W_{\setminus t})`
+of a token given the rest of the sentence.  This module computes them:
+
+* :func:`score_pairs` / :func:`score_sentences` - sentence scores
+
+  - ``"sz"``: the pseudo-log-likelihood of Salazar et al. (2020), seed 000 section 4.1.3,
+    :math:`PLL(W) = \sum_{t=1}^{|W|} \log P_m(w_t \mid W_{\setminus t})`: every token
+    but ``[CLS]`` / ``[SEP]`` is masked once;
+  - ``"cp"``: the CrowS-Pairs score of Nangia et al. (2020), seed 000 section 4.1.6,
+    :math:`score(T) = \sum_{u \in U} \log P_m(u \mid U_{\setminus u}, O)`: only the
+    tokens ``U`` shared by the two sentences of a pair are masked, one at a time;
+    ``U`` is found with :class:`difflib.SequenceMatcher` over the token ids, exactly as
+    the official ``metric.py`` of nyu-mll/crows-pairs does (``get_span`` /
+    ``mask_unigram``; see :func:`crows_template`);
+  - ``"aul"``: All Unmasked Likelihood of Kaneko & Bollegala (2022): one forward pass
+    with nothing masked, the *mean* of :math:`\log P_m(w_t \mid W)` over the tokens;
+
+* :func:`fill_blank_probabilities` - probability of a word at a single mask (seed 000
+  sections 4.1.2 and 4.1.5: the baseline :math:`P(\text{stereotypical sentence})` and
+  StereoSet intrasentence options);
+* :func:`load_masked_lm` / :func:`resolve_default_model` / :func:`get_masked_lm` - loading.
+
+Speed: the masked copies of one or many sentences are scored together, ``batch_size``
+copies per forward pass (padding + attention mask, :func:`torch.inference_mode`), and the
+output layer is applied only at the masked positions.  ``benchmarks/bench_pll.py``
+compares with the official one-forward-per-mask loop.
+
+Caching: sentence scores (with their per-token log-probabilities) are appended, chunk by
+chunk, to a JSON-lines file under ``cache_dir()/pll/``, keyed by the model (name +
+revision, or a hash of the weights for in-process models), the metric and the dataset
+hash; an interrupted run resumes where it stopped.
+
+Bad input (empty or mis-encoded sentences, sentences longer than the model window,
+``[UNK]`` tokens, pairs that are identical or share no token) is never scored silently:
+it is listed with its row (and file line) in a :class:`~biaskit.datasets.ValidationReport`
+and logged, or raises with ``errors="raise"``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import logging
+import math
+import os
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import torch
+
+from biaskit.datasets import ValidationReport, dataset_fingerprint, detect_encoding_problem
+from biaskit.paths import cache_dir
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "BETO",
+    "DEFAULT_MODEL",
+    "FALLBACK_MODEL",
+    "MaskedLM",
+    "ModelChoice",
+    "ModelNotAvailableError",
+    "PLLScores",
+    "PLLMetric",
+    "crows_template",
+    "baseline_pair_probabilities",
+    "baseline_probabilities",
+    "fill_blank_probabilities",
+    "get_masked_lm",
+    "load_masked_lm",
+    "resolve_default_model",
+    "score_pairs",
+    "score_sentences",
+]
+
+#: BETO uncased (Cañete et al. 2020), the model of the thesis (seed 000, section 4.4.1).
+BETO = "dccuchile/bert-base-spanish-wwm-uncased"
+DEFAULT_MODEL = BETO
+#: Name of the offline fallback: :func:`biaskit.testing.tiny_masked_lm` (random weights).
+FALLBACK_MODEL = "tiny"
+
+PLLMetric = Literal["sz", "cp", "aul"]
+Errors = Literal["report", "raise"]
+_CACHE_VERSION = 1
+
+
+# =============================================================================================
+# loading
+# =============================================================================================
+class ModelNotAvailableError(FileNotFoundError):
+    """The requested model is neither a local folder nor in the Hugging Face cache, and the hub
+    cannot be reached (or offline mode is on)."""
+
+
+def _how_to_get(name: str) -> str:
+    return (
+        f"To use {name!r} offline, download it once on a machine with internet access:\n"
+        f"    huggingface-cli download {name} --local-dir ./models/{name.split('/')[-1]}\n"
+        f'(or: python -c "from transformers import AutoModelForMaskedLM as M, AutoTokenizer as T; '
+        f"T.from_pretrained('{name}').save_pretrained('./models/x'); "
+        f"M.from_pretrained('{name}').save_pretrained('./models/x')\")\n"
+        "then pass the folder path as the model name (e.g. model='./models/...'), or copy the "
+        "Hugging Face cache (~/.cache/huggingface/hub) to this machine."
+    )
+
+
+def _hf_offline() -> bool:
+    return any(
+        os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """True when a TCP connection to the Hugging Face endpoint opens within ``timeout`` seconds."""
+    from urllib.parse import urlparse
+
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass(eq=False)
+class MaskedLM:
+    """A masked language model with its tokenizer and the metadata the scorers need.
+
+    Attributes
+    ----------
+    model, tokenizer:
+        A ``transformers`` masked-LM (eval mode) and its tokenizer.
+    name:
+        Hub id, local path, or a descriptive name for in-process models.
+    revision:
+        Hub revision (branch, tag or commit) when known.
+    lowercase:
+        Lower-case sentences with ``str.lower()`` before tokenising, as the official
+        CrowS-Pairs ``metric.py`` does for uncased models (``uncased=True`` there).
+        ``None`` -> inferred: ``True`` when the name contains ``"uncased"`` or the
+        tokenizer lower-cases.
+    in_process:
+        True for models built in memory (:mod:`biaskit.testing`): caches are then keyed
+        by a hash of the weights and vocabulary instead of the name.
+    is_fallback:
+        True for the offline stand-in; notebooks say so and treat its numbers as meaningless.
+    """
+
+    model: Any
+    tokenizer: Any
+    name: str
+    revision: str | None = None
+    lowercase: bool | None = None
+    in_process: bool = False
+    is_fallback: bool = False
+    _fingerprint: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.lowercase is None:
+            self.lowercase = bool(
+                "uncased" in self.name.lower() or getattr(self.tokenizer, "do_lower_case", False)
+            )
+        if self.tokenizer.mask_token_id is None:
+            raise ValueError(f"{self.name}: the tokenizer has no mask token; not a masked language model")
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def max_length(self) -> int:
+        """Longest token sequence (special tokens included) the model accepts."""
+        n_pos = int(getattr(self.model.config, "max_position_embeddings", 512) or 512)
+        tok_max = int(getattr(self.tokenizer, "model_max_length", n_pos) or n_pos)
+        if tok_max > 1_000_000:
+            tok_max = n_pos
+        return min(n_pos, tok_max)
+
+    def fingerprint(self) -> str:
+        """Cache key of the model: name + revision, or a sha256 of weights + vocabulary."""
+        if self._fingerprint is None:
+            h = hashlib.sha256()
+            if self.in_process:
+                for k, v in sorted(self.model.state_dict().items()):
+                    h.update(k.encode())
+                    h.update(v.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+                h.update(json.dumps(sorted(self.tokenizer.get_vocab().items())).encode())
+            else:
+                commit = getattr(self.model.config, "_commit_hash", None)
+                h.update(f"{self.name}|{self.revision}|{commit}".encode())
+                p = Path(self.name)
+                if p.is_dir():  # a local folder: changes when its files change
+                    for f in sorted(p.iterdir()):
+                        if f.is_file():
+                            st = f.stat()
+                            h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+            h.update(f"lower={self.lowercase}".encode())
+            self._fingerprint = h.hexdigest()[:16]
+        return self._fingerprint
+
+    def __repr__(self) -> str:
+        n = sum(p.numel() for p in self.model.parameters())
+        return f"MaskedLM({self.name!r}, params={n:,}, device={self.device}, lowercase={self.lowercase})"
+
+
+def _resolve_device(device: str | torch.device) -> torch.device:
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def load_masked_lm(
+    name_or_path: str | Path,
+    *,
+    device: str | torch.device = "auto",
+    revision: str | None = None,
+    local_files_only: bool | None = None,
+    lowercase: bool | None = None,
+    hub_timeout: float = 3.0,
+) -> MaskedLM:
+    """Load a Hugging Face masked LM (``AutoTokenizer`` + ``AutoModelForMaskedLM``) in eval mode.
+
+    ``name_or_path`` is a local folder (used as is) or a hub id.  A hub id is first looked
+    up in the local Hugging Face cache only; the network is tried only when offline mode
+    is off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` unset and ``local_files_only``
+    not ``True``) **and** the hub answers a TCP connection within ``hub_timeout`` seconds,
+    so nothing hangs without a network.  A model that cannot be found raises
+    :class:`ModelNotAvailableError` naming the model and how to download it.
+
+    ``device="auto"`` picks CUDA when available, else CPU.
+    """
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    name = str(name_or_path)
+    dev = _resolve_device(device)
+    path = Path(name).expanduser()
+
+    def _load(src: str, local_only: bool) -> tuple[Any, Any]:
+        tok = AutoTokenizer.from_pretrained(src, revision=revision, local_files_only=local_only)
+        mdl = AutoModelForMaskedLM.from_pretrained(src, revision=revision, local_files_only=local_only)
+        return tok, mdl
+
+    if not path.exists() and name.startswith((".", "/", "~")):
+        raise ModelNotAvailableError(f"the model folder {path} does not exist. " + _how_to_get(name))
+    if path.exists():
+        if not path.is_dir() or not (path / "config.json").exists():
+            raise ModelNotAvailableError(
+                f"{path} exists but is not a saved model folder (no config.json). " + _how_to_get(name)
+            )
+        tok, mdl = _load(str(path), True)
+        name = str(path)
+    else:
+        if "/" not in name and not name.replace("-", "").replace("_", "").isalnum():
+            raise ModelNotAvailableError(
+                f"{name!r} is neither an existing folder nor a hub id. " + _how_to_get(name)
+            )
+        try:
+            tok, mdl = _load(name, True)
+        except (OSError, ValueError) as exc:
+            offline = _hf_offline() if local_files_only is None else local_files_only
+            if offline:
+                raise ModelNotAvailableError(
+                    f"model {name!r} is not in the local Hugging Face cache and offline mode is on "
+                    f"(HF_HUB_OFFLINE / local_files_only). " + _how_to_get(name)
+                ) from exc
+            if not _hub_reachable(hub_timeout):
+                raise ModelNotAvailableError(
+                    f"model {name!r} is not in the local Hugging Face cache and the hub cannot be "
+                    f"reached (no network). " + _how_to_get(name)
+                ) from exc
+            try:
+                tok, mdl = _load(name, False)
+            except (OSError, ValueError) as exc2:
+                raise ModelNotAvailableError(
+                    f"could not load {name!r} from the hub: {exc2}. " + _how_to_get(name)
+                ) from exc2
+    mdl.eval()
+    mdl.to(dev)
+    return MaskedLM(model=mdl, tokenizer=tok, name=name, revision=revision, lowercase=lowercase)
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model a notebook will run, and a plain-language message saying why."""
+
+    name: str
+    is_fallback: bool
+    message: str
+
+
+def _locally_available(name: str) -> bool:
+    p = Path(name).expanduser()
+    if p.exists():
+        return (p / "config.json").exists()
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(name, "config.json")
+        return isinstance(hit, str) and Path(hit).exists()
+    except Exception:  # pragma: no cover - defensive: any hub-cache oddity means "not available"
+        return False
+
+
+def resolve_default_model(preferred: str | None = None) -> ModelChoice:
+    """The thesis's model (BETO) if it is available locally, else the tiny offline fallback.
+
+    Looks at ``preferred`` (or the environment variable ``BIASKIT_MLM``, or :data:`BETO`)
+    as a local folder or in the Hugging Face cache, without touching the network.  The
+    returned :class:`ModelChoice` carries the message the notebooks print.
+    """
+    want = preferred or os.environ.get("BIASKIT_MLM") or DEFAULT_MODEL
+    if want == FALLBACK_MODEL:
+        return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=True))
+    if _locally_available(want):
+        return ModelChoice(want, False, f"Using the masked language model {want!r} (found locally).")
+    return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=False))
+
+
+def _fallback_message(want: str, *, requested: bool) -> str:
+    why = "as requested" if requested else f"because {want!r} is not available on this machine"
+    return (
+        f"Using the TINY RANDOM stand-in model {why}. It has random weights: its numbers say "
+        "nothing about bias and only show that the pipeline runs end to end. "
+        + ("" if requested else _how_to_get(want))
+    )
+
+
+def get_masked_lm(name: str | None = None, *, device: str | torch.device = "auto", seed: int = 0) -> MaskedLM:
+    """Load ``name`` (``None``/``"auto"`` -> :func:`resolve_default_model`; ``"tiny"`` -> the fallback)."""
+    if name in (None, "auto"):
+        name = resolve_default_model().name
+    if name == FALLBACK_MODEL:
+        from biaskit.testing import tiny_masked_lm
+
+        return tiny_masked_lm(seed=seed, device=str(_resolve_device(device)))
+    return load_masked_lm(name, device=device)
+
+
+# =============================================================================================
+# the batched scoring core
+# =============================================================================================
+# masked-LM classes whose forward is exactly ``head(base_model(...)[0])``: the output layer can then be
+# applied to the masked positions only; any other class goes through its full forward pass
+_HEADS = {
+    "BertForMaskedLM": "cls",
+    "RobertaForMaskedLM": "lm_head",
+    "XLMRobertaForMaskedLM": "lm_head",
+    "CamembertForMaskedLM": "lm_head",
+    "AlbertForMaskedLM": "predictions",
+}
+
+
+def _mlm_head(model: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """The output layer of a known masked-LM class, to apply it at the masked positions only."""
+    attr = _HEADS.get(type(model).__name__)
+    head = getattr(model, attr, None) if attr else None
+    return head if isinstance(head, torch.nn.Module) else None
+
+
+def _hidden_and_head(
+    lm: MaskedLM, input_ids: torch.Tensor, attention_mask: torch.Tensor
+) -> tuple[torch.Tensor, Callable | None]:
+    head = _mlm_head(lm.model)
+    if head is not None:
+        out = lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask)
+        return out[0], head
+    logits = lm.model(input_ids=input_ids, attention_mask=attention_mask).logits
+    return logits, None
+
+
+def _pad_matrix(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    mat = torch.full((len(seqs), int(lengths.max()) if len(seqs) else 0), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        mat[i, : len(s)] = torch.as_tensor(s, dtype=torch.long)
+    return mat, lengths
+
+
+def _masked_log_probs(
+    lm: MaskedLM,
+    seqs: Sequence[Sequence[int]],
+    items: Sequence[tuple[int, int, int]],
+    *,
+    batch_size: int,
+    pbar: Any = None,
+) -> np.ndarray:
+    """log P(target | sequence with a [MASK] at position) for each ``(seq, position, target)``.
+
+    Masked copies are sorted by length and scored ``batch_size`` per forward pass.
+    """
+    out = np.empty(len(items), dtype=np.float64)
+    if not items:
+        return out
+    tok = lm.tokenizer
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    mask_id = tok.mask_token_id
+    dev = lm.device
+    mat, lengths = _pad_matrix(seqs, pad_id)
+    item_arr = torch.as_tensor(np.asarray(items, dtype=np.int64).reshape(-1, 3))
+    order = np.lexsort((item_arr[:, 1].numpy(), item_arr[:, 0].numpy(), -lengths[item_arr[:, 0]].numpy()))
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = torch.as_tensor(order[start : start + batch_size])
+            si, pos, tgt = item_arr[idx, 0], item_arr[idx, 1], item_arr[idx, 2]
+            lens = lengths[si]
+            width = int(lens.max())
+            inp = mat[si, :width].clone()
+            rows = torch.arange(len(idx))
+            inp[rows, pos] = mask_id
+            att = (torch.arange(width)[None, :] < lens[:, None]).long()
+            hidden, head = _hidden_and_head(lm, inp.to(dev), att.to(dev))
+            sel = hidden[rows.to(dev), pos.to(dev)]
+            logits = head(sel) if head is not None else sel
+            lp = torch.log_softmax(logits.float(), dim=-1)
+            out[idx.numpy()] = lp[rows.to(dev), tgt.to(dev)].double().cpu().numpy()
+            if pbar is not None:
+                pbar.update(len(idx))
+    return out
+
+
+def _unmasked_log_probs(
+    lm: MaskedLM,
+    seqs: Sequence[Sequence[int]],
+    positions: Sequence[Sequence[int]],
+    *,
+    batch_size: int,
+    pbar: Any = None,
+) -> list[np.ndarray]:
+    """log P(w_t | W) with nothing masked (AUL), for the given positions of each sequence."""
+    res: list[np.ndarray] = [np.empty(0)] * len(seqs)
+    if not seqs:
+        return res
+    tok = lm.tokenizer
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    dev = lm.device
+    mat, lengths = _pad_matrix(seqs, pad_id)
+    order = np.argsort(-lengths.numpy(), kind="stable")
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = torch.as_tensor(order[start : start + batch_size])
+            lens = lengths[idx]
+            width = int(lens.max())
+            inp = mat[idx, :width]
+            att = (torch.arange(width)[None, :] < lens[:, None]).long()
+            hidden, head = _hidden_and_head(lm, inp.to(dev), att.to(dev))
+            r = torch.cat(
+                [torch.full((len(positions[i]),), k, dtype=torch.long) for k, i in enumerate(idx.tolist())]
+            )
+            p = torch.cat([torch.as_tensor(positions[i], dtype=torch.long) for i in idx.tolist()])
+            sel = hidden[r.to(dev), p.to(dev)]
+            logits = head(sel) if head is not None else sel
+            lp = torch.log_softmax(logits.float(), dim=-1)
+            vals = lp[torch.arange(len(p), device=dev), inp[r, p].to(dev)].double().cpu().numpy()
+            k0 = 0
+            for i in idx.tolist():
+                n = len(positions[i])
+                res[i] = vals[k0 : k0 + n]
+                k0 += n
+            if pbar is not None:
+                pbar.update(len(idx))
+    return res
+
+
+# =============================================================================================
+# CrowS-Pairs template (official metric.py logic)
+# =============================================================================================
+def crows_template(ids1: Sequence[int], ids2: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Positions of the tokens shared by two token-id sequences: ``get_span`` of the official metric.
+
+    Mirrors ``get_span`` in nyu-mll/crows-pairs ``metric.py``: the ids are turned into
+    strings, :class:`difflib.SequenceMatcher` (``isjunk=None``, default ``autojunk``)
+    aligns them, and the positions of every ``"equal"`` opcode are collected, in order.
+    The sequences include ``[CLS]`` and ``[SEP]``, so ``template[0]`` and ``template[-1]``
+    are those and the official loop ``for i in range(1, N - 1)`` skips them.
+    """
+    s1 = [str(x) for x in ids1]
+    s2 = [str(x) for x in ids2]
+    t1: list[int] = []
+    t2: list[int] = []
+    for op in difflib.SequenceMatcher(None, s1, s2).get_opcodes():
+        if op[0] == "equal":
+            t1 += list(range(op[1], op[2]))
+            t2 += list(range(op[3], op[4]))
+    return t1, t2
+
+
+# =============================================================================================
+# results
+# =============================================================================================
+@dataclass
+class PLLScores:
+    """Scores of sentences or sentence pairs, with per-token detail and a validation report.
+
+    Attributes
+    ----------
+    scores:
+        One row per scored example.  Pairs: ``row, sent_more, sent_less, sent_more_score,
+        sent_less_score, n_more, n_less`` (+ ``bias_type`` / ``line`` when given), the same
+        layout as the thesis's CSVs (:mod:`biaskit.replay`).  Single sentences:
+        ``row, sentence, score, n_tokens``.  ``row`` is the 0-based input position.
+    tokens:
+        Long table of the scored tokens: ``row, side`` (``"more"``, ``"less"`` or
+        ``"sentence"``), ``position`` (in the token sequence, ``[CLS]`` = 0), ``token``,
+        ``token_id``, ``log_prob``.
+    report:
+        The rows that were not scored (or scored with a caveat) and why.
+    n_computed, n_cached:
+        Examples computed in this call / read back from the disk cache.
+    """
+
+    scores: pd.DataFrame
+    tokens: pd.DataFrame
+    report: ValidationReport
+    metric: str
+    model: str
+    n_computed: int = 0
+    n_cached: int = 0
+    cache_path: Path | None = None
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - display only
+        head = (
+            f"<p><b>{self.metric}</b> scores with <code>{self.model}</code>: {len(self.scores)} scored, "
+            f"{len(self.report.skipped_rows)} skipped ({self.n_cached} from cache)</p>"
+        )
+        return head + self.scores.head(10).to_html(index=False)
+
+
+# =============================================================================================
+# validation and preparation
+# =============================================================================================
+def _encode(lm: MaskedLM, text: str) -> tuple[list[int], list[tuple[int, int]] | None]:
+    t = text.lower() if lm.lowercase else text
+    try:
+        enc = lm.tokenizer(
+            t, add_special_tokens=True, truncation=False, return_offsets_mapping=True, verbose=False
+        )
+        return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
+    except (NotImplementedError, TypeError, ValueError):
+        enc = lm.tokenizer(t, add_special_tokens=True, truncation=False, verbose=False)
+        return list(enc["input_ids"]), None
+
+
+def _special_ids(lm: MaskedLM) -> set[int]:
+    return {int(i) for i in lm.tokenizer.all_special_ids}
+
+
+@dataclass
+class _Prepared:
+    ids: list[list[int]]  # one per side
+    positions: list[list[int]]
+
+
+def _check_sentence(
+    lm: MaskedLM, text: Any, specials: set[int]
+) -> tuple[list[int] | None, str | None, str | None]:
+    """Tokenise one sentence; return (ids, problem, unk_note)."""
+    if not isinstance(text, str):
+        return None, f"missing sentence ({type(text).__name__}, not text)", None
+    if not text.strip():
+        return None, "empty sentence", None
+    enc_problem = detect_encoding_problem(text)
+    if enc_problem is not None:
+        return None, f"mis-encoded text ({enc_problem})", None
+    ids, offsets = _encode(lm, text)
+    if len(ids) > lm.max_length:
+        return None, f"longer than the model window ({len(ids)} tokens > {lm.max_length})", None
+    if len(ids) < 3:
+        return None, "no token to score (only special tokens)", None
+    if ids[0] not in specials or ids[-1] not in specials:
+        raise ValueError(
+            f"{lm.name}: the tokenizer does not add one special token at each end of a sentence "
+            f"({lm.tokenizer.convert_ids_to_tokens(ids[:2])}...); this scorer supports BERT/RoBERTa-style tokenizers"
+        )
+    unk = lm.tokenizer.unk_token_id
+    inner = ids[1:-1]
+    if any(i in specials and i != unk for i in inner):
+        bad = sorted({lm.tokenizer.convert_ids_to_tokens(i) for i in inner if i in specials and i != unk})
+        return None, f"contains special token text {bad}", None
+    unk_note = None
+    if unk is not None and unk in inner:
+        where = [k for k, i in enumerate(ids) if i == unk]
+        pieces = []
+        if offsets is not None:
+            t = text.lower() if lm.lowercase else text
+            pieces = [t[offsets[k][0] : offsets[k][1]] for k in where]
+        unk_note = f"unknown token(s) {lm.tokenizer.unk_token} for {pieces or len(where)}"
+    return ids, None, unk_note
+
+
+def _prepare(
+    lm: MaskedLM,
+    examples: Sequence[Sequence[Any]],
+    metric: PLLMetric,
+    unk: str,
+    lines: Sequence[Any] | None,
+    columns: Sequence[str],
+) -> tuple[dict[int, _Prepared], list[dict[str, Any]]]:
+    specials = _special_ids(lm)
+    prepared: dict[int, _Prepared] = {}
+    issues: list[dict[str, Any]] = []
+
+    def issue(i: int, col: str | None, reason: str, action: str, text: Any) -> None:
+        line = lines[i] if lines is not None else None
+        issues.append(
+            {
+                "row": i,
+                "line": None if line is None or (isinstance(line, float) and math.isnan(line)) else int(line),
+                "column": col,
+                "reason": reason,
+                "action": action,
+                "text": str(text)[:80],
+            }
+        )
+
+    for i, ex in enumerate(examples):
+        ids_list: list[list[int]] = []
+        ok = True
+        for col, text in zip(columns, ex, strict=True):
+            ids, problem, unk_note = _check_sentence(lm, text, specials)
+            if problem is not None:
+                issue(i, col, problem, "skipped", text)
+                ok = False
+                continue
+            if unk_note is not None:
+                if unk == "skip":
+                    issue(i, col, unk_note, "skipped", text)
+                    ok = False
+                    continue
+                issue(i, col, unk_note + " (scored anyway)", "kept", text)
+            ids_list.append(ids)  # type: ignore[arg-type]
+        if not ok:
+            continue
+        if len(ids_list) == 2 and ids_list[0] == ids_list[1]:
+            issue(
+                i,
+                None,
+                "the two sentences are identical after tokenisation (no difference)",
+                "skipped",
+                ex[0],
+            )
+            continue
+        if metric == "cp":
+            t1, t2 = crows_template(ids_list[0], ids_list[1])
+            if len(t1) <= 2:
+                issue(i, None, "the two sentences share no token besides [CLS]/[SEP]", "skipped", ex[0])
+                continue
+            n = len(t1)
+            if t1[0] != 0 or t2[0] != 0 or t1[-1] != len(ids_list[0]) - 1 or t2[-1] != len(ids_list[1]) - 1:
+                raise AssertionError("difflib template does not start/end with [CLS]/[SEP]")  # cannot happen
+            positions = [t1[1 : n - 1], t2[1 : n - 1]]
+        else:
+            positions = [list(range(1, len(ids) - 1)) for ids in ids_list]
+        prepared[i] = _Prepared(ids=ids_list, positions=positions)
+    return prepared, issues
+
+
+# =============================================================================================
+# cache
+# =============================================================================================
+def _example_key(metric: str, lowercase: bool, texts: Sequence[Any]) -> str:
+    h = hashlib.sha256(f"{metric}|{lowercase}|".encode())
+    for t in texts:
+        h.update(b"\x1f" + str(t).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:16]
+
+
+def _cache_file(lm: MaskedLM, metric: str, dataset_hash: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in lm.name)[-60:]
+    return cache_dir() / "pll" / f"{safe}-{lm.fingerprint()}" / f"{metric}-{dataset_hash}.jsonl"
+
+
+def _read_cache(path: Path) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                logger.warning("%s line %d is truncated (interrupted write?); it will be recomputed", path, n)
+                continue
+            if rec.get("v") != _CACHE_VERSION or "row" not in rec:
+                continue
+            out[int(rec["row"])] = rec
+    return out
+
+
+# =============================================================================================
+# public scoring API
+# =============================================================================================
+def _run(
+    lm: MaskedLM,
+    examples: list[tuple[Any, ...]],
+    columns: Sequence[str],
+    metric: PLLMetric,
+    *,
+    batch_size: int,
+    cache: bool,
+    progress: bool,
+    errors: Errors,
+    unk: str,
+    lines: Sequence[Any] | None,
+    chunk_size: int | None,
+    context: str,
+) -> tuple[dict[int, list[tuple[list[int], list[int], np.ndarray]]], ValidationReport, int, int, Path | None]:
+    if metric not in ("sz", "cp", "aul"):
+        raise ValueError(f"metric must be 'sz', 'cp' or 'aul', got {metric!r}")
+    if errors not in ("report", "raise"):
+        raise ValueError("errors must be 'report' or 'raise'")
+    if unk not in ("skip", "score"):
+        raise ValueError("unk must be 'skip' or 'score'")
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    lines = list(lines) if lines is not None else None  # positional, whatever the input's index
+    prepared, issues = _prepare(lm, examples, metric, unk, lines, columns)
+    report = ValidationReport.from_records(issues, context=f"{context} ({metric}, {lm.name})")
+    if errors == "raise":
+        report.raise_if_any(("skipped",))
+    report.log(logger, logging.WARNING if report.skipped_rows else logging.INFO)
+
+    keys = {i: _example_key(metric, bool(lm.lowercase), examples[i]) for i in prepared}
+    path: Path | None = None
+    done: dict[int, list[tuple[list[int], list[int], np.ndarray]]] = {}
+    if cache:
+        dhash = dataset_fingerprint(*[[ex[k] for ex in examples] for k in range(len(columns))])
+        path = _cache_file(lm, metric, dhash)
+        for i, rec in _read_cache(path).items():
+            if i in prepared and rec.get("key") == keys[i]:
+                done[i] = [(p["ids"], p["pos"], np.asarray(p["lp"], dtype=np.float64)) for p in rec["sides"]]
+    n_cached = len(done)
+    todo = [i for i in sorted(prepared) if i not in done]
+
+    from tqdm.auto import tqdm
+
+    n_items = sum((1 if metric == "aul" else len(pos)) for i in todo for pos in prepared[i].positions)
+    avg_items = n_items / max(1, len(todo))
+    per_chunk = chunk_size or max(1, math.ceil(batch_size * 16 / max(1.0, avg_items)))
+    pbar = tqdm(
+        total=n_items,
+        desc=f"{metric} PLL",
+        unit="mask" if metric != "aul" else "sent",
+        disable=not progress or not todo,
+        leave=False,
+    )
+    fh = None
+    try:
+        if path is not None and todo:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(path, "a", encoding="utf-8")
+        for c0 in range(0, len(todo), per_chunk):
+            chunk = todo[c0 : c0 + per_chunk]
+            seqs: list[list[int]] = []
+            pos_lists: list[list[int]] = []
+            owner: list[tuple[int, int]] = []
+            for i in chunk:
+                for s, (ids, pos) in enumerate(zip(prepared[i].ids, prepared[i].positions, strict=True)):
+                    seqs.append(ids)
+                    pos_lists.append(pos)
+                    owner.append((i, s))
+            if metric == "aul":
+                vals = _unmasked_log_probs(lm, seqs, pos_lists, batch_size=batch_size, pbar=pbar)
+            else:
+                items = [(k, p, seqs[k][p]) for k, pos in enumerate(pos_lists) for p in pos]
+                flat = _masked_log_probs(lm, seqs, items, batch_size=batch_size, pbar=pbar)
+                vals, k0 = [], 0
+                for pos in pos_lists:
+                    vals.append(flat[k0 : k0 + len(pos)])
+                    k0 += len(pos)
+            new: dict[int, list[tuple[list[int], list[int], np.ndarray]]] = {}
+            for (i, _s), ids, pos, v in zip(owner, seqs, pos_lists, vals, strict=True):
+                new.setdefault(i, []).append((ids, pos, v))
+            done.update(new)
+            if fh is not None:
+                for i, sides in new.items():
+                    rec = {
+                        "v": _CACHE_VERSION,
+                        "row": i,
+                        "key": keys[i],
+                        "sides": [
+                            {"ids": ids, "pos": pos, "lp": [float(x) for x in v]} for ids, pos, v in sides
+                        ],
+                    }
+                    fh.write(json.dumps(rec) + "\n")
+                fh.flush()
+    finally:
+        pbar.close()
+        if fh is not None:
+            fh.close()
+    return done, report, len(todo), n_cached, path
+
+
+def _aggregate(metric: str, v: np.ndarray) -> float:
+    if metric == "aul":
+        return float(v.mean()) if len(v) else float("nan")
+    return float(v.sum())
+
+
+def _tokens_frame(
+    lm: MaskedLM, done: dict[int, list[tuple[list[int], list[int], np.ndarray]]], sides: Sequence[str]
+) -> pd.DataFrame:
+    rows, side_col, pos_col, tid_col, lp_col = [], [], [], [], []
+    for i in sorted(done):
+        for s, (ids, pos, v) in enumerate(done[i]):
+            rows += [i] * len(pos)
+            side_col += [sides[s]] * len(pos)
+            pos_col += list(pos)
+            tid_col += [ids[p] for p in pos]
+            lp_col += list(map(float, v))
+    toks = lm.tokenizer.convert_ids_to_tokens(tid_col) if tid_col else []
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "side": side_col,
+            "position": pos_col,
+            "token": toks,
+            "token_id": tid_col,
+            "log_prob": lp_col,
+        }
+    )
+
+
+def score_pairs(
+    lm: MaskedLM,
+    sent_more: Sequence[str],
+    sent_less: Sequence[str],
+    metric: PLLMetric = "cp",
+    *,
+    bias_types: Sequence[Any] | None = None,
+    lines: Sequence[Any] | None = None,
+    batch_size: int = 64,
+    cache: bool = True,
+    progress: bool = True,
+    errors: Errors = "report",
+    unk: Literal["skip", "score"] = "skip",
+    chunk_size: int | None = None,
+) -> PLLScores:
+    r"""Score CrowS-Pairs-style sentence pairs with ``"cp"``, ``"sz"`` or ``"aul"``.
+
+    ``"cp"`` (Nangia et al. 2020, seed 000 section 4.1.6, experiment :math:`E^{CrowS}`):
+    :math:`score(S) = \sum_{i=1}^{|U|-2} \log P(u_i \mid U_{\setminus u_i}, O)` where ``U`` =
+    :func:`crows_template` of the two token sequences; token for token the official
+    ``mask_unigram`` of nyu-mll/crows-pairs ``metric.py`` (sentences lower-cased first when
+    ``lm.lowercase``).  ``"sz"`` (Salazar et al. 2020, section 4.1.3, :math:`E^{Sal}`): every
+    token but ``[CLS]``/``[SEP]`` masked once, log-probabilities summed.  ``"aul"`` (Kaneko &
+    Bollegala 2022): mean log-probability with nothing masked.
+
+    Rows that cannot be scored (see the module docstring; ``unk="score"`` keeps sentences
+    with ``[UNK]``) are listed in ``result.report`` with ``row`` and, when ``lines`` is given
+    (e.g. the ``line`` column of :func:`biaskit.datasets.load_crows_pairs_es`), the file line;
+    ``errors="raise"`` raises :class:`ValueError` instead.  Scores are cached on disk (``cache``);
+    ``result.n_cached`` tells how many came from the cache.  ``chunk_size`` = examples per
+    cache write (default: about 16 batches' worth).
+    """
+    if len(sent_more) != len(sent_less):
+        raise ValueError(f"sent_more has {len(sent_more)} sentences but sent_less has {len(sent_less)}")
+    if bias_types is not None and len(bias_types) != len(sent_more):
+        raise ValueError("bias_types must have one entry per pair")
+    if lines is not None and len(lines) != len(sent_more):
+        raise ValueError("lines must have one entry per pair")
+    examples = list(zip(list(sent_more), list(sent_less), strict=True))
+    done, report, n_comp, n_cached, path = _run(
+        lm,
+        examples,
+        ("sent_more", "sent_less"),
+        metric,
+        batch_size=batch_size,
+        cache=cache,
+        progress=progress,
+        errors=errors,
+        unk=unk,
+        lines=lines,
+        chunk_size=chunk_size,
+        context="pair scoring",
+    )
+    idx = sorted(done)
+    df = pd.DataFrame(
+        {
+            "row": idx,
+            "sent_more": [examples[i][0] for i in idx],
+            "sent_less": [examples[i][1] for i in idx],
+            "sent_more_score": [_aggregate(metric, done[i][0][2]) for i in idx],
+            "sent_less_score": [_aggregate(metric, done[i][1][2]) for i in idx],
+            "n_more": [len(done[i][0][1]) for i in idx],
+            "n_less": [len(done[i][1][1]) for i in idx],
+        }
+    )
+    if bias_types is not None:
+        bt = list(bias_types)
+        df["bias_type"] = [bt[i] for i in idx]
+    if lines is not None:
+        ln = list(lines)
+        df["line"] = [ln[i] for i in idx]
+    return PLLScores(
+        scores=df,
+        tokens=_tokens_frame(lm, done, ("more", "less")),
+        report=report,
+        metric=metric,
+        model=lm.name,
+        n_computed=n_comp,
+        n_cached=n_cached,
+        cache_path=path,
+    )
+
+
+def score_sentences(
+    lm: MaskedLM,
+    sentences: Sequence[str],
+    metric: Literal["sz", "aul"] = "sz",
+    *,
+    lines: Sequence[Any] | None = None,
+    batch_size: int = 64,
+    cache: bool = True,
+    progress: bool = True,
+    errors: Errors = "report",
+    unk: Literal["skip", "score"] = "skip",
+    chunk_size: int | None = None,
+) -> PLLScores:
+    r"""Pseudo-log-likelihood of single sentences: ``"sz"`` (sum, Salazar et al. 2020) or ``"aul"`` (mean).
+
+    .. math:: PLL(W) = \sum_{t=1}^{|W|} \log P_m(w_t \mid W_{\setminus t}) \qquad
+              AUL(W) = \frac{1}{|W|} \sum_{t=1}^{|W|} \log P_m(w_t \mid W)
+
+    Seed 000 section 4.1.3.  ``[CLS]``/``[SEP]`` are never scored.  See :func:`score_pairs`
+    for validation, caching and the ``tokens`` table.
+    """
+    if metric == "cp":
+        raise ValueError("'cp' needs sentence pairs: use score_pairs")
+    examples = [(s,) for s in sentences]
+    done, report, n_comp, n_cached, path = _run(
+        lm,
+        examples,
+        ("sentence",),
+        metric,
+        batch_size=batch_size,
+        cache=cache,
+        progress=progress,
+        errors=errors,
+        unk=unk,
+        lines=lines,
+        chunk_size=chunk_size,
+        context="sentence scoring",
+    )
+    idx = sorted(done)
+    df = pd.DataFrame(
+        {
+            "row": idx,
+            "sentence": [examples[i][0] for i in idx],
+            "score": [_aggregate(metric, done[i][0][2]) for i in idx],
+            "n_tokens": [len(done[i][0][1]) for i in idx],
+        }
+    )
+    if lines is not None:
+        ln = list(lines)
+        df["line"] = [ln[i] for i in idx]
+    return PLLScores(
+        scores=df,
+        tokens=_tokens_frame(lm, done, ("sentence",)),
+        report=report,
+        metric=metric,
+        model=lm.name,
+        n_computed=n_comp,
+        n_cached=n_cached,
+        cache_path=path,
+    )
+
+
+# =============================================================================================
+# single-mask probabilities (baseline 4.1.2, StereoSet 4.1.5)
+# =============================================================================================
+def fill_blank_probabilities(
+    lm: MaskedLM,
+    contexts: Sequence[str],
+    words: Sequence[str],
+    *,
+    placeholder: str = "BLANK",
+    batch_size: int = 64,
+    progress: bool = True,
+    errors: Errors = "report",
+) -> pd.DataFrame:
+    r"""Probability that ``word`` fills the ``placeholder`` of ``context``, for each (context, word).
+
+    Seed 000 sections 4.1.2 (:math:`p^{ster}`, :math:`p^{anster}` of the baseline) and 4.1.5
+    (StereoSet intrasentence options).  **Multi-token words** follow the official StereoSet
+    discriminative evaluation (moinnadeem/StereoSet ``code/eval_discriminative_models.py``,
+    ``IntrasentenceLoader``): the word is split into sub-words :math:`s_1..s_K`; for each
+    :math:`k` the placeholder is replaced by ``decode(s_1..s_{k-1}) + [MASK]`` and
+    :math:`p_k = P(s_k \mid \text{that sentence})` is read at the mask; the score is the
+    **mean of the probabilities**, :math:`\bar p = \frac{1}{K}\sum_k p_k` (column ``prob``,
+    what the official predictions file stores).  ``log_prob_sum`` (:math:`\sum_k \log p_k`)
+    is given as well.  Single-token words: ``prob`` is the plain probability at the mask.
+    Sentences are not lower-cased here (as in the official code; uncased tokenizers lower-case).
+
+    A context with the placeholder more than once (2 StereoSet dev examples) has every
+    occurrence filled the same way, as the official ``str.replace`` does; the probabilities
+    read at all its masks are averaged (the official batch code misaligns such rows, so
+    there is nothing exact to mirror).
+
+    Returns one row per input: ``row, context, word, n_subwords, prob, log_prob_sum,
+    subword_probs``.  Rows whose context lacks the placeholder, whose word is empty or
+    tokenises to ``[UNK]``, or that exceed the model window are reported in
+    ``df.attrs["report"]`` and left out (``errors="raise"`` raises).
+    """
+    if len(contexts) != len(words):
+        raise ValueError("contexts and words must have the same length")
+    tok = lm.tokenizer
+    mask_id = tok.mask_token_id
+    seqs: list[list[int]] = []
+    items: list[tuple[int, int, int]] = []
+    owner: list[tuple[int, int]] = []
+    n_sub: dict[int, int] = {}
+    issues: list[dict[str, Any]] = []
+
+    def issue(i: int, reason: str, text: Any) -> None:
+        issues.append(
+            {
+                "row": i,
+                "line": None,
+                "column": None,
+                "reason": reason,
+                "action": "skipped",
+                "text": str(text)[:80],
+            }
+        )
+
+    for i, (ctx, word) in enumerate(zip(contexts, words, strict=True)):
+        if not isinstance(ctx, str) or ctx.count(placeholder) < 1:
+            issue(i, f"context does not contain {placeholder!r}", ctx)
+            continue
+        n_blanks = ctx.count(placeholder)
+        if not isinstance(word, str) or not word.strip():
+            issue(i, "empty word", word)
+            continue
+        sub = tok.encode(word, add_special_tokens=False)
+        if not sub:
+            issue(i, "word has no tokens", word)
+            continue
+        if tok.unk_token_id is not None and tok.unk_token_id in sub:
+            issue(i, f"word tokenises to {tok.unk_token}", word)
+            continue
+        local_seqs: list[list[int]] = []
+        local_items: list[tuple[int, int, int]] = []
+        ok = True
+        for k in range(len(sub)):
+            insertion = tok.decode(sub[:k])
+            ids = tok(ctx.replace(placeholder, f"{insertion}{tok.mask_token}"), verbose=False)["input_ids"]
+            where = [j for j, t in enumerate(ids) if t == mask_id]
+            if len(ids) > lm.max_length or len(where) != n_blanks:
+                ok = False
+                issue(
+                    i,
+                    f"longer than the model window ({len(ids)} > {lm.max_length} tokens)"
+                    if len(ids) > lm.max_length
+                    else f"the {placeholder} was not turned into a {tok.mask_token} token",
+                    ctx,
+                )
+                break
+            local_items += [(len(seqs) + len(local_seqs), w, sub[k]) for w in where]
+            owner += [(i, k)] * len(where)
+            local_seqs.append(list(ids))
+        if not ok:
+            owner = [o for o in owner if o[0] != i]
+            continue
+        seqs += local_seqs
+        items += local_items
+        n_sub[i] = len(sub)
+    report = ValidationReport.from_records(issues, context=f"fill-in-the-blank ({lm.name})")
+    if errors == "raise":
+        report.raise_if_any(("skipped",))
+    report.log(logger, logging.WARNING if len(report) else logging.INFO)
+    from tqdm.auto import tqdm
+
+    with tqdm(total=len(items), desc="fill-blank", unit="mask", disable=not progress, leave=False) as pbar:
+        lp = _masked_log_probs(lm, seqs, items, batch_size=batch_size, pbar=pbar)
+    # p_k = probability of sub-word k (averaged over the masks when the placeholder repeats)
+    per: dict[int, dict[int, list[float]]] = {}
+    for (i, k), v in zip(owner, lp, strict=True):
+        per.setdefault(i, {}).setdefault(k, []).append(math.exp(float(v)))
+    idx = sorted(per)
+    p_k = {i: [float(np.mean(per[i][k])) for k in sorted(per[i])] for i in idx}
+    df = pd.DataFrame(
+        {
+            "row": idx,
+            "context": [contexts[i] for i in idx],
+            "word": [words[i] for i in idx],
+            "n_subwords": [n_sub[i] for i in idx],
+            "prob": [float(np.mean(p_k[i])) for i in idx],
+            "log_prob_sum": [float(np.sum(np.log(p_k[i]))) for i in idx],
+            "subword_probs": [p_k[i] for i in idx],
+        }
+    )
+    df.attrs["report"] = report
+    return df
+
+
+def baseline_probabilities(
+    lm: MaskedLM,
+    contexts: Sequence[str],
+    stereo_words: Sequence[Sequence[str]],
+    anti_words: Sequence[Sequence[str]],
+    *,
+    placeholder: str = "BLANK",
+    batch_size: int = 64,
+    progress: bool = True,
+) -> pd.DataFrame:
+    r"""The baseline of seed 000 section 4.1.2: :math:`P(\text{ster.})` and :math:`P(\text{anti-ster.})` per context.
+
+    .. math:: P(\text{stereotypical sentence}) = \sum_{v \in V^{ster}} p_v, \qquad
+              P(\text{anti-stereotypical sentence}) = \sum_{v \in V^{anster}} p_v
+
+    (eqs. 4.2-4.3), where :math:`p_v` is the probability of word ``v`` at the ``placeholder``
+    (:func:`fill_blank_probabilities`; multi-token words: mean sub-word probability, the
+    StereoSet rule).  ``stereo_words[i]`` / ``anti_words[i]`` are the sets :math:`V^{ster}`,
+    :math:`V^{anster}` of context ``i``.  Returns ``row, context, p_ster, p_anster, n_ster,
+    n_anster`` (words actually scored); words that cannot be scored are in
+    ``df.attrs["report"]`` and contribute nothing to the sums.  Feed ``p_ster`` / ``p_anster``
+    to :func:`biaskit.metrics.stereoset.comp_baseline_test` (experiment :math:`E^{Comp}`).
+    """
+    if not len(contexts) == len(stereo_words) == len(anti_words):
+        raise ValueError("contexts, stereo_words and anti_words must have the same length")
+    ctx, words, owner = [], [], []
+    for i, (c, vs, va) in enumerate(zip(contexts, stereo_words, anti_words, strict=True)):
+        if isinstance(vs, str) or isinstance(va, str):
+            raise ValueError(
+                "stereo_words / anti_words hold one list of words per context (V^ster, V^anster)"
+            )
+        for side, vv in (("ster", vs), ("anster", va)):
+            for w in vv:
+                ctx.append(c)
+                words.append(w)
+                owner.append((i, side))
+    fb = fill_blank_probabilities(
+        lm, ctx, words, placeholder=placeholder, batch_size=batch_size, progress=progress
+    )
+    p = {(i, side): 0.0 for i in range(len(contexts)) for side in ("ster", "anster")}
+    n = dict.fromkeys(p, 0)
+    for r, prob in zip(fb["row"], fb["prob"], strict=True):
+        p[owner[r]] += float(prob)
+        n[owner[r]] += 1
+    rep = fb.attrs["report"]
+    issues = rep.issues.copy()
+    if len(issues):
+        issues["text"] = [f"{words[int(r)]!r} in {ctx[int(r)][:60]!r}" for r in issues["row"]]
+        issues["row"] = [owner[int(r)][0] for r in issues["row"]]
+    out = pd.DataFrame(
+        {
+            "row": range(len(contexts)),
+            "context": list(contexts),
+            "p_ster": [p[(i, "ster")] for i in range(len(contexts))],
+            "p_anster": [p[(i, "anster")] for i in range(len(contexts))],
+            "n_ster": [n[(i, "ster")] for i in range(len(contexts))],
+            "n_anster": [n[(i, "anster")] for i in range(len(contexts))],
+        }
+    )
+    out.attrs["report"] = ValidationReport(
+        issues=issues.reset_index(drop=True), context=f"baseline 4.1.2 ({lm.name})"
+    )
+    return out
+
+
+_EDGE_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~¡¿«»“”‘’…")
+
+
+def _differing_span(more: str, less: str) -> tuple[str, str, str] | None:
+    """(context with BLANK, word_more, word_less) when the sentences differ in one contiguous word span."""
+    a, b = more.split(), less.split()
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    wa, wb = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+    lead = 0
+    while lead < min(len(wa), len(wb)) and wa[lead] == wb[lead] and wa[lead] in _EDGE_PUNCT:
+        lead += 1
+    trail = 0
+    while (
+        trail < min(len(wa), len(wb)) - lead
+        and wa[-1 - trail] == wb[-1 - trail]
+        and wa[-1 - trail] in _EDGE_PUNCT
+    ):
+        trail += 1
+    core_a, core_b = wa[lead : len(wa) - trail], wb[lead : len(wb) - trail]
+    if not core_a or not core_b:
+        return None
+    blank = wa[:lead] + "BLANK" + wa[len(wa) - trail :]
+    return " ".join([*a[:i1], blank, *a[i2:]]), core_a, core_b
+
+
+def baseline_pair_probabilities(
+    lm: MaskedLM,
+    sent_more: Sequence[str],
+    sent_less: Sequence[str],
+    *,
+    batch_size: int = 64,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Section 4.1.2 baseline on sentence pairs: probability of each pair's differing word at one mask.
+
+    The two sentences are compared word by word (whitespace split, :class:`difflib.SequenceMatcher`);
+    a pair that differs in exactly one contiguous span ("Los **pobres** son ..." / "Los **ricos**
+    son ...") becomes the context "Los BLANK son ..." with :math:`V^{ster}` = {pobres} and
+    :math:`V^{anster}` = {ricos} (punctuation shared at the span's edges stays in the context),
+    then :func:`baseline_probabilities`.  For uncased models (``lm.lowercase``) the sentences
+    are lower-cased first.  Pairs that differ in several places, only by insertion/deletion,
+    or not at all are reported (``df.attrs["report"]``) and left out.
+    Returns ``row, context, word_more, word_less, p_ster, p_anster``.
+    """
+    if len(sent_more) != len(sent_less):
+        raise ValueError("sent_more and sent_less must have the same length")
+    keep, ctx, wm, wl, issues = [], [], [], [], []
+    for i, (a, b) in enumerate(zip(sent_more, sent_less, strict=True)):
+        if lm.lowercase and isinstance(a, str) and isinstance(b, str):
+            a, b = a.lower(), b.lower()  # an uncased model cannot see case differences
+        span = _differing_span(a, b) if isinstance(a, str) and isinstance(b, str) else None
+        if span is None:
+            issues.append(
+                {
+                    "row": i,
+                    "line": None,
+                    "column": None,
+                    "reason": "the sentences do not differ in exactly one word span (no single mask possible)",
+                    "action": "skipped",
+                    "text": str(a)[:80],
+                }
+            )
+            continue
+        keep.append(i)
+        ctx.append(span[0])
+        wm.append(span[1])
+        wl.append(span[2])
+    base = baseline_probabilities(
+        lm, ctx, [[w] for w in wm], [[w] for w in wl], batch_size=batch_size, progress=progress
+    )
+    rep = ValidationReport.from_records(issues, context=f"baseline 4.1.2 on pairs ({lm.name})")
+    inner = base.attrs["report"].issues.copy()
+    if len(inner):
+        inner["row"] = [keep[int(r)] for r in inner["row"]]
+        rep = rep + ValidationReport(issues=inner)
+    rep.log(logger, logging.WARNING if len(rep) else logging.INFO)
+    ok = (base["n_ster"] == 1) & (base["n_anster"] == 1)
+    out = pd.DataFrame(
+        {
+            "row": [keep[r] for r in base["row"][ok]],
+            "context": base["context"][ok].to_list(),
+            "word_more": [wm[r] for r in base["row"][ok]],
+            "word_less": [wl[r] for r in base["row"][ok]],
+            "p_ster": base["p_ster"][ok].to_list(),
+            "p_anster": base["p_anster"][ok].to_list(),
+        }
+    )
+    out.attrs["report"] = rep
+    return out

@@ -1,0 +1,421 @@
+"""Batched PLL scoring (biaskit.mlm) against naive references of the official algorithms.
+
+The references are in biaskit.testing: ``reference_pair_scores`` transcribes the official
+nyu-mll/crows-pairs ``mask_unigram`` loop with one ``transformers`` forward pass per mask;
+``NumpyBertReference`` re-implements the BERT forward pass in NumPy (float64, no padding,
+one pass per masked copy) so that the whole Spanish CrowS-Pairs can be checked in seconds.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from threadpoolctl import threadpool_limits
+
+from biaskit import mlm
+from biaskit.datasets import load_crows_pairs_es
+from biaskit.testing import NumpyBertReference, reference_fill_blank, reference_pair_scores, tiny_masked_lm
+
+TOL = 1e-4
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with threadpool_limits(1):
+        yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return tiny_masked_lm(seed=0)
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return load_crows_pairs_es("original")
+
+
+@pytest.fixture(scope="module")
+def numpy_ref(lm):
+    return NumpyBertReference(lm)
+
+
+# ------------------------------------------------------------------------------ tiny model
+def test_tiny_model_is_deterministic_and_seeded():
+    a, b, c = tiny_masked_lm(seed=0), tiny_masked_lm(seed=0), tiny_masked_lm(seed=1)
+    assert a.tokenizer.get_vocab() == b.tokenizer.get_vocab()
+    assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+    ids = a.tokenizer.encode("los pobres son realmente ignorantes")
+    assert ids[0] == a.tokenizer.cls_token_id and ids[-1] == a.tokenizer.sep_token_id
+    assert a.tokenizer.unk_token_id not in ids
+    # rare words are split into WordPiece sub-words
+    toks = a.tokenizer.tokenize("desanimarse obligado")
+    assert any(t.startswith("##") for t in toks)
+
+
+def test_numpy_reference_matches_transformers_forward(lm, numpy_ref):
+    ids = lm.tokenizer.encode("Los pobres son realmente ignorantes sobre cómo manejar el dinero.")
+    with torch.inference_mode():
+        logits = lm.model(torch.tensor([ids])).logits[0]
+    ref = numpy_ref.log_probs(numpy_ref.hidden(ids)[0])
+    np.testing.assert_allclose(ref, torch.log_softmax(logits, -1).double().numpy(), atol=2e-5)
+
+
+# ------------------------------------------------------------------------------ template
+def test_crows_template_is_the_official_get_span():
+    # pro "He is strong" vs anti "Ruby Rose is strong" (ids stand in for tokens)
+    t1, t2 = mlm.crows_template([101, 7, 8, 9, 102], [101, 5, 6, 8, 9, 102])
+    assert (t1, t2) == ([0, 2, 3, 4], [0, 3, 4, 5])
+    # same as difflib over the string ids
+    a, b = [1, 4, 4, 5, 9, 2], [1, 4, 5, 5, 9, 9, 2]
+    m = difflib.SequenceMatcher(None, [str(x) for x in a], [str(x) for x in b])
+    exp1 = [i for op in m.get_opcodes() if op[0] == "equal" for i in range(op[1], op[2])]
+    assert mlm.crows_template(a, b)[0] == exp1
+
+
+# ------------------------------------------------------------------------------ vs official loop
+@pytest.mark.parametrize("metric", ["cp", "sz", "aul"])
+def test_batched_equals_official_transformers_loop(lm, pairs, metric):
+    sub = pairs.iloc[[0, 1, 2, 5, 17, 33, 170, 400, 901, 1500]]
+    res = mlm.score_pairs(
+        lm, sub["sent_more"], sub["sent_less"], metric, cache=False, progress=False, batch_size=7
+    )
+    assert len(res.scores) == len(sub)
+    for r in res.scores.itertuples():
+        ref = reference_pair_scores(lm, r.sent_more, r.sent_less, metric)
+        assert abs(ref["sent1_score"] - r.sent_more_score) < TOL
+        assert abs(ref["sent2_score"] - r.sent_less_score) < TOL
+        got = res.tokens[(res.tokens["row"] == r.row) & (res.tokens["side"] == "more")]["log_prob"]
+        np.testing.assert_allclose(got.to_numpy(), ref["sent1_log_probs"], atol=TOL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["cp", "sz"])
+def test_batched_equals_reference_on_whole_spanish_crows_pairs(lm, pairs, numpy_ref, metric):
+    res = mlm.score_pairs(
+        lm, pairs["sent_more"], pairs["sent_less"], metric, cache=False, progress=False, batch_size=256
+    )
+    # the only rows left out are the 7 pairs whose sentences tokenise identically
+    ident = [
+        i
+        for i, (a, b) in enumerate(zip(pairs["sent_more"], pairs["sent_less"], strict=True))
+        if lm.tokenizer.encode(a.lower()) == lm.tokenizer.encode(b.lower())
+    ]
+    assert len(ident) == 7
+    assert res.report.skipped_rows == ident
+    assert len(res.scores) == len(pairs) - 7 == 1496
+    ref = np.array(
+        [
+            numpy_ref.pair_scores(a, b, metric)
+            for a, b in zip(res.scores["sent_more"], res.scores["sent_less"], strict=True)
+        ]
+    )
+    diff = np.abs(ref - res.scores[["sent_more_score", "sent_less_score"]].to_numpy())
+    assert diff.max() < TOL
+    # the scores are far from constant, so a wrong position or target would show
+    assert res.scores["sent_more_score"].std() > 5
+
+
+def test_aul_equals_manual_mean(lm, pairs, numpy_ref):
+    sub = pairs.iloc[::5]
+    res = mlm.score_pairs(
+        lm, sub["sent_more"], sub["sent_less"], "aul", cache=False, progress=False, batch_size=32
+    )
+    manual = np.array(
+        [
+            numpy_ref.pair_scores(a, b, "aul")
+            for a, b in zip(res.scores["sent_more"], res.scores["sent_less"], strict=True)
+        ]
+    )
+    assert np.abs(manual - res.scores[["sent_more_score", "sent_less_score"]].to_numpy()).max() < TOL
+    # AUL is a mean: n_more tokens, all unmasked
+    r0 = res.scores.iloc[0]
+    toks = res.tokens[(res.tokens["row"] == r0["row"]) & (res.tokens["side"] == "more")]
+    assert len(toks) == r0["n_more"] == len(lm.tokenizer.encode(r0["sent_more"].lower())) - 2
+    assert toks["log_prob"].mean() == pytest.approx(r0["sent_more_score"])
+
+
+def test_sz_sentences_and_per_token_table(lm):
+    s = ["Los ricos son realmente ignorantes.", "El médico llegó tarde."]
+    res = mlm.score_sentences(lm, s, "sz", cache=False, progress=False)
+    assert list(res.scores["row"]) == [0, 1]
+    for r in res.scores.itertuples():
+        toks = res.tokens[res.tokens["row"] == r.row]
+        ids = lm.tokenizer.encode(r.sentence.lower())
+        assert list(toks["position"]) == list(range(1, len(ids) - 1))
+        assert list(toks["token_id"]) == ids[1:-1]
+        assert toks["log_prob"].sum() == pytest.approx(r.score)
+        assert (toks["log_prob"] < 0).all()
+    with pytest.raises(ValueError, match="pairs"):
+        mlm.score_sentences(lm, s, "cp")
+
+
+def test_cp_masks_only_shared_tokens(lm):
+    res = mlm.score_pairs(
+        lm,
+        ["Los negros son pobres.", "Los hombres no saben cocinar."],
+        ["Los blancos son pobres.", "Las mujeres no saben cocinar."],
+        "cp",
+        cache=False,
+        progress=False,
+    )
+    toks = res.tokens
+    for row, expected in ((0, ["los", "son", "pobres", "."]), (1, ["no", "saben", "cocina", "##r", "."])):
+        t = toks[toks["row"] == row]
+        assert (
+            t[t["side"] == "more"]["token"].tolist() == t[t["side"] == "less"]["token"].tolist() == expected
+        )
+    # with sz every token is scored, including the differing ones
+    sz = mlm.score_pairs(
+        lm, ["Los negros son pobres."], ["Los blancos son pobres."], "sz", cache=False, progress=False
+    )
+    assert sz.tokens[sz.tokens["side"] == "more"]["token"].tolist() == ["los", "negros", "son", "pobres", "."]
+
+
+def test_models_without_a_known_head_use_the_full_forward(lm, pairs):
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+
+    torch.manual_seed(0)
+    cfg = DistilBertConfig(
+        vocab_size=lm.model.config.vocab_size,
+        dim=16,
+        n_layers=1,
+        n_heads=2,
+        hidden_dim=32,
+        max_position_embeddings=128,
+        pad_token_id=lm.tokenizer.pad_token_id,
+    )
+    other = mlm.MaskedLM(
+        model=DistilBertForMaskedLM(cfg).eval(), tokenizer=lm.tokenizer, name="tiny-distil", in_process=True
+    )
+    assert mlm._mlm_head(other.model) is None
+    sub = pairs.iloc[[1, 2, 3]]
+    res = mlm.score_pairs(
+        other, sub["sent_more"], sub["sent_less"], "cp", cache=False, progress=False, batch_size=5
+    )
+    for r in res.scores.itertuples():
+        ref = reference_pair_scores(other, r.sent_more, r.sent_less, "cp")
+        assert (
+            abs(ref["sent1_score"] - r.sent_more_score) < TOL
+            and abs(ref["sent2_score"] - r.sent_less_score) < TOL
+        )
+
+
+def test_batch_size_does_not_change_scores(lm, pairs):
+    sub = pairs.head(15)
+    a = mlm.score_pairs(
+        lm, sub["sent_more"], sub["sent_less"], "cp", cache=False, progress=False, batch_size=1
+    )
+    b = mlm.score_pairs(
+        lm, sub["sent_more"], sub["sent_less"], "cp", cache=False, progress=False, batch_size=500
+    )
+    np.testing.assert_allclose(a.scores["sent_more_score"], b.scores["sent_more_score"], atol=TOL)
+
+
+# ------------------------------------------------------------------------------ cache
+def test_cache_resumes_after_interruption(lm, pairs, monkeypatch):
+    sub = pairs.head(60)
+    full = mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "cp", cache=False, progress=False)
+
+    real = mlm._masked_log_probs
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt("simulated interruption")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mlm, "_masked_log_probs", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "cp", chunk_size=10, progress=False)
+    monkeypatch.setattr(mlm, "_masked_log_probs", real)
+
+    resumed = mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "cp", chunk_size=10, progress=False)
+    assert resumed.n_cached == 20  # two chunks of 10 were written before the interruption
+    assert resumed.n_computed == len(full.scores) - 20
+    pd.testing.assert_frame_equal(resumed.scores, full.scores, check_exact=False, atol=1e-9)
+    pd.testing.assert_frame_equal(resumed.tokens, full.tokens, check_exact=False, atol=1e-9)
+
+    again = mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "cp", progress=False)
+    assert again.n_computed == 0 and again.n_cached == len(full.scores)
+    # a different metric or model is a different cache entry
+    assert mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "sz", progress=False).n_cached == 0
+    other = tiny_masked_lm(seed=3)
+    assert mlm.score_pairs(other, sub["sent_more"], sub["sent_less"], "cp", progress=False).n_cached == 0
+
+
+def test_cache_ignores_a_truncated_line(lm, pairs):
+    sub = pairs.head(12)
+    first = mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "sz", chunk_size=4, progress=False)
+    with open(first.cache_path, "a", encoding="utf-8") as fh:
+        fh.write('{"v": 1, "row": 3, "key": "tru')  # a write cut by a crash
+    again = mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "sz", progress=False)
+    assert again.n_computed == 0
+    np.testing.assert_allclose(again.scores["sent_more_score"], first.scores["sent_more_score"])
+
+
+# ------------------------------------------------------------------------------ bad input
+def test_bad_rows_are_reported_with_row_and_line_numbers(lm, caplog):
+    long = " ".join(["palabra"] * 300)
+    more = [
+        "Los pobres son ignorantes.",
+        "",
+        long,
+        "Los Ã©xitos",
+        "Él come ☃ pan.",
+        "Hola amigo.",
+        "abc def",
+        None,
+    ]
+    less = [
+        "Los ricos son ignorantes.",
+        "Algo.",
+        long + " x",
+        "Los éxitos",
+        "Ella come ☃ pan.",
+        "Hola amigo.",
+        "xyz qrs",
+        "x",
+    ]
+    lines = pd.Series([10, 11, 12, 13, 14, 15, 16, 17], index=range(100, 108))  # positional, not by label
+    with caplog.at_level("WARNING", logger="biaskit.mlm"):
+        res = mlm.score_pairs(lm, more, less, "cp", lines=lines, cache=False, progress=False)
+    rep = res.report
+    assert list(res.scores["row"]) == [0]
+    assert rep.skipped_rows == [1, 2, 3, 4, 5, 6, 7]
+    reasons = dict(zip(rep.issues["row"], rep.issues["reason"], strict=False))
+    assert "empty" in reasons[1]
+    assert "longer than the model window" in reasons[2]
+    assert "mis-encoded" in reasons[3]
+    assert "unknown token" in reasons[4] and "☃" in reasons[4]
+    assert "identical" in reasons[5]
+    assert "share no token" in reasons[6]
+    assert "missing sentence" in reasons[7]
+    assert set(rep.issues["line"]) == {11, 12, 13, 14, 15, 16, 17}
+    assert "skipped" in caplog.text
+    with pytest.raises(ValueError, match="longer than the model window"):
+        mlm.score_pairs(lm, more, less, "cp", cache=False, progress=False, errors="raise")
+
+
+def test_unk_can_be_scored_explicitly(lm):
+    res = mlm.score_pairs(
+        lm, ["Él come ☃ pan."], ["Ella come ☃ pan."], "sz", unk="score", cache=False, progress=False
+    )
+    assert len(res.scores) == 1
+    assert list(res.report.issues["action"]) == ["kept", "kept"]
+
+
+def test_special_token_text_is_reported(lm):
+    cased = mlm.MaskedLM(
+        model=lm.model, tokenizer=lm.tokenizer, name="tiny-cased", lowercase=False, in_process=True
+    )
+    res = mlm.score_sentences(
+        cased, ["El [MASK] es alto.", "El perro es alto."], "sz", cache=False, progress=False
+    )
+    assert list(res.scores["row"]) == [1]
+    assert "special token" in res.report.issues["reason"].iloc[0]
+
+
+# ------------------------------------------------------------------------------ fill-blank
+def test_fill_blank_matches_official_stereoset_loop(lm):
+    contexts = ["El médico es BLANK.", "Los BLANK son ignorantes.", "El BLANK y el BLANK."]
+    words = ["alto", "desanimarse", "perro"]
+    df = mlm.fill_blank_probabilities(lm, contexts, words, progress=False)
+    assert list(df["n_subwords"]) == [len(lm.tokenizer.encode(w, add_special_tokens=False)) for w in words]
+    assert df["n_subwords"].iloc[1] > 1
+    for r in df.itertuples():
+        assert r.prob == pytest.approx(reference_fill_blank(lm, r.context, r.word), abs=1e-6)
+        assert r.log_prob_sum == pytest.approx(np.sum(np.log(r.subword_probs)))
+    bad = mlm.fill_blank_probabilities(lm, ["sin hueco", "El BLANK."], ["x", ""], progress=False)
+    assert bad.empty and bad.attrs["report"].skipped_rows == [0, 1]
+
+
+def test_baseline_probabilities_sum_over_word_sets(lm):
+    ctx = ["Los BLANK son ignorantes.", "El BLANK llegó tarde."]
+    ster = [["pobres", "negros"], ["médico"]]
+    anti = [["ricos"], ["enfermero", "perro"]]
+    res = mlm.baseline_probabilities(lm, ctx, ster, anti, progress=False)
+    for i in range(2):
+        exp_s = sum(reference_fill_blank(lm, ctx[i], w) for w in ster[i])
+        exp_a = sum(reference_fill_blank(lm, ctx[i], w) for w in anti[i])
+        assert res["p_ster"].iloc[i] == pytest.approx(exp_s, abs=1e-7)
+        assert res["p_anster"].iloc[i] == pytest.approx(exp_a, abs=1e-7)
+    assert list(res["n_ster"]) == [2, 1] and list(res["n_anster"]) == [1, 2]
+    with pytest.raises(ValueError, match="one list of words"):
+        mlm.baseline_probabilities(lm, ctx, ["pobres", "x"], anti)
+
+
+def test_baseline_pair_probabilities_mask_the_differing_word(lm):
+    more = [
+        "Los pobres son ignorantes.",
+        "Él no sabe, los negros sí.",
+        "Hola.",
+        "El hombre llegó tarde, dijo.",
+    ]
+    less = [
+        "Los ricos son ignorantes.",
+        "Él NO sabe, los blancos sí.",
+        "Hola.",
+        "La mujer llegó tarde, dijo.",
+    ]
+    res = mlm.baseline_pair_probabilities(lm, more, less, progress=False)
+    # row 1 differs only by case + one word for an uncased model; row 2 does not differ
+    assert list(res["row"]) == [0, 1, 3]
+    assert list(res["context"]) == [
+        "los BLANK son ignorantes.",
+        "él no sabe, los BLANK sí.",
+        "BLANK llegó tarde, dijo.",
+    ]
+    assert list(res["word_more"]) == ["pobres", "negros", "el hombre"]
+    assert res.attrs["report"].skipped_rows == [2]
+    r0 = res.iloc[0]
+    assert r0["p_ster"] == pytest.approx(reference_fill_blank(lm, r0["context"], "pobres"), abs=1e-7)
+
+
+# ------------------------------------------------------------------------------ loading
+def test_missing_model_raises_clearly_without_network(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(
+        mlm.ModelNotAvailableError, match="huggingface-cli download biaskit-test/no-such-model"
+    ):
+        mlm.load_masked_lm("biaskit-test/no-such-model")
+    with pytest.raises(mlm.ModelNotAvailableError, match=r"config\.json"):
+        mlm.load_masked_lm(tmp_path)
+
+
+def test_hub_unreachable_is_detected_quickly(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(mlm, "_hub_reachable", lambda timeout=3.0: False)
+    with pytest.raises(mlm.ModelNotAvailableError, match=r"cannot be\s+reached"):
+        mlm.load_masked_lm("some-org/some-model")
+
+
+def test_load_from_a_saved_folder_round_trip(lm, tmp_path):
+    lm.model.save_pretrained(tmp_path)
+    lm.tokenizer.save_pretrained(tmp_path)
+    loaded = mlm.load_masked_lm(tmp_path, device="cpu")
+    assert not loaded.model.training and loaded.lowercase
+    s = ["Los pobres son realmente ignorantes."]
+    a = mlm.score_sentences(lm, s, cache=False, progress=False).scores["score"].iloc[0]
+    b = mlm.score_sentences(loaded, s, cache=False, progress=False).scores["score"].iloc[0]
+    assert a == pytest.approx(b, abs=1e-5)
+    assert mlm.resolve_default_model(str(tmp_path)).name == str(tmp_path)
+
+
+def test_resolve_default_model_falls_back_offline(monkeypatch):
+    monkeypatch.delenv("BIASKIT_MLM", raising=False)
+    monkeypatch.setattr(mlm, "_locally_available", lambda name: False)
+    choice = mlm.resolve_default_model()
+    assert choice.name == "tiny" and choice.is_fallback
+    assert "TINY RANDOM" in choice.message and "huggingface-cli download" in choice.message
+    lm2 = mlm.get_masked_lm("tiny")
+    assert lm2.is_fallback
