@@ -1,0 +1,542 @@
+"""Indirect Logarithmic Probability Bias Score (seed 004): bundled data, the vectorised score against a
+slow one-forward-pass-per-(template, name) reference (BERT and XLNet, both perm_mask variants), the prior
+cancellation property, caching and bad input."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.stats import pearsonr
+
+from biaskit.metrics import indirect_bias as ib
+from biaskit.mlm import ModelNotAvailableError
+from biaskit.paths import data_dir
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def bert():
+    # float64 weights: the batched (padded) and the one-by-one passes then agree to ~1e-13, so the
+    # comparison with the reference can use a tight tolerance (float32 agrees to ~1e-6 only)
+    b = ib.tiny_bridge_lm("bert", seed=3)
+    b.lm.model.double()
+    return b
+
+
+@pytest.fixture(scope="module")
+def xlnet():
+    # a short padding text keeps the test fast; the real default is checked separately
+    # float32: transformers' XLNet query stream (target_mapping) does not run in float64
+    return ib.tiny_bridge_lm("xlnet", seed=5, padding_text="The story of a family . <eod> </s>")
+
+
+# =============================================================================================
+# bundled data
+# =============================================================================================
+def test_word_lists_sizes_as_printed():
+    w = ib.load_louis_alexandre_words()
+    sizes = {k: len(v) for k, v in w.items()}
+    assert sizes == {
+        "beverage": 18,
+        "country": 61,
+        "occupation": 99,
+        "sport": 30,
+        "trait": 617,
+        "age": 102,
+        "year_of_birth": 102,
+        "gender": 12,
+        "race": 7,
+        "religion": 12,
+        "sexual_orientation": 7,
+        "name": 779,
+    }
+    assert len(set(w["name"])) == 779
+    assert w["name"][:3] == ["Aaliyah", "Aaron", "Abigail"] and w["name"][-1] == "Zoey"
+    assert "horling" in w["sport"]  # verbatim typo kept
+
+
+def test_55_template_sets_and_table_3_1_markers():
+    sets = ib.load_louis_alexandre_templates()
+    assert len(sets) == 55
+    incomplete = sorted(k for k, s in sets.items() if not s.complete)
+    assert incomplete == sorted(
+        [
+            "occupation-trait",
+            "occupation-name",
+            "occupation-gender",
+            "occupation-race",
+            "occupation-religion",
+            "occupation-sexual_orientation",
+            "sport-trait",
+            "sport-race",
+            "sport-sexual_orientation",
+            "name-country",
+        ]
+    )
+    # the singular/plural (*) and adjective/noun (•) split of Table 3.1 is what template_form finds
+    for key, s in sets.items():
+        if not s.complete:
+            continue
+        m = re.fullmatch(r"(\d+) \+ (\d+)([*•])", s.table_count)
+        if m:
+            forms = ("singular", "plural") if m.group(3) == "*" else ("adjective", "noun")
+            assert s.forms.count(forms[0]) == int(m.group(1)), key
+            assert s.forms.count(forms[1]) == int(m.group(2)), key
+        else:
+            assert len(s) == int(s.table_count), key
+
+
+def test_role_swapped_sections_are_bound_by_role():
+    sets = ib.load_louis_alexandre_templates()
+    s = sets["sport-age"]  # printed "He practices [FEATURE] and he is [TARGET] years old."
+    assert s.verbatim[0] == "He practices [FEATURE] and he is [TARGET] years old."
+    assert s.templates[0] == "He practices {target} and he is {feature} years old."
+    bt = sets["beverage-trait"]
+    assert bt.templates[0] == "People who drink a lot of {target} are {feature}."
+    occ = sets["occupation-gender"]
+    assert occ.verbatim[1] == "[TARGET] s are [FEATURE]."
+    assert occ.templates[1] == "{target_pl} are {feature}."
+    assert occ.forms == ("singular", "plural")
+    assert "{target}'s religion" in sets["name-religion"].templates[2]
+    assert (
+        ib.feature_mask_index("{feature} is {target}") == 0
+        and ib.feature_mask_index("{target} is {feature}") == 1
+    )
+
+
+def test_pluralize_and_country_article():
+    assert [
+        ib.pluralize(w)
+        for w in ("barman", "nanny", "coach", "engineer", "police officer", "secretary", "waitress")
+    ] == ["barmen", "nannies", "coaches", "engineers", "police officers", "secretaries", "waitresses"]
+    assert ib.pluralize("bus", {}) == "buses" and ib.pluralize("day", {}) == "days"
+
+
+def test_feature_set_classes():
+    g = ib.feature_set("gender")
+    assert g.classes == ("male", "female", "boy", "girl", "man", "woman")
+    assert g.surface("woman", "plural") == "women" and g.surface("man", "singular") == "man"
+    r = ib.feature_set("religion", ["Islam", "Christian"])
+    assert r.classes == ("Muslim", "Christian") and r.surface("Muslim", "noun") == "Islam"
+    with pytest.raises(ValueError, match="not a gender class"):
+        ib.feature_set("gender", ["wizard"])
+
+
+def test_published_tables_consistency():
+    t = ib.load_louis_alexandre_tables()
+    corr = t["direct_vs_indirect_correlation"]["corrected"]
+    # Table 3.5's "gender-defining words" column is the Gender x Occupation cell of Tables A.1-A.4
+    for model, (words_r, _f, _m) in t["table_3_5"]["rows"].items():
+        cell = corr[model]["rows"]["Gender"][corr[model]["columns"].index("Occupation")]
+        assert round(words_r, 4) == pytest.approx(cell, abs=1e-9), model
+    # the diagonal of every model is empty once the misaligned xl-base Country row is corrected
+    for model, tab in corr.items():
+        for cat in ("Beverage", "Country", "Occupation", "Sport"):
+            assert tab["rows"][cat][tab["columns"].index(cat)] is None, (model, cat)
+    assert t["direct_vs_indirect_correlation"]["as_printed"]["xl-base"]["rows"]["Country"][2] is None
+
+
+def test_diff_rank_recomputed_finds_the_five_printing_errors():
+    occ = ib.load_louis_alexandre_tables()["gender_rank_tables"]["occupations"]
+    wrong = sorted(
+        (o, meth, model)
+        for o, by in occ.items()
+        for meth, rows in by.items()
+        for model, r in rows.items()
+        if r["female_rank"] - r["male_rank"] != r["diff_rank_printed"]
+    )
+    assert wrong == sorted(
+        [
+            ("hairdresser", "indirect", "xl-base"),
+            ("stylist", "indirect", "bert-large"),
+            ("housekeeper", "direct", "xl-base"),
+            ("interior designer", "indirect", "xl-base"),
+            ("hairdresser", "direct", "bert-large"),
+        ]
+    )
+
+
+def test_gender_rank_table():
+    scores = pd.DataFrame(
+        {
+            "female": [0.9, 0.1, 0.5, 0.0],
+            "girl": [0.7, 0.1, 0.3, 0.0],
+            "woman": [0.8, 0.1, 0.4, 0.0],
+            "male": [0.0, 0.8, 0.3, 0.9],
+            "boy": [0.0, 0.6, 0.3, 0.9],
+            "man": [0.0, 0.7, 0.3, 0.9],
+        },
+        index=["nurse", "pilot", "teacher", "barman"],
+    )
+    r = ib.gender_rank_table(scores, exclude=["barman"])
+    assert list(r.index) == ["nurse", "pilot", "teacher"]
+    assert r.loc["nurse", "female_rank"] == 1 and r.loc["nurse", "male_rank"] == 3
+    assert (r["diff_rank"] == r["female_rank"] - r["male_rank"]).all()
+    assert r.loc["nurse", "female"] == pytest.approx(0.8)
+
+
+# =============================================================================================
+# slow reference: Algorithm 3.1 literally, one forward pass per (template, name)
+# =============================================================================================
+PLURALS = {"nanny": "nannies", "engineer": "engineers", "air traffic controller": "air traffic controllers"}
+
+
+def _ref_sentence(lm, verbatim, ctx_ph, pred_ph, context, padding=""):
+    """Fill a *verbatim* Appendix template: context word (or mask) and a mask for the predicted slot."""
+    tok = lm.tokenizer
+    t = verbatim.replace("’", "'").replace(ctx_ph + " s ", ctx_ph + "s ")
+    sentinel = "\x01"
+    if context is None:
+        t = t.replace(ctx_ph + "s", sentinel).replace(ctx_ph, sentinel)
+    else:
+        t = t.replace(ctx_ph + "s", PLURALS.get(context, context + "s")).replace(ctx_ph, context)
+    t = t.replace(pred_ph, sentinel)
+    if lm.lowercase:
+        t = t.lower()
+    t = t.replace(sentinel, tok.mask_token)
+    return (padding + " " + t) if padding else t
+
+
+def _ref_prob(lm, sentence, which, word, *, xlnet_mode=None):
+    tok = lm.tokenizer
+    ids = tok(sentence, return_tensors="pt")["input_ids"]
+    masks = (ids[0] == tok.mask_token_id).nonzero().flatten().tolist()
+    pos = masks[which]
+    wid = tok.convert_tokens_to_ids(tok.tokenize(word.lower() if lm.lowercase else word))
+    assert len(wid) == 1
+    with torch.no_grad():
+        if xlnet_mode == "perm_mask":
+            n = ids.shape[1]
+            dt = next(lm.model.parameters()).dtype
+            perm = torch.zeros((1, n, n), dtype=dt)
+            perm[0, :, masks] = 1.0
+            tmap = torch.zeros((1, 1, n), dtype=dt)
+            tmap[0, 0, pos] = 1.0
+            logits = lm.model(ids, perm_mask=perm, target_mapping=tmap).logits[0, 0]
+        else:
+            logits = lm.model(ids).logits[0, pos]
+    return torch.softmax(logits.double(), dim=-1)[wid[0]].item()
+
+
+def _ref_bias_scores(lm, ts_raw, contexts, predicted, *, padding="", xlnet_mode=None, forms=None):
+    """BS(c, w) = log(mean_i p_tgt_i / mean_i p_prior_i), template by template, word by word."""
+    ctx_ph, pred_ph = ts_raw["context_placeholder"], ts_raw["predicted_placeholder"]
+    out = pd.DataFrame(index=contexts, columns=list(predicted), dtype=float)
+    for w in predicted:
+        p_prior, p_tgt = [], {c: [] for c in contexts}
+        for t in ts_raw["templates"]:
+            word = forms(w, t) if forms else w
+            prior_which = 0 if t.index(pred_ph) < t.index(ctx_ph) else 1
+            p_prior.append(
+                _ref_prob(
+                    lm,
+                    _ref_sentence(lm, t, ctx_ph, pred_ph, None, padding),
+                    prior_which,
+                    word,
+                    xlnet_mode=xlnet_mode,
+                )
+            )
+            for c in contexts:
+                p_tgt[c].append(
+                    _ref_prob(
+                        lm, _ref_sentence(lm, t, ctx_ph, pred_ph, c, padding), 0, word, xlnet_mode=xlnet_mode
+                    )
+                )
+        for c in contexts:
+            out.loc[c, w] = np.log(np.mean(p_tgt[c]) / np.mean(p_prior))
+    return out
+
+
+def _raw_sets():
+    return json.loads((data_dir() / "louis-alexandre" / "templates.json").read_text(encoding="utf-8"))["sets"]
+
+
+def _first(raw, key, n):
+    s = dict(raw[key])
+    s["templates"] = s["templates"][:n]
+    return s
+
+
+TARGETS = ["nanny", "engineer", "air traffic controller"]
+NAMES = ["Emma", "Noah", "Olivia", "Liam", "Mary", "John", "Linda", "James", "Susan", "Robert"]
+TRAITS = ["ambitious", "caring", "lazy"]
+
+
+def test_ibs_equals_slow_reference_bert(bert):
+    raw = _raw_sets()
+    sets = ib.load_louis_alexandre_templates()
+    # S1 templates 8..13 include "{target}" singular and the he/she variants; direct uses plural "[TARGET]s"
+    s1_raw = dict(raw["occupation-name"])
+    s1_raw["templates"] = raw["occupation-name"]["templates"][6:12]
+    s1 = ib.TemplateSet(
+        "occupation-name",
+        "occupation",
+        "name",
+        sets["occupation-name"].templates[6:12],
+        sets["occupation-name"].forms[6:12],
+    )
+    s2 = sets["name-trait"]
+    d_raw = _first(raw, "occupation-trait", 5)
+    dt = sets["occupation-trait"].subset(5)
+    res = ib.indirect_bias_scores(
+        bert, TARGETS, TRAITS, NAMES, s1, s2, direct_templates=dt, cache=False, progress=False
+    )
+    bs1_ref = _ref_bias_scores(bert.lm, s1_raw, TARGETS, NAMES)
+    bs2_ref = _ref_bias_scores(bert.lm, raw["name-trait"], NAMES, TRAITS)
+    direct_ref = _ref_bias_scores(bert.lm, d_raw, TARGETS, TRAITS)
+    np.testing.assert_allclose(res.bs1.loc[TARGETS, NAMES].to_numpy(), bs1_ref.to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.bs2.loc[NAMES, TRAITS].to_numpy(), bs2_ref.to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        res.direct.loc[TARGETS, TRAITS].to_numpy(), direct_ref.to_numpy(), rtol=0, atol=1e-9
+    )
+    for t in TARGETS:
+        for f in TRAITS:
+            r_ref = pearsonr(bs1_ref.loc[t].to_numpy(float), bs2_ref[f].to_numpy(float)).statistic
+            assert res.ibs.loc[t, f] == pytest.approx(r_ref, abs=1e-9)
+    # the scores are not degenerate (a wrong mask position would still give finite numbers)
+    assert res.ibs.abs().to_numpy().max() > 0.05
+    assert res.bs1.std(axis=1).min() > 1e-4
+
+
+def _gender_form(word, template):
+    plural = {"male": "males", "female": "females", "man": "men", "woman": "women"}
+    return word if re.search(r"\ba \[FEATURE\]", template) else plural[word]
+
+
+XL_TOL = 2e-5  # float32 batched (padded) vs one-by-one passes; a wrong position or mask differs by > 1e-3
+
+
+@pytest.mark.parametrize("mode", ["naive", "perm_mask"])
+def test_ibs_equals_slow_reference_xlnet(xlnet, mode):
+    x = ib.BridgeLM(xlnet.lm, xlnet_mode=mode, padding_text=xlnet.padding_text, batch_size=7)
+    raw = _raw_sets()
+    sets = ib.load_louis_alexandre_templates()
+    targets = ["nanny", "engineer"]
+    names = NAMES[:6]
+    feats = ["male", "female", "man", "woman"]
+    s1_raw = _first(raw, "country-name", 3)  # "Hi! My name is [FEATURE] and I live in [TARGET]."
+    s1 = sets["country-name"].subset(3)
+    targets_c = ["France", "Japan"]
+    s2 = sets["name-gender"]
+    dt = sets["occupation-gender"]  # singular "a [FEATURE]" and plural "[TARGET] s are [FEATURE]"
+    res = ib.indirect_bias_scores(x, targets_c, feats, names, s1, s2, cache=False, progress=False)
+    bs1_ref = _ref_bias_scores(x.lm, s1_raw, targets_c, names, padding=x.padding_text, xlnet_mode=mode)
+    bs2_ref = _ref_bias_scores(
+        x.lm, raw["name-gender"], names, feats, padding=x.padding_text, xlnet_mode=mode, forms=_gender_form
+    )
+    np.testing.assert_allclose(
+        res.bs1.loc[targets_c, names].to_numpy(), bs1_ref.to_numpy(), rtol=0, atol=XL_TOL
+    )
+    np.testing.assert_allclose(res.bs2.loc[names, feats].to_numpy(), bs2_ref.to_numpy(), rtol=0, atol=XL_TOL)
+    for t in targets_c:
+        for f in feats:
+            r_ref = pearsonr(bs1_ref.loc[t].to_numpy(float), bs2_ref[f].to_numpy(float)).statistic
+            assert res.ibs.loc[t, f] == pytest.approx(r_ref, abs=XL_TOL)
+    # the direct score reads singular forms in singular templates and plural forms in plural ones
+    d = ib.slot_scores(
+        x, dt, targets, ib.feature_set("gender", feats), cache=False, progress=False
+    ).bias_scores()
+    d_ref = _ref_bias_scores(
+        x.lm,
+        raw["occupation-gender"],
+        targets,
+        feats,
+        padding=x.padding_text,
+        xlnet_mode=mode,
+        forms=_gender_form,
+    )
+    np.testing.assert_allclose(d.loc[targets, feats].to_numpy(), d_ref.to_numpy(), rtol=0, atol=XL_TOL)
+
+
+def test_float32_batched_agrees_with_reference_to_float_precision():
+    b = ib.tiny_bridge_lm("bert", seed=3)  # float32 weights, as real checkpoints
+    raw = _raw_sets()
+    ts = ib.load_louis_alexandre_templates()["name-trait"]
+    got = ib.slot_scores(b, ts, NAMES, TRAITS, cache=False, progress=False).bias_scores()
+    ref = _ref_bias_scores(b.lm, raw["name-trait"], NAMES, TRAITS)
+    np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-4)
+
+
+def test_xlnet_modes_differ_and_default_padding_is_used(xlnet):
+    naive = ib.BridgeLM(xlnet.lm, xlnet_mode="naive", padding_text=xlnet.padding_text)
+    perm = ib.BridgeLM(xlnet.lm, xlnet_mode="perm_mask", padding_text=xlnet.padding_text)
+    ts = ib.load_louis_alexandre_templates()["name-trait"]
+    a = ib.slot_scores(naive, ts, NAMES[:4], TRAITS, cache=False, progress=False).log_p_tgt
+    b = ib.slot_scores(perm, ts, NAMES[:4], TRAITS, cache=False, progress=False).log_p_tgt
+    assert np.abs(a - b).max() > 1e-3
+    assert naive.cache_id() != perm.cache_id()
+    default = ib.BridgeLM(xlnet.lm)
+    assert default.padding_text == ib.PADDING_TEXT
+    s = default.fill("{target} is {feature}.", "Emma")
+    assert s.startswith("In 1991, the remains") and s.endswith("Emma is <mask>.")
+
+
+# =============================================================================================
+# properties of the score
+# =============================================================================================
+def test_prior_cancellation(bert):
+    """The S2 prior is a per-feature constant: removing it leaves IBS unchanged; the S1 prior is per-name and matters."""
+    res = ib.indirect_bias(
+        bert,
+        "occupation",
+        "trait",
+        targets=ib.load_louis_alexandre_words()["occupation"][:12],
+        features=[*TRAITS, "honest", "kind"],
+        names=ib.load_louis_alexandre_words()["name"][:40],
+        direct=False,
+        max_templates=6,
+        cache=False,
+        progress=False,
+    )
+    names = res.bridge
+    bs2_no_prior = pd.DataFrame(res.s2.log_mean_tgt(), index=res.s2.context, columns=res.s2.predicted)
+    ibs_no_s2_prior = ib.ibs_from_bridge_scores(res.bs1, bs2_no_prior)
+    np.testing.assert_allclose(ibs_no_s2_prior.to_numpy(), res.ibs.to_numpy(), rtol=0, atol=1e-12)
+    bs1_no_prior = pd.DataFrame(res.s1.log_mean_tgt(), index=res.s1.context, columns=res.s1.predicted)
+    ibs_no_s1_prior = ib.ibs_from_bridge_scores(bs1_no_prior, res.bs2)
+    assert np.abs(ibs_no_s1_prior.to_numpy() - res.ibs.to_numpy()).max() > 1e-3
+    # the priors themselves are not constant across names (otherwise the second check is vacuous)
+    assert np.std(res.s1.log_mean_prior()) > 1e-3
+    assert len(names) == 40
+
+
+def test_ibs_vectorised_matches_pandas_and_linear_cases(caplog):
+    rng = np.random.default_rng(0)
+    names = [f"n{i}" for i in range(30)]
+    bs1 = pd.DataFrame(rng.normal(size=(4, 30)), index=list("abcd"), columns=names)
+    bs2 = pd.DataFrame(rng.normal(size=(30, 3)), index=names, columns=["x", "y", "z"])
+    bs2["x"] = 2.0 * bs1.loc["a"].to_numpy() + 1.0  # exact linear relation
+    bs2["y"] = -0.5 * bs1.loc["b"].to_numpy()
+    ibs = ib.ibs_from_bridge_scores(bs1, bs2)
+    ref = pd.concat([bs1.T, bs2], axis=1).corr().loc[list("abcd"), ["x", "y", "z"]]
+    np.testing.assert_allclose(ibs.to_numpy(), ref.to_numpy(), atol=1e-12)
+    assert ibs.loc["a", "x"] == pytest.approx(1.0) and ibs.loc["b", "y"] == pytest.approx(-1.0)
+    bs1.loc["d"] = 3.0  # constant over names -> undefined
+    with caplog.at_level(logging.WARNING):
+        ibs = ib.ibs_from_bridge_scores(bs1, bs2)
+    assert ibs.loc["d"].isna().all() and "undefined" in caplog.text
+    with pytest.raises(ValueError, match="shared"):
+        ib.ibs_from_bridge_scores(bs1, bs2.rename(index=lambda n: n + "_other"))
+
+
+def test_cache_roundtrip(bert):
+    ts = ib.load_louis_alexandre_templates()["name-trait"]
+    a = ib.slot_scores(bert, ts, NAMES[:5], TRAITS, progress=False)
+    b = ib.slot_scores(bert, ts, NAMES[:5], TRAITS, progress=False)
+    assert a.n_cached == 0 and b.n_cached == 1
+    np.testing.assert_array_equal(a.log_p_tgt, b.log_p_tgt)
+    c = ib.slot_scores(bert, ts.subset(2), NAMES[:5], TRAITS, progress=False)
+    assert c.n_cached == 0 and c.log_p_tgt.shape == (2, 5, 3)
+
+
+def test_multi_token_words_are_dropped_or_raise(bert, caplog):
+    ts = ib.load_louis_alexandre_templates()["name-trait"]
+    with caplog.at_level(logging.WARNING):
+        r = ib.slot_scores(
+            bert,
+            ts,
+            NAMES[:3],
+            ["ambitious", "easily discouraged", "self-reliant"],
+            cache=False,
+            progress=False,
+        )
+    assert r.predicted == ("ambitious",)
+    assert set(r.dropped) == {"easily discouraged", "self-reliant"}
+    assert "not single tokens" in caplog.text
+    with pytest.raises(ValueError, match="easily discouraged"):
+        ib.slot_scores(
+            bert,
+            ts,
+            NAMES[:3],
+            ["ambitious", "easily discouraged"],
+            multi_token="raise",
+            cache=False,
+            progress=False,
+        )
+    # a name that is not one token leaves the bridge
+    s1 = ib.load_louis_alexandre_templates()["occupation-name"].subset(2)
+    res = ib.indirect_bias_scores(
+        bert, TARGETS[:2], TRAITS, [*NAMES, "Zzyzxqw"], s1, ts, cache=False, progress=False
+    )
+    assert "Zzyzxqw" not in res.bridge and "Zzyzxqw" in res.dropped["names"]
+
+
+def test_bad_input_messages(bert):
+    with pytest.raises(ValueError, match="target_category"):
+        ib.indirect_bias(bert, "trait", "occupation")
+    with pytest.raises(ValueError, match="feature_category"):
+        ib.indirect_bias(bert, "occupation", "occupation")
+    with pytest.raises(KeyError, match="no template set"):
+        ib.template_set("trait", "name")
+    with pytest.raises(ValueError, match="exactly one"):
+        ib.TemplateSet.from_strings(["{target} works."])
+    with pytest.raises(ValueError, match="empty or non-text"):
+        ib.slot_scores(
+            bert, ib.TemplateSet.from_strings(["{target} is {feature}."]), ["Emma", ""], TRAITS, cache=False
+        )
+    with pytest.raises(ModelNotAvailableError):
+        ib.load_bridge_lm("/nonexistent/model/folder")
+
+
+def test_custom_templates_and_result_helpers(bert):
+    s1 = ib.TemplateSet.from_strings(
+        ["{feature} works as a {target}.", "{feature} is a {target}."],
+        target_category="occupation",
+        feature_category="name",
+    )
+    s2 = ib.TemplateSet.from_strings(
+        ["{target} is {feature}."], target_category="name", feature_category="trait"
+    )
+    dt = ib.TemplateSet.from_strings(
+        ["The {target} is {feature}."], target_category="occupation", feature_category="trait"
+    )
+    res = ib.indirect_bias_scores(
+        bert, TARGETS, TRAITS, NAMES, s1, s2, direct_templates=dt, cache=False, progress=False
+    )
+    tidy = res.tidy()
+    assert len(tidy) == 9 and set(tidy.columns) >= {"model", "target", "feature", "ibs", "direct"}
+    pts = res.bridge_points("nanny", "caring")
+    assert list(pts["name"]) == NAMES
+    assert pearsonr(pts["x"], pts["y"]).statistic == pytest.approx(res.ibs.loc["nanny", "caring"], abs=1e-9)
+    tr = res.direct_indirect_correlation()
+    assert tr.n == 9 and -1 <= tr.statistic <= 1
+
+
+def test_check_published_tables():
+    c = ib.check_published_tables()
+    assert all(v["equal_at_4_decimals"] for v in c["table_3_5_vs_appendix"].values())
+    assert len(c["diff_rank_errors"]) == 5
+    # overlaps counted by hand on the printed top-10 lists (typos such as 'fisherma' count as printed)
+    counts = {g: {m: len(v) for m, v in by.items()} for g, by in c["top10_overlap"].items()}
+    assert counts == {
+        "female": {"bert-base": 6, "bert-large": 2, "xl-base": 5, "xl-large": 5},
+        "male": {"bert-base": 4, "bert-large": 5, "xl-base": 0, "xl-large": 3},
+    }
+    assert c["table_4_1"]["indirect_negative_for_all_female_words"]
+    assert not c["table_4_1"]["direct_negative_for_all_female_words"]
+    assert c["table_3_2_n"] == [101]  # 101 occupations at the time, 99 in the final list
+    assert c["likert_means"]["Usefulness of introduction message"] == {
+        "table_based": 3.6,
+        "scatterplot_based": 6.0,
+    }
+    f = ib.published_correlation_frame()
+    assert f.shape == (4 * 11 * 4, 6) and f["r"].isna().sum() == 4 * 4
+    assert (
+        f.query("model == 'bert-base' and target == 'Occupation' and feature == 'Gender'")["r"].item()
+        == 0.4477
+    )
+
+
+def test_mask_text_inside_a_word_is_refused(xlnet):
+    ts = ib.TemplateSet.from_strings(
+        ["{target} is {feature}."], target_category="name", feature_category="trait"
+    )
+    with pytest.raises(ValueError, match="mask token"):
+        ib.slot_scores(xlnet, ts, ["Emma <mask>"], TRAITS, cache=False, progress=False)
