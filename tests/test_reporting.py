@@ -17,7 +17,9 @@ from biaskit.results import TestResult
 def test_save_results_roundtrip(tmp_path):
     res = TestResult(statistic=1.0, p_value=0.2, method="m")
     path = save_results(
-        "demo", {"a": np.float32(1.5), "nan": float("nan"), "test": res, "arr": np.arange(2)}, out_dir=tmp_path
+        "demo",
+        {"a": np.float32(1.5), "nan": float("nan"), "test": res, "arr": np.arange(2)},
+        out_dir=tmp_path,
     )
     data = json.loads(path.read_text(encoding="utf-8"))
     assert path.name == "demo.json"
