@@ -43,6 +43,7 @@ from typing import Literal
 
 from tqdm.auto import tqdm
 
+from biaskit.data import sha256_file
 from biaskit.paths import cache_dir, data_dir, wordlists_dir
 
 logger = logging.getLogger(__name__)
@@ -542,14 +543,6 @@ def _resolve_source(name_or_path: str | Path) -> tuple[str, list[Path]]:
     )
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def load_corpus(
     name_or_path: str | Path = DEFAULT_CORPUS,
     *,
@@ -585,7 +578,7 @@ def load_corpus(
     label, files = _resolve_source(name_or_path)
     key_src = {
         "version": _CACHE_VERSION,
-        "files": [_sha256(f) for f in files],
+        "files": [sha256_file(f) for f in files],
         "preprocessing": cfg.cache_key(),
         "encoding": encoding,
         "sample": sample,

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from biaskit.data import sha256_file
 from biaskit.paths import data_dir
 
 logger = logging.getLogger(__name__)
@@ -229,14 +230,6 @@ def repair_encoding(text: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # files
 # ---------------------------------------------------------------------------------------------
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _bundled(rel: str, path: str | Path | None) -> Path:
     """Path of a bundled file (checksum verified) or of a user-given file (not verified)."""
     if path is not None:
@@ -251,7 +244,7 @@ def _bundled(rel: str, path: str | Path | None) -> Path:
             "restore it from the repository (see its PROVENANCE.md)"
         )
     expected = CHECKSUMS.get(rel)
-    if expected is not None and (got := _sha256(p)) != expected:
+    if expected is not None and (got := sha256_file(p)) != expected:
         raise ValueError(
             f"{p} has sha256 {got}, expected {expected} (PROVENANCE.md): the bundled file was "
             "modified or corrupted; restore it, or pass path=... to load your own copy"
@@ -298,6 +291,21 @@ def _read_csv_lines(
             continue
         rows.append((line, fields))
     return header, rows, issues
+
+
+def _read_csv_frame(
+    p: Path, encoding: str, context: str, columns: Sequence[str]
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """:func:`_read_csv_lines` as a frame of ``columns`` (empty cells -> ``None``) led by the
+    file ``line`` number, and the parse issues; ``ValueError`` if a column is missing."""
+    header, rows, issues = _read_csv_lines(p.read_bytes(), encoding, context)
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{context}: columns {missing} missing; header is {header}")
+    df = pd.DataFrame([f for _, f in rows], columns=header)[list(columns)]
+    df = df.astype(object).where(df != "", None)
+    df.insert(0, "line", [ln for ln, _ in rows])
+    return df, issues
 
 
 def _check_cells(
@@ -391,13 +399,7 @@ def load_crows_pairs_es_table(
     """
     context = "Spanish CrowS-Pairs (es_en.csv)"
     p = _bundled("crows-pairs-es/es_en.csv", path)
-    header, rows, issues = _read_csv_lines(p.read_bytes(), encoding, context)
-    missing = [c for c in _ES_COLUMNS if c not in header]
-    if missing:
-        raise ValueError(f"{context}: columns {missing} missing; header is {header}")
-    df = pd.DataFrame([f for _, f in rows], columns=header)[_ES_COLUMNS]
-    df = df.astype(object).where(df != "", None)
-    df.insert(0, "line", [ln for ln, _ in rows])
+    df, issues = _read_csv_frame(p, encoding, context, _ES_COLUMNS)
     df = _check_cells(df, _ES_COLUMNS[:-1], repair=repair, issues=issues)
     n_missing_type = int(df["bias_type"].isna().sum())
     if n_missing_type:
@@ -468,14 +470,9 @@ def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "rep
     """
     context = "English CrowS-Pairs (crows_pairs_anonymized.csv)"
     p = _bundled("crows-pairs/crows_pairs_anonymized.csv", path)
-    header, rows, issues = _read_csv_lines(p.read_bytes(), "utf-8", context)
-    cols = ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
-    missing = [c for c in cols if c not in header]
-    if missing:
-        raise ValueError(f"{context}: columns {missing} missing; header is {header}")
-    df = pd.DataFrame([f for _, f in rows], columns=header)[cols]
-    df = df.astype(object).where(df != "", None)
-    df.insert(0, "line", [ln for ln, _ in rows])
+    df, issues = _read_csv_frame(
+        p, "utf-8", context, ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
+    )
     df = _check_cells(df, ["sent_more", "sent_less"], repair=True, issues=issues)
     return _finish(df, issues, context, errors)
 

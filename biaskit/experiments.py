@@ -590,6 +590,20 @@ def _base_row(cfg: ExperimentConfig, cell: _Cell, language: str = "") -> dict[st
     }
 
 
+def _permutation_row(res: Any) -> dict[str, Any]:
+    """The table columns of a permutation-tested WEAT / SEAT / LPBS :class:`TestResult`."""
+    names = res.details["names"]
+    return {
+        "targets": f"{names['X']} vs {names['Y']}",
+        "attributes": f"{names['A']} vs {names['B']}",
+        "n": res.n,
+        "statistic": res.statistic,
+        "effect_size": res.effect_size,
+        "p_value": res.p_value,
+        "permutation": res.details["permutation_method"],
+    }
+
+
 def _run_cell(
     cfg: ExperimentConfig, cell: _Cell, data: Any, models: _ModelCache, lang: str = ""
 ) -> list[dict[str, Any]]:
@@ -617,16 +631,7 @@ def _run_cell(
                 )
             q = data if isinstance(data, SEATQuery) else SEATQuery.from_words(data, language=lang or "en")
             res = seat(q, enc, test)
-        names = res.details["names"]
-        row.update(
-            targets=f"{names['X']} vs {names['Y']}",
-            attributes=f"{names['A']} vs {names['B']}",
-            n=res.n,
-            statistic=res.statistic,
-            effect_size=res.effect_size,
-            p_value=res.p_value,
-            permutation=res.details["permutation_method"],
-        )
+        row.update(_permutation_row(res))
         dropped = {k: v for k, v in res.details.get("oov", {}).items() if v}
         dropped.update(res.details.get("not_embedded", {}))
         if dropped:
@@ -650,16 +655,7 @@ def _run_cell(
             batch_size=int(cfg.option("batch_size")),
         )
         res = test.run(data, model)
-        names = res.details["names"]
-        row.update(
-            targets=f"{names['X']} vs {names['Y']}",
-            attributes=f"{names['A']} vs {names['B']}",
-            n=res.n,
-            statistic=res.statistic,
-            effect_size=res.effect_size,
-            p_value=res.p_value,
-            permutation=res.details["permutation_method"],
-        )
+        row.update(_permutation_row(res))
         if res.details["skipped"]:
             row["note"] = f"skipped (target, template, attribute) combinations: {len(res.details['skipped'])}"
         return [row]

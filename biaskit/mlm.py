@@ -76,8 +76,10 @@ __all__ = [
     "baseline_probabilities",
     "fill_blank_probabilities",
     "get_masked_lm",
+    "how_to_get_model",
     "load_masked_lm",
     "resolve_default_model",
+    "resolve_device",
     "score_pairs",
     "score_sentences",
 ]
@@ -91,6 +93,8 @@ FALLBACK_MODEL = "tiny"
 PLLMetric = Literal["sz", "cp", "aul"]
 Errors = Literal["report", "raise"]
 _CACHE_VERSION = 1
+#: per example index: one (token ids, scored positions, log-probabilities) per sentence side
+_Done = dict[int, list[tuple[list[int], list[int], np.ndarray]]]
 
 
 # =============================================================================================
@@ -101,7 +105,8 @@ class ModelNotAvailableError(FileNotFoundError):
     cannot be reached (or offline mode is on)."""
 
 
-def _how_to_get(name: str) -> str:
+def how_to_get_model(name: str) -> str:
+    """Instructions (for an error message) on fetching the Hugging Face model ``name`` for offline use."""
     return (
         f"To use {name!r} offline, download it once on a machine with internet access:\n"
         f"    huggingface-cli download {name} --local-dir ./models/{name.split('/')[-1]}\n"
@@ -214,7 +219,8 @@ class MaskedLM:
         return f"MaskedLM({self.name!r}, params={n:,}, device={self.device}, lowercase={self.lowercase})"
 
 
-def _resolve_device(device: str | torch.device) -> torch.device:
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; any other value -> ``torch.device(device)``."""
     if str(device) == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(device)
@@ -243,7 +249,7 @@ def load_masked_lm(
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     name = str(name_or_path)
-    dev = _resolve_device(device)
+    dev = resolve_device(device)
     path = Path(name).expanduser()
 
     def _load(src: str, local_only: bool) -> tuple[Any, Any]:
@@ -252,18 +258,18 @@ def load_masked_lm(
         return tok, mdl
 
     if not path.exists() and name.startswith((".", "/", "~")):
-        raise ModelNotAvailableError(f"the model folder {path} does not exist. " + _how_to_get(name))
+        raise ModelNotAvailableError(f"the model folder {path} does not exist. " + how_to_get_model(name))
     if path.exists():
         if not path.is_dir() or not (path / "config.json").exists():
             raise ModelNotAvailableError(
-                f"{path} exists but is not a saved model folder (no config.json). " + _how_to_get(name)
+                f"{path} exists but is not a saved model folder (no config.json). " + how_to_get_model(name)
             )
         tok, mdl = _load(str(path), True)
         name = str(path)
     else:
         if "/" not in name and not name.replace("-", "").replace("_", "").isalnum():
             raise ModelNotAvailableError(
-                f"{name!r} is neither an existing folder nor a hub id. " + _how_to_get(name)
+                f"{name!r} is neither an existing folder nor a hub id. " + how_to_get_model(name)
             )
         try:
             tok, mdl = _load(name, True)
@@ -272,18 +278,18 @@ def load_masked_lm(
             if offline:
                 raise ModelNotAvailableError(
                     f"model {name!r} is not in the local Hugging Face cache and offline mode is on "
-                    f"(HF_HUB_OFFLINE / local_files_only). " + _how_to_get(name)
+                    f"(HF_HUB_OFFLINE / local_files_only). " + how_to_get_model(name)
                 ) from exc
             if not _hub_reachable(hub_timeout):
                 raise ModelNotAvailableError(
                     f"model {name!r} is not in the local Hugging Face cache and the hub cannot be "
-                    f"reached (no network). " + _how_to_get(name)
+                    f"reached (no network). " + how_to_get_model(name)
                 ) from exc
             try:
                 tok, mdl = _load(name, False)
             except (OSError, ValueError) as exc2:
                 raise ModelNotAvailableError(
-                    f"could not load {name!r} from the hub: {exc2}. " + _how_to_get(name)
+                    f"could not load {name!r} from the hub: {exc2}. " + how_to_get_model(name)
                 ) from exc2
     mdl.eval()
     mdl.to(dev)
@@ -332,7 +338,7 @@ def _fallback_message(want: str, *, requested: bool) -> str:
     return (
         f"Using the TINY RANDOM stand-in model {why}. It has random weights: its numbers say "
         "nothing about bias and only show that the pipeline runs end to end. "
-        + ("" if requested else _how_to_get(want))
+        + ("" if requested else how_to_get_model(want))
     )
 
 
@@ -343,7 +349,7 @@ def get_masked_lm(name: str | None = None, *, device: str | torch.device = "auto
     if name == FALLBACK_MODEL:
         from biaskit.testing import tiny_masked_lm
 
-        return tiny_masked_lm(seed=seed, device=str(_resolve_device(device)))
+        return tiny_masked_lm(seed=seed, device=str(resolve_device(device)))
     return load_masked_lm(name, device=device)
 
 
@@ -720,7 +726,7 @@ def _run(
     lines: Sequence[Any] | None,
     chunk_size: int | None,
     context: str,
-) -> tuple[dict[int, list[tuple[list[int], list[int], np.ndarray]]], ValidationReport, int, int, Path | None]:
+) -> tuple[_Done, ValidationReport, int, int, Path | None]:
     if metric not in ("sz", "cp", "aul"):
         raise ValueError(f"metric must be 'sz', 'cp' or 'aul', got {metric!r}")
     if errors not in ("report", "raise"):
@@ -738,7 +744,7 @@ def _run(
 
     keys = {i: _example_key(metric, bool(lm.lowercase), examples[i]) for i in prepared}
     path: Path | None = None
-    done: dict[int, list[tuple[list[int], list[int], np.ndarray]]] = {}
+    done: _Done = {}
     if cache:
         dhash = dataset_fingerprint(*[[ex[k] for ex in examples] for k in range(len(columns))])
         path = _cache_file(lm, metric, dhash)
@@ -784,7 +790,7 @@ def _run(
                 for pos in pos_lists:
                     vals.append(flat[k0 : k0 + len(pos)])
                     k0 += len(pos)
-            new: dict[int, list[tuple[list[int], list[int], np.ndarray]]] = {}
+            new: _Done = {}
             for (i, _s), ids, pos, v in zip(owner, seqs, pos_lists, vals, strict=True):
                 new.setdefault(i, []).append((ids, pos, v))
             done.update(new)
@@ -813,9 +819,7 @@ def _aggregate(metric: str, v: np.ndarray) -> float:
     return float(v.sum())
 
 
-def _tokens_frame(
-    lm: MaskedLM, done: dict[int, list[tuple[list[int], list[int], np.ndarray]]], sides: Sequence[str]
-) -> pd.DataFrame:
+def _tokens_frame(lm: MaskedLM, done: _Done, sides: Sequence[str]) -> pd.DataFrame:
     rows, side_col, pos_col, tid_col, lp_col = [], [], [], [], []
     for i in sorted(done):
         for s, (ids, pos, v) in enumerate(done[i]):
@@ -834,6 +838,38 @@ def _tokens_frame(
             "token_id": tid_col,
             "log_prob": lp_col,
         }
+    )
+
+
+def _score_examples(
+    lm: MaskedLM,
+    examples: list[tuple[Any, ...]],
+    columns: Sequence[str],
+    sides: Sequence[str],
+    metric: PLLMetric,
+    frame: Callable[[list[int], _Done], dict[str, list[Any]]],
+    *,
+    lines: Sequence[Any] | None,
+    **run_kw: Any,
+) -> PLLScores:
+    """:func:`_run` on ``examples``, then the :class:`PLLScores` of :func:`score_pairs` /
+    :func:`score_sentences`: a ``row`` column, the columns ``frame(rows, done)`` builds, the
+    file ``line`` when ``lines`` is given, and the per-token table over ``sides``."""
+    done, report, n_comp, n_cached, path = _run(lm, examples, columns, metric, lines=lines, **run_kw)
+    idx = sorted(done)
+    df = pd.DataFrame({"row": idx, **frame(idx, done)})
+    if lines is not None:
+        ln = list(lines)
+        df["line"] = [ln[i] for i in idx]
+    return PLLScores(
+        scores=df,
+        tokens=_tokens_frame(lm, done, sides),
+        report=report,
+        metric=metric,
+        model=lm.name,
+        n_computed=n_comp,
+        n_cached=n_cached,
+        cache_path=path,
     )
 
 
@@ -876,11 +912,28 @@ def score_pairs(
     if lines is not None and len(lines) != len(sent_more):
         raise ValueError("lines must have one entry per pair")
     examples = list(zip(list(sent_more), list(sent_less), strict=True))
-    done, report, n_comp, n_cached, path = _run(
+    bt = None if bias_types is None else list(bias_types)
+
+    def frame(idx: list[int], done: _Done) -> dict[str, list[Any]]:
+        cols = {
+            "sent_more": [examples[i][0] for i in idx],
+            "sent_less": [examples[i][1] for i in idx],
+            "sent_more_score": [_aggregate(metric, done[i][0][2]) for i in idx],
+            "sent_less_score": [_aggregate(metric, done[i][1][2]) for i in idx],
+            "n_more": [len(done[i][0][1]) for i in idx],
+            "n_less": [len(done[i][1][1]) for i in idx],
+        }
+        if bt is not None:
+            cols["bias_type"] = [bt[i] for i in idx]
+        return cols
+
+    return _score_examples(
         lm,
         examples,
         ("sent_more", "sent_less"),
+        ("more", "less"),
         metric,
+        frame,
         batch_size=batch_size,
         cache=cache,
         progress=progress,
@@ -889,34 +942,6 @@ def score_pairs(
         lines=lines,
         chunk_size=chunk_size,
         context="pair scoring",
-    )
-    idx = sorted(done)
-    df = pd.DataFrame(
-        {
-            "row": idx,
-            "sent_more": [examples[i][0] for i in idx],
-            "sent_less": [examples[i][1] for i in idx],
-            "sent_more_score": [_aggregate(metric, done[i][0][2]) for i in idx],
-            "sent_less_score": [_aggregate(metric, done[i][1][2]) for i in idx],
-            "n_more": [len(done[i][0][1]) for i in idx],
-            "n_less": [len(done[i][1][1]) for i in idx],
-        }
-    )
-    if bias_types is not None:
-        bt = list(bias_types)
-        df["bias_type"] = [bt[i] for i in idx]
-    if lines is not None:
-        ln = list(lines)
-        df["line"] = [ln[i] for i in idx]
-    return PLLScores(
-        scores=df,
-        tokens=_tokens_frame(lm, done, ("more", "less")),
-        report=report,
-        metric=metric,
-        model=lm.name,
-        n_computed=n_comp,
-        n_cached=n_cached,
-        cache_path=path,
     )
 
 
@@ -944,11 +969,21 @@ def score_sentences(
     if metric == "cp":
         raise ValueError("'cp' needs sentence pairs: use score_pairs")
     examples = [(s,) for s in sentences]
-    done, report, n_comp, n_cached, path = _run(
+
+    def frame(idx: list[int], done: _Done) -> dict[str, list[Any]]:
+        return {
+            "sentence": [examples[i][0] for i in idx],
+            "score": [_aggregate(metric, done[i][0][2]) for i in idx],
+            "n_tokens": [len(done[i][0][1]) for i in idx],
+        }
+
+    return _score_examples(
         lm,
         examples,
         ("sentence",),
+        ("sentence",),
         metric,
+        frame,
         batch_size=batch_size,
         cache=cache,
         progress=progress,
@@ -957,28 +992,6 @@ def score_sentences(
         lines=lines,
         chunk_size=chunk_size,
         context="sentence scoring",
-    )
-    idx = sorted(done)
-    df = pd.DataFrame(
-        {
-            "row": idx,
-            "sentence": [examples[i][0] for i in idx],
-            "score": [_aggregate(metric, done[i][0][2]) for i in idx],
-            "n_tokens": [len(done[i][0][1]) for i in idx],
-        }
-    )
-    if lines is not None:
-        ln = list(lines)
-        df["line"] = [ln[i] for i in idx]
-    return PLLScores(
-        scores=df,
-        tokens=_tokens_frame(lm, done, ("sentence",)),
-        report=report,
-        metric=metric,
-        model=lm.name,
-        n_computed=n_comp,
-        n_cached=n_cached,
-        cache_path=path,
     )
 
 

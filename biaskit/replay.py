@@ -649,18 +649,15 @@ def _reproduced_values(results: Mapping[str, Any]) -> dict[str, float]:
         for m in t.index:
             v[f"Table 4.2 prop ({m})"] = t.loc[m, "prop"]
             v[f"Table 4.2 p-value ({m})"] = t.loc[m, "p_value"]
-    if "table_4_3" in results:
-        for d, row in results["table_4_3"].iterrows():
-            v[f"Table 4.3 Shapiro p ({d})"] = row["p_value"]
-    if "table_4_4" in results:
-        for d, row in results["table_4_4"].iterrows():
-            v[f"Table 4.4 KS-GEV p ({d})"] = row["p_value"]
-    if "table_4_5" in results:
-        for m, row in results["table_4_5"].iterrows():
-            v[f"Table 4.5 KS ster vs anster p ({m})"] = row["p_value"]
-    if "table_4_6" in results:
-        for m, row in results["table_4_6"].iterrows():
-            v[f"Table 4.6 KL score ({m})"] = row["kl_score"]
+    for key, label, column in (
+        ("table_4_3", "Table 4.3 Shapiro p", "p_value"),
+        ("table_4_4", "Table 4.4 KS-GEV p", "p_value"),
+        ("table_4_5", "Table 4.5 KS ster vs anster p", "p_value"),
+        ("table_4_6", "Table 4.6 KL score", "kl_score"),
+    ):
+        if key in results:
+            for idx, row in results[key].iterrows():
+                v[f"{label} ({idx})"] = row[column]
     if "table_4_7" in results:
         t = results["table_4_7"]
         for m in t.index.get_level_values(0).unique():

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from biaskit.paths import wordlists_dir
 
@@ -87,15 +87,22 @@ def _dedupe(words: Iterable[str], group: str) -> list[str]:
     return out
 
 
+def _read_json(path: str | Path, what: str) -> Any:
+    """Parse the UTF-8 JSON file ``path``: ``FileNotFoundError`` ("``what`` not found") if it is
+    missing, ``ValueError`` naming the file if it is not valid JSON."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+
+
 def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
     """Read a ``{group: [words, ...]}`` JSON file, with a clear error when it is malformed."""
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"word list file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    data = _read_json(path, "word list file")
     if not isinstance(data, dict) or not all(
         isinstance(v, list) and all(isinstance(w, str) for w in v) for v in data.values()
     ):

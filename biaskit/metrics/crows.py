@@ -43,16 +43,21 @@ TiesPolicy = Literal["anti", "exclude", "half"]
 _TIES = ("anti", "exclude", "half")
 
 
-def _as_scores(x: Sequence[float] | np.ndarray | pd.Series, name: str) -> np.ndarray:
+def _as_scores(
+    x: Sequence[float] | np.ndarray | pd.Series,
+    name: str,
+    *,
+    what: str = "score(s)",
+    advice: str = "; re-score those pairs or drop them explicitly before calling",
+) -> np.ndarray:
+    """``x`` as a flat float array; ``ValueError`` if it is empty or has a non-finite entry
+    (the message names ``name``, the count of ``what`` and the first positions, then ``advice``)."""
     arr = np.asarray(x, dtype=float).ravel()
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(
-            f"{name} has {bad.size} non-finite score(s) at positions {bad[:10].tolist()}; "
-            "re-score those pairs or drop them explicitly before calling"
-        )
+        raise ValueError(f"{name} has {bad.size} non-finite {what} at positions {bad[:10].tolist()}{advice}")
     return arr
 
 

@@ -57,6 +57,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.metrics.weat import _vocabulary, association_scores, weat_effect_size
 from biaskit.wordlists import OOVPolicy, resolve_words
 
 logger = logging.getLogger(__name__)
@@ -166,17 +167,6 @@ def load_sayenju_glove_subset() -> Any:
 
 
 # --------------------------------------------------------------------------- lookups
-def _vocab(embeddings: Any) -> Any:
-    kti = getattr(embeddings, "key_to_index", None)
-    if kti is not None:
-        return kti
-    if isinstance(embeddings, Mapping):
-        return embeddings
-    raise TypeError(
-        f"embeddings must be gensim KeyedVectors or a mapping word -> vector, got {type(embeddings).__name__}"
-    )
-
-
 def lookup_vectors(
     embeddings: Any,
     words: Sequence[str],
@@ -189,7 +179,9 @@ def lookup_vectors(
     if isinstance(words, str):
         raise TypeError(f"{name}: expected a list of words, got the string {words!r}")
     ws = [w.lower() for w in words] if lowercase else list(words)
-    kept = list(resolve_words(ws, _vocab(embeddings), name=name, policy=policy, min_size=1).kept)
+    kept = list(
+        resolve_words(ws, _vocabulary(embeddings, "embeddings"), name=name, policy=policy, min_size=1).kept
+    )
     mat = np.vstack([np.asarray(embeddings[w], dtype=np.float64).ravel() for w in kept])
     if not np.all(np.isfinite(mat)):
         raise ValueError(f"{name}: some vectors are not finite")
@@ -384,8 +376,6 @@ def sayenju_weat(X: Any, Y: Any, A: Any, B: Any, *, ddof: int = 0) -> float:
     :func:`biaskit.metrics.weat.one_word_effect_size`); no permutation test is run, as in
     the dissertation (use :func:`biaskit.metrics.weat.weat` for the full test).
     """
-    from biaskit.metrics.weat import association_scores, weat_effect_size
-
     Aa, Ba = _rows(A, "A"), _rows(B, "B")
     return weat_effect_size(
         association_scores(_rows(X, "X"), Aa, Ba), association_scores(_rows(Y, "Y"), Aa, Ba), ddof=ddof
@@ -482,7 +472,7 @@ def domain_gain_table(
     ``missing`` (words dropped by the OOV policy) and ``error`` (when x itself is missing).
     """
     tests = load_domain_gain_sets() if tests is None else tests
-    vocab = _vocab(embeddings)
+    vocab = _vocabulary(embeddings, "embeddings")
     rows = []
     for t in tests:
         x = t["x"].lower() if lowercase else t["x"]

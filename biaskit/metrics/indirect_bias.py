@@ -752,7 +752,7 @@ def load_bridge_lm(
         )
     from transformers import AutoConfig
 
-    from biaskit.mlm import _how_to_get, _resolve_device, load_masked_lm
+    from biaskit.mlm import how_to_get_model, load_masked_lm, resolve_device
 
     try:
         cfg = AutoConfig.from_pretrained(
@@ -760,7 +760,7 @@ def load_bridge_lm(
         )
     except (OSError, ValueError) as exc:
         raise ModelNotAvailableError(
-            f"cannot find a config for {name!r} locally. " + _how_to_get(name)
+            f"cannot find a config for {name!r} locally. " + how_to_get_model(name)
         ) from exc
     if getattr(cfg, "model_type", "") != "xlnet":
         lm = load_masked_lm(name, device=device, local_files_only=local_files_only)
@@ -775,8 +775,8 @@ def load_bridge_lm(
             name, local_files_only=True if local_files_only is None else local_files_only
         )
     except (OSError, ValueError) as exc:
-        raise ModelNotAvailableError(f"cannot load XLNet {name!r}: {exc}. " + _how_to_get(name)) from exc
-    model.eval().to(_resolve_device(device))
+        raise ModelNotAvailableError(f"cannot load XLNet {name!r}: {exc}. " + how_to_get_model(name)) from exc
+    model.eval().to(resolve_device(device))
     return BridgeLM(
         MaskedLM(model=model, tokenizer=tok, name=name),
         xlnet_mode=xlnet_mode,

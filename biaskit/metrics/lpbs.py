@@ -69,7 +69,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.metrics.weat import ExactMode, permutation_pvalue
+from biaskit.metrics.weat import ExactMode, _partitions_label, _permutation_details, _run_permutation
 from biaskit.paths import data_dir
 from biaskit.results import Alternative, TestResult
 
@@ -584,24 +584,11 @@ class LPBS:
             raise ValueError("both attribute sets need at least one scored word")
         d = lpbs_effect_size(s_a, s_b, ddof=self.ddof)
         centre = np.concatenate([s_a, s_b]).mean()
-        perm = permutation_pvalue(
-            s_a - centre,
-            s_b - centre,
-            n_permutations=self.n_permutations,
-            exact=self.exact,
-            exact_threshold=self.exact_threshold,
-            alternative=self.alternative,
-            comparison=self.comparison,
-            random_state=self.random_state,
-            return_null=self.keep_null_distribution,
-        )
+        # LPBS.batch_size is the forward-pass batch; the permutation test keeps its default batch
+        perm = _run_permutation(self, s_a - centre, s_b - centre)
         x, y, a, b = query.names
         details: dict[str, Any] = {
-            "permutation_method": perm["method"],
-            "n_partitions_total": perm["n_partitions_total"],
-            "n_partitions_evaluated": perm["n_partitions_evaluated"],
-            "n_extreme": perm["n_extreme"],
-            "comparison": perm["comparison"],
+            **_permutation_details(perm),
             "ddof": self.ddof,
             "names": {"X": x, "Y": y, "A": a, "B": b},
             "sizes": {
@@ -627,10 +614,7 @@ class LPBS:
         return TestResult(
             statistic=float(s_a.sum() - s_b.sum()),
             p_value=perm["p_value"],
-            method=(
-                f"LPBS (Kurita et al. 2019) permutation test over A u B ({perm['method']}, "
-                f"{perm['n_partitions_evaluated']:,} of {perm['n_partitions_total']:,} partitions)"
-            ),
+            method=f"LPBS (Kurita et al. 2019) permutation test over A u B ({_partitions_label(perm)})",
             alternative=self.alternative,
             n=int(s_a.size + s_b.size),
             effect_size=d,

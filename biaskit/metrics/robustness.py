@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit import stats as bstats
-from biaskit.metrics.crows import m_diff
+from biaskit.metrics.crows import _as_scores, m_diff
 from biaskit.results import Alternative, TestResult
 
 __all__ = [
@@ -51,13 +51,7 @@ SignTies = Literal["negative", "zero"]
 
 
 def _as_diff(x: Sequence[float] | np.ndarray | pd.Series, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=float).ravel()
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise ValueError(f"{name} has non-finite values at positions {bad[:10].tolist()}")
-    return arr
+    return _as_scores(x, name, what="value(s)", advice="")
 
 
 def m_bias_sign(diff: Sequence[float] | np.ndarray, *, ties: SignTies = "negative") -> np.ndarray:

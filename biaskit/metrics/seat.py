@@ -52,6 +52,7 @@ from biaskit.encoders import Encoded, SentenceEncoder
 from biaskit.metrics.weat import WEAT, WEATQuery
 from biaskit.paths import data_dir, wordlists_dir
 from biaskit.results import TestResult
+from biaskit.wordlists import _read_json
 
 logger = logging.getLogger(__name__)
 
@@ -246,12 +247,7 @@ def load_seat_file(
     (``cls`` embeddings still work for them; ``target_*`` methods report them).
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"SEAT file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    data = _read_json(path, "SEAT file")
     try:
         sets = [[str(x) for x in data[k]["examples"]] for k in _FILE_KEYS]
         names = [str(data[k].get("category", r)) for k, r in zip(_FILE_KEYS, ROLES, strict=True)]

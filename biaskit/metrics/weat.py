@@ -248,14 +248,16 @@ THESIS_TABLE_3_5: list[dict[str, Any]] = [
 
 
 # --------------------------------------------------------------------------- vectors
-def _vocabulary(vectors: Any) -> Any:
+def _vocabulary(vectors: Any, what: str = "vectors") -> Any:
+    """The word -> index (or word -> vector) mapping of ``vectors`` for OOV checks;
+    ``TypeError`` naming the argument ``what`` if it is neither KeyedVectors nor a mapping."""
     kti = getattr(vectors, "key_to_index", None)
     if kti is not None:
         return kti
     if isinstance(vectors, Mapping):
         return vectors
     raise TypeError(
-        f"vectors must be a gensim KeyedVectors or a mapping word -> vector, got {type(vectors).__name__}"
+        f"{what} must be a gensim KeyedVectors or a mapping word -> vector, got {type(vectors).__name__}"
     )
 
 
@@ -586,6 +588,44 @@ def permutation_pvalue(
     return out
 
 
+def _run_permutation(
+    test: Any, s_x: np.ndarray, s_y: np.ndarray, *, batch_size: int = 20_000
+) -> dict[str, Any]:
+    """:func:`permutation_pvalue` with the permutation settings of a test object (WEAT, LPBS):
+    ``n_permutations``, ``exact``, ``exact_threshold``, ``alternative``, ``comparison``,
+    ``random_state`` and ``keep_null_distribution`` (-> ``return_null``)."""
+    return permutation_pvalue(
+        s_x,
+        s_y,
+        n_permutations=test.n_permutations,
+        exact=test.exact,
+        exact_threshold=test.exact_threshold,
+        alternative=test.alternative,
+        comparison=test.comparison,
+        random_state=test.random_state,
+        batch_size=batch_size,
+        return_null=test.keep_null_distribution,
+    )
+
+
+def _permutation_details(perm: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``details`` entries every permutation-tested result carries (from :func:`permutation_pvalue`)."""
+    return {
+        "permutation_method": perm["method"],
+        "n_partitions_total": perm["n_partitions_total"],
+        "n_partitions_evaluated": perm["n_partitions_evaluated"],
+        "n_extreme": perm["n_extreme"],
+        "comparison": perm["comparison"],
+    }
+
+
+def _partitions_label(perm: Mapping[str, Any]) -> str:
+    """``"exact, 70 of 70 partitions"``: the permutation part of a result's ``method``."""
+    return (
+        f"{perm['method']}, {perm['n_partitions_evaluated']:,} of {perm['n_partitions_total']:,} partitions"
+    )
+
+
 # --------------------------------------------------------------------------- queries
 @dataclass(frozen=True)
 class WEATQuery:
@@ -756,25 +796,10 @@ class WEAT:
         s_x, s_y = s[: len(Xw)], s[len(Xw) :]
         stat = weat_statistic(s_x, s_y)
         d = weat_effect_size(s_x, s_y, ddof=self.ddof)
-        perm = permutation_pvalue(
-            s_x,
-            s_y,
-            n_permutations=self.n_permutations,
-            exact=self.exact,
-            exact_threshold=self.exact_threshold,
-            alternative=self.alternative,
-            comparison=self.comparison,
-            random_state=self.random_state,
-            batch_size=self.batch_size,
-            return_null=self.keep_null_distribution,
-        )
+        perm = _run_permutation(self, s_x, s_y, batch_size=self.batch_size)
         x, y, a, b = names
         details: dict[str, Any] = {
-            "permutation_method": perm["method"],
-            "n_partitions_total": perm["n_partitions_total"],
-            "n_partitions_evaluated": perm["n_partitions_evaluated"],
-            "n_extreme": perm["n_extreme"],
-            "comparison": perm["comparison"],
+            **_permutation_details(perm),
             "null_mean": perm["null_mean"],
             "null_sd": perm["null_sd"],
             "ddof": self.ddof,
@@ -791,10 +816,7 @@ class WEAT:
         return TestResult(
             statistic=stat,
             p_value=perm["p_value"],
-            method=(
-                f"WEAT permutation test ({perm['method']}, "
-                f"{perm['n_partitions_evaluated']:,} of {perm['n_partitions_total']:,} partitions)"
-            ),
+            method=f"WEAT permutation test ({_partitions_label(perm)})",
             alternative=self.alternative,
             n=len(Xw) + len(Yw),
             effect_size=d,
