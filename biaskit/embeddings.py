@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 from gensim.models import KeyedVectors
 
+from biaskit.linalg import unit_rows
 from biaskit.paths import cache_dir
 from biaskit.wordlists import OOVPolicy, ResolvedWords, resolve_words
 
@@ -550,9 +551,5 @@ def word_matrix(
     idx = [vectors.key_to_index[w] for w in resolved.kept]
     mat = np.asarray(vectors.vectors[idx], dtype=np.float64)
     if normalize:
-        norms = np.linalg.norm(mat, axis=1, keepdims=True)
-        if np.any(norms == 0):
-            zero = [w for w, n in zip(resolved.kept, norms.ravel(), strict=True) if n == 0]
-            raise ValueError(f"{name}: zero vectors cannot be normalised: {zero}")
-        mat = mat / norms
+        mat = unit_rows(mat, name, labels=resolved.kept)
     return mat, resolved

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from gensim.models import KeyedVectors
 
+from biaskit.linalg import unit_rows
 from biaskit.metrics.direct_bias import BiasDirection, cosine_to_direction
 from biaskit.wordlists import OOVError, OOVPolicy, resolve_words
 
@@ -61,13 +62,6 @@ def _vec(vectors: KeyedVectors, word: str, role: str) -> np.ndarray:
     if n == 0:
         raise ValueError(f"analogy {role} {word!r} has a zero vector")
     return v / n
-
-
-def _unit_rows(mat: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError("zero vector in the analogy words")
-    return mat / norms
 
 
 def _top(
@@ -179,8 +173,8 @@ def _pairs_matrices(
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], tuple[str, ...]]:
     rs = resolve_words(list(sources), vectors.key_to_index, name="source words", policy=policy)
     rt = resolve_words(list(targets), vectors.key_to_index, name="target words", policy=policy)
-    S = _unit_rows(np.asarray([vectors[w] for w in rs.kept], dtype=np.float64))
-    T = _unit_rows(np.asarray([vectors[w] for w in rt.kept], dtype=np.float64))
+    S = unit_rows(np.asarray([vectors[w] for w in rs.kept]), "analogy sources", labels=rs.kept)
+    T = unit_rows(np.asarray([vectors[w] for w in rt.kept]), "analogy targets", labels=rt.kept)
     return S, T, rs.kept, rt.kept
 
 

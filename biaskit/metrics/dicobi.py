@@ -57,6 +57,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.linalg import unit_rows
 from biaskit.metrics.weat import _vocabulary, association_scores, weat_effect_size
 from biaskit.wordlists import OOVPolicy, resolve_words
 
@@ -312,13 +313,6 @@ def dicobi(
 
 
 # --------------------------------------------------------------------------- SAME and WEAT
-def _unit(m: np.ndarray, name: str) -> np.ndarray:
-    norms = np.linalg.norm(m, axis=1)
-    if np.any(norms == 0):
-        raise ValueError(f"{name}: zero vectors have no direction")
-    return m / norms[:, None]
-
-
 def same_vectors(W: Any, A1: Any, A2: Any, *, absolute: bool = False) -> dict[str, Any]:
     r"""SAME on vectors (Schröder et al. 2021; seed 003 Eq. 2.6).
 
@@ -330,9 +324,9 @@ def same_vectors(W: Any, A1: Any, A2: Any, *, absolute: bool = False) -> dict[st
     dissertation's tables report (negative values occur there although Eq. 2.6 has
     an absolute value); ``absolute=True`` is Eq. 2.6 as printed.
     """
-    Wn = _unit(_rows(W, "W"), "W")
-    a1 = _unit(_rows(A1, "A1"), "A1").mean(axis=0)
-    a2 = _unit(_rows(A2, "A2"), "A2").mean(axis=0)
+    Wn = unit_rows(_rows(W, "W"), "W")
+    a1 = unit_rows(_rows(A1, "A1"), "A1").mean(axis=0)
+    a2 = unit_rows(_rows(A2, "A2"), "A2").mean(axis=0)
     direction = a1 - a2
     nd = np.linalg.norm(direction)
     if nd == 0:

@@ -46,6 +46,7 @@ import pandas as pd
 from gensim.models import KeyedVectors
 
 from biaskit.embeddings import word_matrix
+from biaskit.linalg import unit_rows
 from biaskit.results import Alternative, TestResult
 from biaskit.stats import bootstrap_ci, t_test_mean, z_test_mean
 from biaskit.wordlists import OOVError, OOVPolicy, load_wordlist_file, resolve_words
@@ -109,13 +110,6 @@ class BiasDirection:
             "missing": list(self.missing),
             **self.details,
         }
-
-
-def _unit_rows(mat: np.ndarray, what: str) -> np.ndarray:
-    norms = np.linalg.norm(mat, axis=-1, keepdims=True)
-    if np.any(norms == 0):
-        raise ValueError(f"{what}: zero vector(s) have no direction")
-    return mat / norms
 
 
 def _unit(v: np.ndarray, what: str) -> np.ndarray:
@@ -251,7 +245,7 @@ def bias_direction(
             _unit(P.sum(axis=0), "positive sum") - _unit(N.sum(axis=0), "negative sum"), "mean direction"
         )
     elif method == "pairs":
-        diffs = _unit_rows(P[:, None, :] - N[None, :, :], "pair differences").reshape(-1, P.shape[1])
+        diffs = unit_rows(P[:, None, :] - N[None, :, :], "pair differences").reshape(-1, P.shape[1])
         g = _unit(diffs.mean(axis=0), "all-pairs direction")
     else:  # pca
         from sklearn.decomposition import PCA
@@ -473,12 +467,12 @@ def random_direction_null(
         raise ValueError("no group has a word in the vocabulary")
     d = vectors.vector_size
     if kind == "gaussian":
-        R = _unit_rows(rng.standard_normal((n_directions, d)), "random directions")
+        R = unit_rows(rng.standard_normal((n_directions, d)), "random directions")
     elif kind == "word-pairs":
         n = min(vocab_limit, len(vectors))
         if n < 2:
             raise ValueError("need at least two words for word-pair directions")
-        base = _unit_rows(np.asarray(vectors.vectors[:n], dtype=np.float64), "vocabulary vectors")
+        base = unit_rows(np.asarray(vectors.vectors[:n], dtype=np.float64), "vocabulary vectors")
         i = rng.integers(0, n, size=n_directions)
         j = (i + rng.integers(1, n, size=n_directions)) % n  # j != i
         diffs = base[i] - base[j]

@@ -73,6 +73,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.linalg import unit_rows
 from biaskit.paths import wordlists_dir
 from biaskit.results import Alternative, TestResult
 from biaskit.wordlists import OOVPolicy, resolve_words
@@ -263,23 +264,14 @@ def _vocabulary(vectors: Any, what: str = "vectors") -> Any:
 
 def _unit_rows(vectors: Any, words: Sequence[str], name: str) -> np.ndarray:
     mat = np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
-    if not np.all(np.isfinite(mat)):
-        raise ValueError(f"{name}: some vectors contain NaN or infinite values")
-    norms = np.linalg.norm(mat, axis=1)
-    if np.any(norms == 0):
-        zero = [w for w, n in zip(words, norms, strict=True) if n == 0]
-        raise ValueError(f"{name}: zero vectors have no cosine similarity: {zero}")
-    return mat / norms[:, None]
+    return unit_rows(mat, name, labels=words, check_finite=True)
 
 
 def _normalise(m: np.ndarray, name: str) -> np.ndarray:
     m = np.atleast_2d(np.asarray(m, dtype=np.float64))
     if m.shape[0] == 0:
         raise ValueError(f"{name} is empty")
-    norms = np.linalg.norm(m, axis=1)
-    if np.any(norms == 0) or not np.all(np.isfinite(m)):
-        raise ValueError(f"{name} contains zero or non-finite vectors")
-    return m / norms[:, None]
+    return unit_rows(m, name, check_finite=True)
 
 
 # --------------------------------------------------------------------------- formulas
