@@ -24,8 +24,10 @@ of a token given the rest of the sentence.  This module computes them:
 * :func:`load_masked_lm` / :func:`resolve_default_model` / :func:`get_masked_lm` - loading.
 
 Speed: the masked copies of one or many sentences are scored together, ``batch_size``
-copies per forward pass (padding + attention mask, :func:`torch.inference_mode`), and the
-output layer is applied only at the masked positions.  ``benchmarks/bench_pll.py``
+copies per forward pass (padding + attention mask, :func:`torch.inference_mode`); for
+BERT-layout encoders (BERT, RoBERTa, XLM-R, CamemBERT) the last encoder layer and the
+output layer run only at the masked position of each copy (exact: only the keys and values
+of the last layer are needed at the other positions).  ``benchmarks/bench_pll.py``
 compares with the official one-forward-per-mask loop.
 
 Caching: sentence scores (with their per-token log-probabilities) are appended, chunk by
@@ -385,6 +387,84 @@ def _hidden_and_head(
     return logits, None
 
 
+class _LastLayerInput(Exception):
+    """Carries the input of the encoder's last layer out of a forward pass that stops there."""
+
+    def __init__(self, hidden: torch.Tensor) -> None:
+        super().__init__()
+        self.hidden = hidden
+
+
+def _bert_like_last_layer(model: Any) -> Any | None:
+    """The last encoder layer when it has the plain BERT layout (query/key/value self-attention,
+    post-LayerNorm sub-layers, absolute positions, encoder only), else ``None``."""
+    if _mlm_head(model) is None or type(model).__name__ == "AlbertForMaskedLM":
+        return None
+    cfg = model.config
+    if getattr(cfg, "is_decoder", False) or getattr(cfg, "add_cross_attention", False):
+        return None
+    if getattr(cfg, "position_embedding_type", "absolute") not in (None, "absolute"):
+        return None
+    if getattr(cfg, "chunk_size_feed_forward", 0):
+        return None
+    layers = getattr(getattr(model.base_model, "encoder", None), "layer", None)
+    if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0:
+        return None
+    last = layers[-1]
+    try:
+        att = last.attention
+        parts = (att.self.query, att.self.key, att.self.value, att.output, last.intermediate, last.output)
+    except AttributeError:
+        return None
+    if not all(isinstance(m, torch.nn.Module) for m in parts):
+        return None
+    return last
+
+
+def _hidden_at(
+    lm: MaskedLM, input_ids: torch.Tensor, attention_mask: torch.Tensor, positions: torch.Tensor
+) -> tuple[torch.Tensor, Callable | None]:
+    """Final hidden state of row ``i`` at ``positions[i]`` (or its logits when no head is known).
+
+    For BERT-layout encoders the last layer is evaluated for that one query position only:
+    its keys and values still come from every position, but its query, attention output,
+    LayerNorms and feed-forward block (about 5/6 of the layer's work) run on one row per
+    copy instead of all of them.  The result is the same computation as the full forward pass
+    (equal to float rounding; ``tests/test_mlm.py`` checks it), one layer's work cheaper.
+    """
+    rows = torch.arange(input_ids.shape[0], device=input_ids.device)
+    last = _bert_like_last_layer(lm.model)
+    if last is None:
+        hidden, head = _hidden_and_head(lm, input_ids, attention_mask)
+        return hidden[rows, positions], head
+
+    def stop(_module: Any, args: tuple, kwargs: dict) -> None:
+        raise _LastLayerInput(args[0] if args else kwargs["hidden_states"])
+
+    handle = last.register_forward_pre_hook(stop, with_kwargs=True)
+    try:
+        lm.model.base_model(input_ids=input_ids, attention_mask=attention_mask)
+    except _LastLayerInput as got:
+        h = got.hidden
+    else:  # pragma: no cover - the hook always fires for these classes
+        raise RuntimeError("the last encoder layer was not reached")
+    finally:
+        handle.remove()
+    sa = last.attention.self
+    n_heads, d_head = sa.num_attention_heads, sa.attention_head_size
+    b, t, _ = h.shape
+    h_sel = h[rows, positions]  # (b, d)
+    q = sa.query(h_sel).view(b, n_heads, 1, d_head)
+    k = sa.key(h).view(b, t, n_heads, d_head).transpose(1, 2)
+    v = sa.value(h).view(b, t, n_heads, d_head).transpose(1, 2)
+    keep = attention_mask.bool()[:, None, None, :]
+    scale = float(getattr(sa, "scaling", d_head**-0.5))
+    ctx = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=scale)
+    ctx = ctx.reshape(b, n_heads * d_head)
+    att_out = last.attention.output(ctx, h_sel)
+    return last.output(last.intermediate(att_out), att_out), _mlm_head(lm.model)
+
+
 def _pad_matrix(seqs: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
     mat = torch.full((len(seqs), int(lengths.max()) if len(seqs) else 0), pad_id, dtype=torch.long)
@@ -425,8 +505,7 @@ def _masked_log_probs(
             rows = torch.arange(len(idx))
             inp[rows, pos] = mask_id
             att = (torch.arange(width)[None, :] < lens[:, None]).long()
-            hidden, head = _hidden_and_head(lm, inp.to(dev), att.to(dev))
-            sel = hidden[rows.to(dev), pos.to(dev)]
+            sel, head = _hidden_at(lm, inp.to(dev), att.to(dev), pos.to(dev))
             logits = head(sel) if head is not None else sel
             lp = torch.log_softmax(logits.float(), dim=-1)
             out[idx.numpy()] = lp[rows.to(dev), tgt.to(dev)].double().cpu().numpy()

@@ -419,3 +419,91 @@ def test_resolve_default_model_falls_back_offline(monkeypatch):
     assert "TINY RANDOM" in choice.message and "huggingface-cli download" in choice.message
     lm2 = mlm.get_masked_lm("tiny")
     assert lm2.is_fallback
+
+
+def _padded_batch(vocab: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, vocab, (12, 17), generator=g)
+    att = torch.ones_like(ids)
+    att[6:, 11:] = 0  # half the rows are padded: padded keys must be ignored
+    pos = torch.randint(1, 10, (12,), generator=g)
+    return ids, att, pos
+
+
+@pytest.mark.parametrize("layers", [1, 3])
+def test_last_layer_at_the_mask_only_equals_the_full_forward(layers):
+    """The shortcut (last layer evaluated at the masked position only) changes nothing but rounding."""
+    lm = tiny_masked_lm(
+        seed=1,
+        hidden_size=32,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        intermediate_size=64,
+        initializer_range=0.1,
+    )
+    assert mlm._bert_like_last_layer(lm.model) is lm.model.bert.encoder.layer[-1]
+    ids, att, pos = _padded_batch(lm.model.config.vocab_size)
+    with torch.inference_mode():
+        fast, head = mlm._hidden_at(lm, ids, att, pos)
+        fast = head(fast)
+        full = lm.model(input_ids=ids, attention_mask=att).logits[torch.arange(12), pos]
+    assert head is lm.model.cls
+    np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=1e-5, rtol=0)
+    # the hook that stopped the forward pass is gone: a plain forward runs the last layer again
+    assert not lm.model.bert.encoder.layer[-1]._forward_pre_hooks
+
+
+def test_last_layer_shortcut_on_roberta_and_its_refusals(lm, pairs):
+    from transformers import AlbertConfig, AlbertForMaskedLM, RobertaConfig, RobertaForMaskedLM
+
+    torch.manual_seed(0)
+    tok = lm.tokenizer
+    cfg = RobertaConfig(
+        vocab_size=len(tok.get_vocab()),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=160,
+        pad_token_id=tok.pad_token_id,
+        initializer_range=0.2,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    rob = RobertaForMaskedLM(cfg).eval()
+    assert mlm._bert_like_last_layer(rob) is rob.roberta.encoder.layer[-1]
+    other = mlm.MaskedLM(model=rob, tokenizer=tok, name="tiny-roberta", in_process=True)
+    ids, att, pos = _padded_batch(cfg.vocab_size, seed=3)
+    with torch.inference_mode():
+        fast, head = mlm._hidden_at(other, ids, att, pos)
+        fast = head(fast)
+        full = rob(input_ids=ids, attention_mask=att).logits[torch.arange(12), pos]
+    np.testing.assert_allclose(fast.numpy(), full.numpy(), atol=1e-5, rtol=0)
+    # end to end: batched cp scores on RoBERTa = the one-forward-per-mask official loop
+    sub = pairs.iloc[[1, 2, 3, 4]]
+    res = mlm.score_pairs(
+        other, sub["sent_more"], sub["sent_less"], "cp", cache=False, progress=False, batch_size=7
+    )
+    for r in res.scores.itertuples():
+        ref = reference_pair_scores(other, r.sent_more, r.sent_less, "cp")
+        assert abs(ref["sent1_score"] - r.sent_more_score) < TOL
+        assert abs(ref["sent2_score"] - r.sent_less_score) < TOL
+    # ALBERT shares its layers (another layout): the full forward pass is used
+    alb = AlbertForMaskedLM(
+        AlbertConfig(
+            vocab_size=300,
+            embedding_size=16,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            intermediate_size=64,
+        )
+    ).eval()
+    assert mlm._mlm_head(alb) is not None and mlm._bert_like_last_layer(alb) is None
+    # a decoder-style BERT is refused too
+    dec = tiny_masked_lm(seed=0)
+    dec.model.config.is_decoder = True
+    try:
+        assert mlm._bert_like_last_layer(dec.model) is None
+    finally:
+        dec.model.config.is_decoder = False
