@@ -1,8 +1,23 @@
-"""Helpers the notebooks use to save headline numbers and figures under ``results/``.
+"""Where a notebook run writes its headline numbers and figures, and how they are written.
 
-Every study notebook ends with :func:`save_results` so that reruns can be
-compared file by file (``results/<notebook>.json``) and the HTML report can
-show the headline numbers next to the figures.
+Every study notebook ends with :func:`save_results` so that reruns can be compared file
+by file (``<name>.json``) and the HTML report (:mod:`biaskit.report`) can show the
+headline numbers next to the figures.
+
+**One run, one folder.**  A run never overwrites another run's results.  The folder is
+chosen by :func:`resolve_results_dir`, in this order:
+
+1. the notebook's ``results_dir`` parameter, when it is not empty;
+2. the folder of the executed notebook, when papermill was asked to inject it
+   (``papermill --inject-output-path`` defines ``PAPERMILL_OUTPUT_PATH``): the JSON and
+   the figures then sit beside the output notebook (``make reproduce`` does this, so its
+   outputs land in ``results/``; ``python -m biaskit notebook`` does it too);
+3. otherwise a new folder ``<results root>/runs/<name>-<UTC time>-<process id>/`` (an
+   interactive run in JupyterLab, or papermill without ``--inject-output-path``).
+
+The results root is ``results/`` at the repository root (``BIASKIT_RESULTS_DIR``
+overrides it).  The JSON also records the parameters of the run, so the report can check
+that a notebook and its JSON come from the same run.
 """
 
 from __future__ import annotations
@@ -10,21 +25,23 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
 import platform
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from biaskit.paths import results_dir
+from biaskit.paths import results_dir as results_root
 from biaskit.results import TestResult
 
-__all__ = ["save_figure", "save_results", "to_jsonable"]
+__all__ = ["figure_alt_text", "resolve_results_dir", "save_figure", "save_results", "to_jsonable"]
 
 
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays, TestResults, tuples, paths and NaN to plain JSON values."""
     if isinstance(obj, TestResult):
         return obj.to_dict()
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set)):
         return [to_jsonable(v) for v in obj]
@@ -51,25 +68,137 @@ def to_jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-def save_results(name: str, results: dict[str, Any], *, out_dir: str | Path | None = None) -> Path:
-    """Write ``results/<name>.json`` with the headline numbers and run metadata; return its path."""
-    out = Path(out_dir) if out_dir is not None else results_dir()
+def resolve_results_dir(
+    name: str,
+    results_dir: str | os.PathLike[str] | None = "",
+    *,
+    output_path: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The folder where this run of notebook ``name`` writes its JSON and figures (created).
+
+    ``results_dir`` (the notebook parameter) wins when it is not empty; else the folder of
+    ``output_path`` (papermill's injected ``PAPERMILL_OUTPUT_PATH``); else a new folder
+    ``<results root>/runs/<name>-<UTC time>-<pid>/`` that no other run uses.  See the
+    module docstring.
+    """
+    if not name or any(c in name for c in "/\\"):
+        raise ValueError(f"name must be a plain notebook name such as '03_weat', got {name!r}")
+    if results_dir:
+        out = Path(results_dir).expanduser()
+    elif output_path:
+        out = Path(output_path).expanduser().resolve().parent
+    else:
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
+        out = results_root() / "runs" / f"{name}-{stamp}-{os.getpid()}"
+        k = 1
+        while out.exists():  # two runs of the same notebook in the same second and process
+            k += 1
+            out = out.with_name(f"{name}-{stamp}-{os.getpid()}-{k}")
     out.mkdir(parents=True, exist_ok=True)
-    payload = {
+    return out
+
+
+def save_results(
+    name: str,
+    results: Mapping[str, Any],
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    finding: str | None = None,
+    headline: Mapping[str, Any] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``<out_dir>/<name>.json`` with the run's numbers and metadata; return its path.
+
+    Parameters
+    ----------
+    results:
+        Every number worth keeping (exact values; the report rounds for display).
+    out_dir:
+        The run's folder, from :func:`resolve_results_dir` (``None``: the results root,
+        kept for scripts; notebooks always pass their run folder).
+    finding:
+        One plain sentence saying what this run found; the report's index leads the
+        study's box with it.
+    headline:
+        The two or three numbers a reader should see first, as ``{label: value}``
+        (labels in plain words, e.g. ``{"WEAT 1 effect size d": 1.54}``).
+    parameters:
+        The notebook's parameters for this run (what papermill injected, or the defaults).
+    """
+    out = Path(out_dir) if out_dir is not None else results_root()
+    out.mkdir(parents=True, exist_ok=True)
+    payload: dict[str, Any] = {
         "notebook": name,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
-        "results": to_jsonable(results),
     }
+    if finding is not None:
+        payload["finding"] = str(finding)
+    if headline is not None:
+        payload["headline"] = to_jsonable(dict(headline))
+    if parameters is not None:
+        payload["parameters"] = to_jsonable(dict(parameters))
+    payload["results"] = to_jsonable(results)
     path = out / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
     return path
 
 
-def save_figure(fig: Any, name: str, *, out_dir: str | Path | None = None, dpi: int = 120) -> Path:
-    """Save a matplotlib figure as ``results/<name>.png`` (tight bounding box); return its path."""
-    out = Path(out_dir) if out_dir is not None else results_dir()
+def figure_alt_text(fig: Any) -> str:
+    """A plain description of a matplotlib figure built from its titles and axis labels.
+
+    Used as the alternative text of a figure when the notebook gives none (``save_figure``).
+    """
+    parts: list[str] = []
+    sup = getattr(fig, "_suptitle", None)
+    if sup is not None and sup.get_text().strip():
+        parts.append(sup.get_text().strip())
+    for ax in getattr(fig, "axes", []):
+        title, x, y = (t.strip() for t in (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()))
+        axes = f"{y} against {x}" if x and y else (x or y)
+        if title or axes:
+            parts.append(f"{title} ({axes})" if title and axes else title or axes)
+    return "Figure: " + "; ".join(dict.fromkeys(parts)) if parts else "Figure"
+
+
+def _in_ipython_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def save_figure(
+    fig: Any,
+    name: str,
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    dpi: int = 120,
+    alt: str | None = None,
+    show: bool | None = None,
+) -> Path:
+    """Save a matplotlib figure as ``<out_dir>/<name>.png`` (tight bounding box); return its path.
+
+    ``alt`` is a plain-language description of the figure (alternative text for readers who
+    cannot see it; default: :func:`figure_alt_text`).  It is written into the PNG's metadata
+    (``Description``).  In a Jupyter kernel (``show=None``) the saved PNG is also displayed
+    with the alternative text in the output's metadata (``{"image/png": {"alt": ...}}``, which
+    the HTML report turns into the ``alt`` attribute) and the figure is closed so that it is
+    not shown a second time by the inline backend.
+    """
+    out = Path(out_dir) if out_dir is not None else results_root()
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.png"
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    text = alt if alt else figure_alt_text(fig)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Description": text})
+    if show is None:
+        show = _in_ipython_kernel()
+    if show:
+        import matplotlib.pyplot as plt
+        from IPython.display import Image, display
+
+        display(Image(data=path.read_bytes(), format="png", metadata={"alt": text}))
+        plt.close(fig)
     return path

@@ -17,7 +17,25 @@ from typing import Any, Literal
 
 Alternative = Literal["two-sided", "greater", "less"]
 
-__all__ = ["Alternative", "TestResult"]
+__all__ = ["Alternative", "TestResult", "format_p_value"]
+
+
+def format_p_value(p: float | None, *, digits: int = 3) -> str:
+    """A p-value as a reader should see it: ``"< 0.001"``, ``"0.016"``, ``"0.320"``; never e-notation.
+
+    Values below ``10**-digits`` are shown as ``"< 0.001"`` (APA style), others with ``digits``
+    decimals.  ``None`` or NaN give ``"n/a"``.  The exact value belongs in the JSON results,
+    not on the page.
+    """
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "n/a"
+    p = float(p)
+    if not -1e-12 <= p <= 1.0 + 1e-12:
+        raise ValueError(f"a p-value lies in [0, 1], got {p}")
+    floor = 10.0**-digits
+    if p < floor:
+        return f"< {floor:.{digits}f}"
+    return f"{min(p, 1.0):.{digits}f}"
 
 
 def _fmt(x: float | None, digits: int = 4) -> str:
@@ -98,7 +116,7 @@ class TestResult:
             level = f"{100 * self.confidence:.0f}% " if self.confidence else ""
             lines.append(f"  {level}CI = [{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]")
         if self.p_value is not None:
-            lines.append(f"  p-value = {_fmt(self.p_value)} ({self.alternative})")
+            lines.append(f"  p-value = {format_p_value(self.p_value)} ({self.alternative})")
             if self.reject(alpha):
                 lines.append(f"  -> reject H0 at alpha = {alpha}: evidence of {self.h1} (H0: {self.h0}).")
             else:
@@ -114,7 +132,10 @@ class TestResult:
         rows = [
             ("test", self.method),
             ("statistic", _fmt(self.statistic)),
-            ("p-value", f"{_fmt(self.p_value)} ({self.alternative})" if self.p_value is not None else "n/a"),
+            (
+                "p-value",
+                f"{format_p_value(self.p_value)} ({self.alternative})" if self.p_value is not None else "n/a",
+            ),
         ]
         if self.estimate is not None:
             rows.append(("estimate", _fmt(self.estimate)))
