@@ -23,18 +23,31 @@ that a notebook and its JSON come from the same run.
 from __future__ import annotations
 
 import datetime as _dt
+import html
 import json
+import logging
 import math
 import os
 import platform
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from biaskit.paths import results_dir as results_root
-from biaskit.results import TestResult
+import pandas as pd
 
-__all__ = ["figure_alt_text", "resolve_results_dir", "save_figure", "save_results", "to_jsonable"]
+from biaskit.paths import results_dir as results_root
+from biaskit.results import TestResult, format_p_value
+
+__all__ = [
+    "NotebookNoteHandler",
+    "figure_alt_text",
+    "format_table",
+    "resolve_results_dir",
+    "save_figure",
+    "save_results",
+    "setup_notebook_logging",
+    "to_jsonable",
+]
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -202,3 +215,109 @@ def save_figure(
         display(Image(data=path.read_bytes(), format="png", metadata={"alt": text}))
         plt.close(fig)
     return path
+
+
+# ----------------------------------------------------------------------------- notebook display
+_NOTE_STYLE = {
+    logging.WARNING: ("Note", "#fff8c5", "#d4a72c"),
+    logging.ERROR: ("Problem", "#ffebe9", "#cf222e"),
+    logging.INFO: ("Info", "#ddf4ff", "#54aeff"),
+}
+
+
+class NotebookNoteHandler(logging.Handler):
+    """Shows a log record in a notebook as a short labelled box instead of a raw log line.
+
+    ``WARNING`` records become a yellow "Note" box, ``ERROR`` a red "Problem" box; the text is
+    the message itself (no logger name, no level prefix).  The same message is shown only once
+    per kernel, however often it is logged (re-running a cell does not repeat it).
+    """
+
+    def __init__(self, level: int = logging.WARNING) -> None:
+        super().__init__(level)
+        self._seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:  # pragma: no cover - a broken format string must not kill the notebook
+            self.handleError(record)
+            return
+        if msg in self._seen:
+            return
+        self._seen.add(msg)
+        level = max(lv for lv in _NOTE_STYLE if lv <= max(record.levelno, logging.INFO))
+        label, bg, border = _NOTE_STYLE[level]
+        body = html.escape(msg).replace("\n", "<br>")
+        box = (
+            f'<div class="bk-note" role="note" style="background:{bg};border-left:4px solid {border};'
+            f'padding:6px 10px;margin:6px 0;font-size:0.92em"><b>{label}:</b> {body}</div>'
+        )
+        if _in_ipython_kernel():
+            from IPython.display import HTML, display
+
+            display(HTML(box))
+        else:  # pragma: no cover - scripts get a plain line
+            print(f"{label}: {msg}")
+
+
+def setup_notebook_logging(level: int = logging.WARNING) -> logging.Handler:
+    """Route biaskit's log messages of ``level`` and above to :class:`NotebookNoteHandler`.
+
+    Call once at the top of a notebook.  Replaces any handler an earlier call installed and
+    stops the messages from also reaching the root logger (which would print them a second
+    time, as raw ``WARNING:biaskit...`` lines on stderr).  Returns the handler.
+    """
+    log = logging.getLogger("biaskit")
+    for h in list(log.handlers):
+        if isinstance(h, NotebookNoteHandler):
+            log.removeHandler(h)
+    handler = NotebookNoteHandler(level)
+    log.addHandler(handler)
+    if log.level == logging.NOTSET or log.level > level:
+        log.setLevel(level)
+    log.propagate = False
+    return handler
+
+
+def format_table(
+    df: pd.DataFrame,
+    *,
+    p_columns: Iterable[str] = (),
+    digits: int | Mapping[str, int] = 3,
+    missing: str = "—",
+    index: bool = True,
+) -> pd.DataFrame:
+    """A copy of ``df`` with every cell as display text: for tables a reader sees, not for computing.
+
+    ``p_columns`` are shown with :func:`biaskit.results.format_p_value` (``"< 0.001"``); other
+    floats with ``digits`` decimals (an int, or ``{column: digits}``; thousands separated);
+    integers as integers; missing values (NaN / None) as ``missing``.  Say in the prose or in a
+    note column *why* a value is missing: this function only prints the placeholder.
+    """
+    p_cols = set(p_columns)
+    unknown = p_cols - set(df.columns)
+    if unknown:
+        raise KeyError(f"p_columns not in the table: {sorted(unknown)}")
+
+    def fmt(col: str, v: Any) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+            return missing
+        if col in p_cols:
+            return format_p_value(float(v))
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if isinstance(v, int) or (hasattr(v, "dtype") and getattr(v.dtype, "kind", "") in "iu"):
+            return f"{int(v):,}"
+        if isinstance(v, float) or (hasattr(v, "dtype") and getattr(v.dtype, "kind", "") == "f"):
+            d = digits.get(col, 3) if isinstance(digits, Mapping) else digits
+            return f"{float(v):,.{d}f}"
+        return str(v)
+
+    out = pd.DataFrame(
+        {c: [fmt(str(c), v) for v in df[c].tolist()] for c in df.columns},
+        index=df.index if index else None,
+    )
+    if not index:
+        out = out.reset_index(drop=True)
+    return out
