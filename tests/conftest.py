@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -18,3 +21,57 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     base = tmp_path_factory.getbasetemp()
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(base / "cache"))
     monkeypatch.setenv("BIASKIT_RESULTS_DIR", str(base / "results"))
+
+
+# ----------------------------------------------------------------------------- executed notebooks
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+@dataclass
+class ReproducedRun:
+    """Every notebook executed once, as ``make reproduce`` does, into one folder."""
+
+    folder: Path
+    errors: dict[str, str] = field(default_factory=dict)  # notebook stem -> error text
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="session")
+def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRun:
+    """Execute every ``notebooks/NN_*.ipynb`` once with ``quick=True`` into one results folder.
+
+    ``make reproduce``-style: papermill, ``cwd=notebooks``, output ``<folder>/<stem>.ipynb``,
+    ``results_dir=<folder>`` (so the JSON and figures sit beside the notebooks, as in
+    ``results/``).  A failing notebook does not stop the others: its error is kept in
+    ``errors`` and the tests that need it fail with that text.  Shared by
+    ``tests/test_notebooks.py`` and ``tests/test_report.py`` so no notebook runs twice.
+    """
+    papermill = pytest.importorskip("papermill")
+    folder = tmp_path_factory.mktemp("reproduce")
+    run = ReproducedRun(folder=folder)
+    env_before = os.environ.get("BIASKIT_RESULTS_DIR")
+    # runs that do not name a folder would go to <root>/runs/...; keep them out of the repo
+    os.environ["BIASKIT_RESULTS_DIR"] = str(tmp_path_factory.mktemp("results-root"))
+    os.environ.setdefault("BIASKIT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    try:
+        for nb in NOTEBOOKS:
+            t0 = time.perf_counter()
+            try:
+                papermill.execute_notebook(
+                    str(nb),
+                    str(folder / nb.name),
+                    parameters={"quick": True, "results_dir": str(folder)},
+                    kernel_name="python3",
+                    cwd=str(NOTEBOOK_DIR),
+                    progress_bar=False,
+                )
+            except Exception as exc:  # recorded; the tests that need this notebook report it
+                run.errors[nb.stem] = f"{type(exc).__name__}: {exc}"
+            run.seconds[nb.stem] = time.perf_counter() - t0
+    finally:
+        if env_before is None:
+            os.environ.pop("BIASKIT_RESULTS_DIR", None)
+        else:
+            os.environ["BIASKIT_RESULTS_DIR"] = env_before
+    return run
