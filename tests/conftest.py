@@ -48,6 +48,10 @@ def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRu
     ``tests/test_notebooks.py`` and ``tests/test_report.py`` so no notebook runs twice.
     """
     papermill = pytest.importorskip("papermill")
+    from traitlets.config import Config
+
+    ipc = Config()
+    ipc.KernelManager.transport = "ipc"  # local sockets: no "running over TCP without encryption"
     folder = tmp_path_factory.mktemp("reproduce")
     run = ReproducedRun(folder=folder)
     env_before = os.environ.get("BIASKIT_RESULTS_DIR")
@@ -65,6 +69,7 @@ def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRu
                     kernel_name="python3",
                     cwd=str(NOTEBOOK_DIR),
                     progress_bar=False,
+                    config=ipc,
                 )
             except Exception as exc:  # recorded; the tests that need this notebook report it
                 run.errors[nb.stem] = f"{type(exc).__name__}: {exc}"
