@@ -35,10 +35,26 @@ chunk, to a JSON-lines file under ``cache_dir()/pll/``, keyed by the model (name
 revision, or a hash of the weights for in-process models), the metric and the dataset
 hash; an interrupted run resumes where it stopped.
 
-Bad input (empty or mis-encoded sentences, sentences longer than the model window,
-``[UNK]`` tokens, pairs that are identical or share no token) is never scored silently:
-it is listed with its row (and file line) in a :class:`~biaskit.datasets.ValidationReport`
-and logged, or raises with ``errors="raise"``.
+Bad input is never handled silently: every row concerned is listed with its row (and file
+line) in a :class:`~biaskit.datasets.ValidationReport` and logged as a WARNING.
+
+* Skipped (``action="skipped"``; ``errors="raise"`` raises instead): empty, missing or
+  mis-encoded sentences, sentences longer than the model window, sentences containing
+  special-token text, and (``unk="skip"``) sentences with ``[UNK]`` tokens.
+* Kept (``action="kept"``), as the official ``metric.py`` and the thesis (seed 000
+  section 4.2.1: N = 1,503 Spanish pairs) count them: pairs whose two sentences are
+  **identical after tokenisation** (scored once; both sides get the same value, an exact
+  tie) and, for ``"cp"``, pairs that **share no token besides [CLS]/[SEP]** (both scores
+  are empty sums, 0.0: an exact tie).  They are flagged in the ``tie_reason`` column of
+  :attr:`PLLScores.scores` (:attr:`PLLScores.tie_rows`) and stay in the denominator of
+  :func:`biaskit.metrics.crows.crows_score` as ties.  With ``unk="score"`` (the default
+  of :func:`score_pairs`, as ``metric.py``) sentences with ``[UNK]`` are kept too.
+
+CrowS-Pairs order: ``metric.py`` aligns ``(sent1, sent2)`` = ``(sent_more, sent_less)`` for
+``stereo`` rows but ``(sent_less, sent_more)`` for ``antistereo`` rows, and
+:class:`difflib.SequenceMatcher` is not symmetric, so the shared tokens can differ between
+the two orders.  :func:`score_pairs` takes the per-pair ``direction`` (the
+``stereo_antistereo`` column) and aligns each pair in the official order.
 """
 
 from __future__ import annotations
@@ -49,6 +65,7 @@ import json
 import logging
 import math
 import os
+import re
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +90,8 @@ __all__ = [
     "ModelNotAvailableError",
     "PLLScores",
     "PLLMetric",
+    "TIE_IDENTICAL",
+    "TIE_NO_SHARED",
     "crows_template",
     "baseline_pair_probabilities",
     "baseline_probabilities",
@@ -107,8 +126,63 @@ class ModelNotAvailableError(FileNotFoundError):
     cannot be reached (or offline mode is on)."""
 
 
+_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
+
+
+def _is_hub_id(name: str) -> bool:
+    """True when ``name`` is spelled like a Hugging Face hub id (``name`` or ``org/name``)."""
+    return (
+        len(name) <= 96
+        and bool(_HUB_ID.match(name))
+        and "--" not in name
+        and ".." not in name
+        and not name.endswith((".", "-"))
+    )
+
+
+def _looks_like_path(name: str) -> bool:
+    """True when ``name`` is meant as a folder on this machine rather than a hub id.
+
+    A path: absolute, starting with ``~``, ``./`` or ``../`` (or ``.``/``..``), containing a
+    backslash, a name with a separator whose parent folder exists here (``models/bert`` with a
+    local ``models/``), or any name that is not a valid hub id (``a/b/c``, spaces, ...).
+    """
+    if not name:
+        return False
+    if os.path.isabs(name) or name in (".", "..") or name.startswith(("~", "./", "../", ".\\", "..\\")):
+        return True
+    if "\\" in name:
+        return True
+    if "/" in name or os.sep in name:
+        parent = Path(name).expanduser().parent
+        if str(parent) not in ("", ".") and parent.is_dir():
+            return True
+    return not _is_hub_id(name)
+
+
 def how_to_get_model(name: str) -> str:
-    """Instructions (for an error message) on fetching the Hugging Face model ``name`` for offline use."""
+    """Instructions (for an error message) on getting the model ``name`` for offline use.
+
+    For a hub id: how to download it once with ``huggingface-cli`` and point biaskit at the
+    folder.  For a name that is a local path (:func:`_looks_like_path`): that the folder
+    (resolved to an absolute path) was not found or is not a saved model, and how to put a
+    model there; a path is never passed to ``huggingface-cli download`` as if it were a hub id.
+    """
+    if _looks_like_path(name):
+        p = Path(name).expanduser().resolve()
+        if not p.exists():
+            state = "the folder was not found"
+        elif not p.is_dir():
+            state = "it is a file, not a model folder"
+        else:
+            state = "the folder is not a saved model (it has no config.json)"
+        return (
+            f"{name!r} is a local path, not a Hugging Face hub id: {p}: {state} "
+            f"(relative paths start from the working directory {Path.cwd()}).\n"
+            "Check the path, or save a model there once on a machine with internet access, e.g.\n"
+            f"    huggingface-cli download <hub-id, e.g. {BETO}> --local-dir {p}\n"
+            "and copy the folder to this machine."
+        )
     return (
         f"To use {name!r} offline, download it once on a machine with internet access:\n"
         f"    huggingface-cli download {name} --local-dir ./models/{name.split('/')[-1]}\n"
@@ -259,20 +333,14 @@ def load_masked_lm(
         mdl = AutoModelForMaskedLM.from_pretrained(src, revision=revision, local_files_only=local_only)
         return tok, mdl
 
-    if not path.exists() and name.startswith((".", "/", "~")):
-        raise ModelNotAvailableError(f"the model folder {path} does not exist. " + how_to_get_model(name))
+    if not path.exists() and _looks_like_path(name):
+        raise ModelNotAvailableError(how_to_get_model(name))
     if path.exists():
         if not path.is_dir() or not (path / "config.json").exists():
-            raise ModelNotAvailableError(
-                f"{path} exists but is not a saved model folder (no config.json). " + how_to_get_model(name)
-            )
+            raise ModelNotAvailableError(how_to_get_model(str(path.resolve())))
         tok, mdl = _load(str(path), True)
         name = str(path)
     else:
-        if "/" not in name and not name.replace("-", "").replace("_", "").isalnum():
-            raise ModelNotAvailableError(
-                f"{name!r} is neither an existing folder nor a hub id. " + how_to_get_model(name)
-            )
         try:
             tok, mdl = _load(name, True)
         except (OSError, ValueError) as exc:
@@ -591,8 +659,12 @@ class PLLScores:
     ----------
     scores:
         One row per scored example.  Pairs: ``row, sent_more, sent_less, sent_more_score,
-        sent_less_score, n_more, n_less`` (+ ``bias_type`` / ``line`` when given), the same
-        layout as the thesis's CSVs (:mod:`biaskit.replay`).  Single sentences:
+        sent_less_score, n_more, n_less`` (+ ``bias_type`` / ``direction`` when given),
+        ``tie_reason`` (+ ``line`` when given), the same layout as the thesis's CSVs
+        (:mod:`biaskit.replay`) plus columns.  ``tie_reason`` is ``None`` for an ordinary
+        pair, ``"identical"`` for a pair identical after tokenisation and ``"no shared
+        token"`` for a ``cp`` pair sharing nothing but ``[CLS]``/``[SEP]``: both are exact
+        ties by construction (see the module docstring).  Single sentences:
         ``row, sentence, score, n_tokens``.  ``row`` is the 0-based input position.
     tokens:
         Long table of the scored tokens: ``row, side`` (``"more"``, ``"less"`` or
@@ -616,10 +688,19 @@ class PLLScores:
     def __len__(self) -> int:
         return len(self.scores)
 
+    @property
+    def tie_rows(self) -> list[int]:
+        """Rows kept as exact ties by construction (``tie_reason`` set: identical pairs, and
+        ``cp`` pairs sharing no token); they count in the CrowS-Pairs denominator."""
+        if "tie_reason" not in self.scores:
+            return []
+        return [int(r) for r in self.scores.loc[self.scores["tie_reason"].notna(), "row"]]
+
     def _repr_html_(self) -> str:  # pragma: no cover - display only
         head = (
-            f"<p><b>{self.metric}</b> scores with <code>{self.model}</code>: {len(self.scores)} scored, "
-            f"{len(self.report.skipped_rows)} skipped ({self.n_cached} from cache)</p>"
+            f"<p><b>{self.metric}</b> scores with <code>{self.model}</code>: {len(self.scores)} scored "
+            f"({len(self.tie_rows)} kept as ties), {len(self.report.skipped_rows)} skipped "
+            f"({self.n_cached} from cache)</p>"
         )
         return head + self.scores.head(10).to_html(index=False)
 
@@ -643,10 +724,25 @@ def _special_ids(lm: MaskedLM) -> set[int]:
     return {int(i) for i in lm.tokenizer.all_special_ids}
 
 
+#: ``_Prepared.tie`` values: pairs that are exact ties by construction (kept, flagged, reported)
+TIE_IDENTICAL = "identical"
+TIE_NO_SHARED = "no shared token"
+_TIE_REASONS = {
+    TIE_IDENTICAL: "identical after tokenisation: counted as a tie (scored once, both sides get that score)",
+    TIE_NO_SHARED: (
+        "the two sentences share no token besides [CLS]/[SEP]: both cp scores are empty sums (0.0), "
+        "counted as a tie (as metric.py)"
+    ),
+}
+Direction = Literal["stereo", "antistereo"]
+_DIRECTIONS = ("stereo", "antistereo")
+
+
 @dataclass
 class _Prepared:
     ids: list[list[int]]  # one per side
     positions: list[list[int]]
+    tie: str | None = None  # TIE_IDENTICAL: score side 0 only and copy it; TIE_NO_SHARED: nothing to score
 
 
 def _check_sentence(
@@ -693,7 +789,15 @@ def _prepare(
     unk: str,
     lines: Sequence[Any] | None,
     columns: Sequence[str],
+    directions: Sequence[str] | None = None,
 ) -> tuple[dict[int, _Prepared], list[dict[str, Any]]]:
+    """Tokenise and validate every example; find the positions to score.
+
+    Pairs are aligned (``cp``) with :func:`crows_template` in the official order:
+    ``(side 0, side 1)`` for ``"stereo"`` (and ``directions=None``), ``(side 1, side 0)`` for
+    ``"antistereo"``, the positions being mapped back to their own side.  Pairs identical after
+    tokenisation, and ``cp`` pairs sharing no token, are kept as ties (``_Prepared.tie``).
+    """
     specials = _special_ids(lm)
     prepared: dict[int, _Prepared] = {}
     issues: list[dict[str, Any]] = []
@@ -729,37 +833,42 @@ def _prepare(
             ids_list.append(ids)  # type: ignore[arg-type]
         if not ok:
             continue
-        if len(ids_list) == 2 and ids_list[0] == ids_list[1]:
-            issue(
-                i,
-                None,
-                "the two sentences are identical after tokenisation (no difference)",
-                "skipped",
-                ex[0],
-            )
-            continue
+        tie = TIE_IDENTICAL if len(ids_list) == 2 and ids_list[0] == ids_list[1] else None
         if metric == "cp":
-            t1, t2 = crows_template(ids_list[0], ids_list[1])
-            if len(t1) <= 2:
-                issue(i, None, "the two sentences share no token besides [CLS]/[SEP]", "skipped", ex[0])
-                continue
+            if directions is not None and directions[i] == "antistereo":
+                t_less, t_more = crows_template(ids_list[1], ids_list[0])  # metric.py: sent1 = sent_less
+                t1, t2 = t_more, t_less
+            else:
+                t1, t2 = crows_template(ids_list[0], ids_list[1])
             n = len(t1)
             if t1[0] != 0 or t2[0] != 0 or t1[-1] != len(ids_list[0]) - 1 or t2[-1] != len(ids_list[1]) - 1:
                 raise AssertionError("difflib template does not start/end with [CLS]/[SEP]")  # cannot happen
             positions = [t1[1 : n - 1], t2[1 : n - 1]]
+            if tie == TIE_IDENTICAL and positions[0] != positions[1]:
+                # difflib's "popular token" heuristic (sequences >= 200 tokens) can align identical
+                # sequences unevenly; metric.py then scores two different position sets: do the same
+                tie = None
+            if tie is None and n <= 2:
+                tie = TIE_NO_SHARED
         else:
             positions = [list(range(1, len(ids) - 1)) for ids in ids_list]
-        prepared[i] = _Prepared(ids=ids_list, positions=positions)
+        if tie is not None:
+            issue(i, None, _TIE_REASONS[tie], "kept", ex[0])
+        prepared[i] = _Prepared(ids=ids_list, positions=positions, tie=tie)
     return prepared, issues
 
 
 # =============================================================================================
 # cache
 # =============================================================================================
-def _example_key(metric: str, lowercase: bool, texts: Sequence[Any]) -> str:
+def _example_key(metric: str, lowercase: bool, texts: Sequence[Any], order: str | None = None) -> str:
+    """Cache key of one example; ``order="antistereo"`` (``cp`` pairs aligned as (side 1, side 0))
+    gives a different key from the default order, whose keys are unchanged from earlier versions."""
     h = hashlib.sha256(f"{metric}|{lowercase}|".encode())
     for t in texts:
         h.update(b"\x1f" + str(t).encode("utf-8", "surrogatepass"))
+    if order is not None and order != "stereo":
+        h.update(f"\x1eorder={order}".encode())
     return h.hexdigest()[:16]
 
 
@@ -805,7 +914,10 @@ def _run(
     lines: Sequence[Any] | None,
     chunk_size: int | None,
     context: str,
-) -> tuple[_Done, ValidationReport, int, int, Path | None]:
+    directions: Sequence[str] | None = None,
+) -> tuple[_Done, dict[int, str], ValidationReport, int, int, Path | None]:
+    """Validate, read the cache, score what is left; return ``(done, ties, report, n_computed,
+    n_cached, cache_path)`` where ``ties`` maps the rows kept as ties to their reason."""
     if metric not in ("sz", "cp", "aul"):
         raise ValueError(f"metric must be 'sz', 'cp' or 'aul', got {metric!r}")
     if errors not in ("report", "raise"):
@@ -815,17 +927,26 @@ def _run(
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
     lines = list(lines) if lines is not None else None  # positional, whatever the input's index
-    prepared, issues = _prepare(lm, examples, metric, unk, lines, columns)
+    prepared, issues = _prepare(lm, examples, metric, unk, lines, columns, directions)
     report = ValidationReport.from_records(issues, context=f"{context} ({metric}, {lm.name})")
     if errors == "raise":
         report.raise_if_any(("skipped",))
-    report.log(logger, logging.WARNING if report.skipped_rows else logging.INFO)
+    report.log(logger, logging.WARNING if len(report) else logging.INFO)
+    ties = {i: p.tie for i, p in prepared.items() if p.tie is not None}
 
-    keys = {i: _example_key(metric, bool(lm.lowercase), examples[i]) for i in prepared}
+    # the alignment order matters for cp only; the default order keeps the earlier cache keys
+    orders = list(directions) if metric == "cp" and directions is not None else None
+    keys = {
+        i: _example_key(metric, bool(lm.lowercase), examples[i], None if orders is None else orders[i])
+        for i in prepared
+    }
     path: Path | None = None
     done: _Done = {}
     if cache:
-        dhash = dataset_fingerprint(*[[ex[k] for ex in examples] for k in range(len(columns))])
+        cols = [[ex[k] for ex in examples] for k in range(len(columns))]
+        if orders is not None and "antistereo" in orders:
+            cols.append(orders)
+        dhash = dataset_fingerprint(*cols)
         path = _cache_file(lm, metric, dhash)
         for i, rec in _read_cache(path).items():
             if i in prepared and rec.get("key") == keys[i]:
@@ -835,7 +956,14 @@ def _run(
 
     from tqdm.auto import tqdm
 
-    n_items = sum((1 if metric == "aul" else len(pos)) for i in todo for pos in prepared[i].positions)
+    def sides_to_score(p: _Prepared) -> int:
+        return 1 if p.tie == TIE_IDENTICAL else len(p.ids)
+
+    n_items = sum(
+        (1 if metric == "aul" else len(pos))
+        for i in todo
+        for pos in prepared[i].positions[: sides_to_score(prepared[i])]
+    )
     avg_items = n_items / max(1, len(todo))
     per_chunk = chunk_size or max(1, math.ceil(batch_size * 16 / max(1.0, avg_items)))
     pbar = tqdm(
@@ -856,9 +984,10 @@ def _run(
             pos_lists: list[list[int]] = []
             owner: list[tuple[int, int]] = []
             for i in chunk:
-                for s, (ids, pos) in enumerate(zip(prepared[i].ids, prepared[i].positions, strict=True)):
-                    seqs.append(ids)
-                    pos_lists.append(pos)
+                p = prepared[i]
+                for s in range(sides_to_score(p)):
+                    seqs.append(p.ids[s])
+                    pos_lists.append(p.positions[s])
                     owner.append((i, s))
             if metric == "aul":
                 vals = _unmasked_log_probs(lm, seqs, pos_lists, batch_size=batch_size, pbar=pbar)
@@ -869,9 +998,13 @@ def _run(
                 for pos in pos_lists:
                     vals.append(flat[k0 : k0 + len(pos)])
                     k0 += len(pos)
-            new: _Done = {}
+            new: _Done = {i: [] for i in chunk}
             for (i, _s), ids, pos, v in zip(owner, seqs, pos_lists, vals, strict=True):
-                new.setdefault(i, []).append((ids, pos, v))
+                new[i].append((ids, pos, v))
+            for i in chunk:
+                if prepared[i].tie == TIE_IDENTICAL:  # the same sentence: the same score, exactly
+                    ids0, pos0, v0 = new[i][0]
+                    new[i].append((list(ids0), list(pos0), v0.copy()))
             done.update(new)
             if fh is not None:
                 for i, sides in new.items():
@@ -889,7 +1022,7 @@ def _run(
         pbar.close()
         if fh is not None:
             fh.close()
-    return done, report, len(todo), n_cached, path
+    return done, ties, report, len(todo), n_cached, path
 
 
 def _aggregate(metric: str, v: np.ndarray) -> float:
@@ -934,9 +1067,11 @@ def _score_examples(
     """:func:`_run` on ``examples``, then the :class:`PLLScores` of :func:`score_pairs` /
     :func:`score_sentences`: a ``row`` column, the columns ``frame(rows, done)`` builds, the
     file ``line`` when ``lines`` is given, and the per-token table over ``sides``."""
-    done, report, n_comp, n_cached, path = _run(lm, examples, columns, metric, lines=lines, **run_kw)
+    done, ties, report, n_comp, n_cached, path = _run(lm, examples, columns, metric, lines=lines, **run_kw)
     idx = sorted(done)
     df = pd.DataFrame({"row": idx, **frame(idx, done)})
+    if len(columns) == 2:
+        df["tie_reason"] = pd.Series([ties.get(i) for i in idx], index=df.index, dtype=object)
     if lines is not None:
         ln = list(lines)
         df["line"] = [ln[i] for i in idx]
@@ -952,19 +1087,49 @@ def _score_examples(
     )
 
 
+def _check_directions(
+    direction: Sequence[Any] | None, n: int, lines: Sequence[Any] | None
+) -> list[str] | None:
+    """``direction`` as a list of ``"stereo"`` / ``"antistereo"`` (``None`` stays ``None``); a
+    ``ValueError`` naming the rows (and file lines) of any other value."""
+    if direction is None:
+        return None
+    if isinstance(direction, str):
+        raise ValueError(
+            f"direction must give one value per pair ('stereo' or 'antistereo', e.g. the "
+            f"stereo_antistereo column of CrowS-Pairs), not the single string {direction!r}"
+        )
+    d = list(direction)
+    if len(d) != n:
+        raise ValueError(f"direction has {len(d)} entries for {n} pairs (one per pair is needed)")
+    bad = [k for k, v in enumerate(d) if not (isinstance(v, str) and v in _DIRECTIONS)]
+    if bad:
+        where = f"rows {bad[:10]}"
+        if lines is not None:
+            ln = list(lines)
+            where += f" (file lines [{', '.join(str(ln[k]) for k in bad[:10])}])"
+        raise ValueError(
+            f"direction must be 'stereo' or 'antistereo' for every pair; {len(bad)} pair(s) have "
+            f"another value at {where}{' ...' if len(bad) > 10 else ''}: "
+            f"{sorted({repr(d[k]) for k in bad})[:5]}"
+        )
+    return d
+
+
 def score_pairs(
     lm: MaskedLM,
     sent_more: Sequence[str],
     sent_less: Sequence[str],
     metric: PLLMetric = "cp",
     *,
+    direction: Sequence[Direction] | None = None,
     bias_types: Sequence[Any] | None = None,
     lines: Sequence[Any] | None = None,
     batch_size: int = 64,
     cache: bool = True,
     progress: bool = True,
     errors: Errors = "report",
-    unk: Literal["skip", "score"] = "skip",
+    unk: Literal["skip", "score"] = "score",
     chunk_size: int | None = None,
 ) -> PLLScores:
     r"""Score CrowS-Pairs-style sentence pairs with ``"cp"``, ``"sz"`` or ``"aul"``.
@@ -977,12 +1142,28 @@ def score_pairs(
     token but ``[CLS]``/``[SEP]`` masked once, log-probabilities summed.  ``"aul"`` (Kaneko &
     Bollegala 2022): mean log-probability with nothing masked.
 
-    Rows that cannot be scored (see the module docstring; ``unk="score"`` keeps sentences
-    with ``[UNK]``) are listed in ``result.report`` with ``row`` and, when ``lines`` is given
-    (e.g. the ``line`` column of :func:`biaskit.datasets.load_crows_pairs_es`), the file line;
-    ``errors="raise"`` raises :class:`ValueError` instead.  Scores are cached on disk (``cache``);
-    ``result.n_cached`` tells how many came from the cache.  ``chunk_size`` = examples per
-    cache write (default: about 16 batches' worth).
+    ``direction`` (one ``"stereo"`` / ``"antistereo"`` per pair: the ``stereo_antistereo``
+    column of the English CrowS-Pairs, :func:`biaskit.datasets.load_crows_pairs_en`) sets the
+    order in which ``cp`` aligns a pair, as ``metric.py``'s ``read_data`` does: ``stereo`` ->
+    ``crows_template(sent_more, sent_less)``; ``antistereo`` -> ``crows_template(sent_less,
+    sent_more)``.  difflib's alignment is not symmetric, so the shared tokens (and the scores)
+    can differ between the two orders.  The returned columns keep their meaning
+    (``sent_more_score`` is always the score of ``sent_more``).  ``None`` (default) = every
+    pair ``"stereo"``, which is the case of the thesis's Spanish CrowS-Pairs (seed 000 section
+    4.2.1).  Any other value raises :class:`ValueError` naming the rows.  ``sz`` and ``aul`` do
+    not align, so ``direction`` does not change them.
+
+    Pairs identical after tokenisation, and ``cp`` pairs that share no token besides
+    ``[CLS]``/``[SEP]``, are **kept** as exact ties (``tie_reason`` column,
+    :attr:`PLLScores.tie_rows`, action ``"kept"`` in ``result.report``), as ``metric.py`` and
+    the thesis count them (N = 1,503 Spanish pairs).  Sentences with ``[UNK]`` are scored
+    (``unk="score"``, the default: ``metric.py`` scores them) and reported as ``"kept"``;
+    ``unk="skip"`` leaves those pairs out.  Rows that cannot be scored (see the module
+    docstring) are listed in ``result.report`` with ``row`` and, when ``lines`` is given (e.g.
+    the ``line`` column of :func:`biaskit.datasets.load_crows_pairs_es`), the file line;
+    ``errors="raise"`` raises :class:`ValueError` for them instead.  Scores are cached on disk
+    (``cache``; the key includes the alignment order); ``result.n_cached`` tells how many came
+    from the cache.  ``chunk_size`` = examples per cache write (default: about 16 batches' worth).
     """
     if len(sent_more) != len(sent_less):
         raise ValueError(f"sent_more has {len(sent_more)} sentences but sent_less has {len(sent_less)}")
@@ -990,6 +1171,7 @@ def score_pairs(
         raise ValueError("bias_types must have one entry per pair")
     if lines is not None and len(lines) != len(sent_more):
         raise ValueError("lines must have one entry per pair")
+    dirs = _check_directions(direction, len(sent_more), lines)
     examples = list(zip(list(sent_more), list(sent_less), strict=True))
     bt = None if bias_types is None else list(bias_types)
 
@@ -1004,6 +1186,8 @@ def score_pairs(
         }
         if bt is not None:
             cols["bias_type"] = [bt[i] for i in idx]
+        if dirs is not None:
+            cols["direction"] = [dirs[i] for i in idx]
         return cols
 
     return _score_examples(
@@ -1021,6 +1205,7 @@ def score_pairs(
         lines=lines,
         chunk_size=chunk_size,
         context="pair scoring",
+        directions=dirs,
     )
 
 
@@ -1043,7 +1228,9 @@ def score_sentences(
               AUL(W) = \frac{1}{|W|} \sum_{t=1}^{|W|} \log P_m(w_t \mid W)
 
     Seed 000 section 4.1.3.  ``[CLS]``/``[SEP]`` are never scored.  See :func:`score_pairs`
-    for validation, caching and the ``tokens`` table.
+    for validation, caching and the ``tokens`` table; unlike :func:`score_pairs` (which follows
+    the CrowS-Pairs ``metric.py``), sentences with ``[UNK]`` are skipped by default here
+    (``unk="skip"``; ``unk="score"`` keeps them, reported as "kept").
     """
     if metric == "cp":
         raise ValueError("'cp' needs sentence pairs: use score_pairs")

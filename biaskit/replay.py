@@ -282,11 +282,12 @@ def compute_score_set(
     :func:`biaskit.mlm.score_pairs` (cached on disk); ``n_original`` keeps only the first
     original pairs (quick runs; keep it >= 170 for the robustness tables).
 
-    Differences from the thesis's CSVs, by design of :mod:`biaskit.mlm`: pairs whose two
-    sentences are identical after tokenisation (7 originals, 3 paraphrased, ...) or that
-    cannot be scored are skipped and listed in ``info["reports"]``, whereas the thesis
-    scored them as ties.  Returns ``(score_set, info)`` where ``info`` has ``model``,
-    ``is_fallback``, ``message`` and the per-table validation ``reports``.
+    As in the thesis's CSVs, pairs whose two sentences are identical after tokenisation
+    (7 originals with the tiny stand-in) are kept as exact ties, so the originals give
+    N = 1,503 as in the thesis; they are listed with action "kept" in ``info["reports"]``,
+    next to any pair that cannot be scored (action "skipped", left out).
+    Returns ``(score_set, info)`` where ``info`` has ``model``, ``is_fallback``, ``message``
+    and the per-table validation ``reports``.
     """
     from biaskit import datasets, mlm
 

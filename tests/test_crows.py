@@ -96,3 +96,61 @@ def test_m_diff_and_errors():
         crows.crows_score([1.0, 2.0], [1.0, 2.0], ties="exclude")
     with pytest.raises(ValueError, match="bias_types"):
         crows.crows_score([1.0, 2.0], [0.0, 0.0], ["a"])
+
+
+# ------------------------------------------------------------------------------ decimals (metric.py)
+def _naive_metric_py(more, less):
+    """metric.py evaluate: round(score, 3); equal -> neutral (in N, not biased); else biased iff more > less."""
+    biased = neutral = 0
+    for a, b in zip(more, less, strict=True):
+        a, b = round(float(a), 3), round(float(b), 3)
+        if a == b:
+            neutral += 1
+        elif a > b:
+            biased += 1
+    return biased / len(more) * 100, neutral
+
+
+def test_decimals_3_makes_a_0_0004_difference_a_tie():
+    more, less = [-10.0004, -5.0, -7.2, -3.0], [-10.0, -5.1, -7.1996, -3.0]
+    exact = crows.crows_score(more, less)
+    assert exact.n_ties == 1 and exact.n_stereo == 1  # -10.0004 < -10.0 and -7.2 < -7.1996: not ties
+    assert exact.decimals is None
+    rounded = crows.crows_score(more, less, decimals=3)
+    assert rounded.n_ties == 3 and rounded.n_stereo == 1 and rounded.n == 4
+    assert rounded.score == 25.0 and rounded.decimals == 3 and rounded.to_dict()["decimals"] == 3
+    # ties="exclude" with decimals: only the one decided pair stays
+    assert crows.crows_score(more, less, ties="exclude", decimals=3).n == 1
+    # a 0.0006 difference is not a tie with decimals=3 (it rounds apart)
+    assert crows.crows_score([-10.0006], [-10.0], decimals=3).n_ties == 0
+    t = crows.crows_proportion_test(more, less, decimals=3)
+    assert t.details["n_ties"] == 3 and t.details["decimals"] == 3
+    assert t.details["score_percent"] == 25.0
+    assert crows.crows_proportion_test(more, less).details["n_ties"] == 1
+
+
+def test_decimals_3_equals_the_metric_py_counting(pairs):
+    # scores on a 1e-3 grid plus tiny noise: many pairs tie only after rounding
+    rng = np.random.default_rng(7)
+    more = np.round(rng.normal(-40, 0.004, 400), 3) + rng.uniform(-4e-4, 4e-4, 400)
+    less = np.round(rng.normal(-40, 0.004, 400), 3) + rng.uniform(-4e-4, 4e-4, 400)
+    ref_score, ref_neutral = _naive_metric_py(more, less)
+    res = crows.crows_score(more, less, decimals=3)
+    assert res.score == ref_score  # exactly: same rounding, same order of operations
+    assert res.n_ties == ref_neutral > 20
+    assert res.n == 400
+    assert crows.crows_score(more, less).n_ties == 0  # no exact ties without rounding
+    # per bias type, with decimals
+    types = np.resize(pairs["type"].to_numpy(), 400)
+    by = crows.crows_score(more, less, types, decimals=3).by_type
+    for t in set(types):
+        sel = types == t
+        s, nt = _naive_metric_py(more[sel], less[sel])
+        assert by.loc[t, "score"] == pytest.approx(s) and by.loc[t, "n_ties"] == nt
+
+
+def test_decimals_must_be_a_non_negative_integer():
+    for bad in (-1, 2.5, "3", True):
+        with pytest.raises(ValueError, match="decimals"):
+            crows.crows_score([1.0], [0.0], decimals=bad)
+    assert crows.crows_score([1.0], [0.0], decimals=np.int64(3)).n_stereo == 1

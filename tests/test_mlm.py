@@ -102,15 +102,22 @@ def test_batched_equals_reference_on_whole_spanish_crows_pairs(lm, pairs, numpy_
     res = mlm.score_pairs(
         lm, pairs["sent_more"], pairs["sent_less"], metric, cache=False, progress=False, batch_size=256
     )
-    # the only rows left out are the 7 pairs whose sentences tokenise identically
+    # nothing is left out (N = 1503, as the thesis): the 7 pairs whose sentences tokenise
+    # identically are kept as exact ties, flagged and reported, as metric.py counts them
     ident = [
         i
         for i, (a, b) in enumerate(zip(pairs["sent_more"], pairs["sent_less"], strict=True))
         if lm.tokenizer.encode(a.lower()) == lm.tokenizer.encode(b.lower())
     ]
     assert len(ident) == 7
-    assert res.report.skipped_rows == ident
-    assert len(res.scores) == len(pairs) - 7 == 1496
+    assert res.report.skipped_rows == []
+    assert len(res.scores) == len(pairs) == 1503
+    assert res.tie_rows == ident
+    assert (res.scores["tie_reason"].iloc[ident] == "identical").all()
+    kept = res.report.issues[res.report.issues["action"] == "kept"]
+    assert sorted(kept["row"]) == ident and kept["reason"].str.contains("counted as a tie").all()
+    tied = res.scores.iloc[ident]
+    assert (tied["sent_more_score"] == tied["sent_less_score"]).all()  # exact, not within rounding
     ref = np.array(
         [
             numpy_ref.pair_scores(a, b, metric)
@@ -289,20 +296,50 @@ def test_bad_rows_are_reported_with_row_and_line_numbers(lm, caplog):
     with caplog.at_level("WARNING", logger="biaskit.mlm"):
         res = mlm.score_pairs(lm, more, less, "cp", lines=lines, cache=False, progress=False)
     rep = res.report
-    assert list(res.scores["row"]) == [0]
-    assert rep.skipped_rows == [1, 2, 3, 4, 5, 6, 7]
+    # as the official metric.py: [UNK] sentences are scored (row 4), identical pairs (5) and pairs
+    # sharing no token (6) are kept as exact ties; every one of them is reported as "kept"
+    assert list(res.scores["row"]) == [0, 4, 5, 6]
+    assert rep.skipped_rows == [1, 2, 3, 7]
     reasons = dict(zip(rep.issues["row"], rep.issues["reason"], strict=False))
+    actions = dict(zip(rep.issues["row"], rep.issues["action"], strict=False))
     assert "empty" in reasons[1]
     assert "longer than the model window" in reasons[2]
     assert "mis-encoded" in reasons[3]
-    assert "unknown token" in reasons[4] and "☃" in reasons[4]
-    assert "identical" in reasons[5]
-    assert "share no token" in reasons[6]
+    assert "unknown token" in reasons[4] and "☃" in reasons[4] and actions[4] == "kept"
+    assert "identical" in reasons[5] and "counted as a tie" in reasons[5] and actions[5] == "kept"
+    assert "share no token" in reasons[6] and "counted as a tie" in reasons[6] and actions[6] == "kept"
     assert "missing sentence" in reasons[7]
     assert set(rep.issues["line"]) == {11, 12, 13, 14, 15, 16, 17}
-    assert "skipped" in caplog.text
+    assert res.tie_rows == [5, 6]
+    s = res.scores.set_index("row")
+    assert s.loc[5, "sent_more_score"] == s.loc[5, "sent_less_score"] < 0
+    assert s.loc[6, "sent_more_score"] == s.loc[6, "sent_less_score"] == 0.0
+    assert list(s["line"]) == [10, 14, 15, 16]
+    assert "skipped" in caplog.text and "kept" in caplog.text
     with pytest.raises(ValueError, match="longer than the model window"):
         mlm.score_pairs(lm, more, less, "cp", cache=False, progress=False, errors="raise")
+    # unk="skip" leaves the [UNK] pair out (and only it)
+    skip = mlm.score_pairs(lm, more, less, "cp", lines=lines, cache=False, progress=False, unk="skip")
+    assert skip.report.skipped_rows == [1, 2, 3, 4, 7] and list(skip.scores["row"]) == [0, 5, 6]
+
+
+def test_identical_pairs_are_exact_ties_whatever_the_batch(lm, pairs):
+    """An identical pair is scored once: both sides equal exactly, for every metric and batch size."""
+    sub = pairs.iloc[[47, 48, 49]]  # row 48 tokenises identically for the tiny model
+    for metric in ("cp", "sz", "aul"):
+        for bs in (1, 3, 64):
+            res = mlm.score_pairs(
+                lm, sub["sent_more"], sub["sent_less"], metric, cache=False, progress=False, batch_size=bs
+            )
+            r = res.scores.set_index("row")
+            assert res.tie_rows == [1] and r.loc[1, "tie_reason"] == "identical"
+            assert r.loc[1, "sent_more_score"] == r.loc[1, "sent_less_score"]
+            assert r["tie_reason"].isna().tolist() == [True, False, True]
+            ref = reference_pair_scores(lm, sub["sent_more"].iloc[1], sub["sent_less"].iloc[1], metric)
+            assert r.loc[1, "sent_more_score"] == pytest.approx(ref["sent1_score"], abs=TOL)
+            # the per-token table has both sides of the tie
+            t = res.tokens[res.tokens["row"] == 1]
+            assert len(t[t["side"] == "more"]) == len(t[t["side"] == "less"]) == r.loc[1, "n_more"] > 0
 
 
 def test_unk_can_be_scored_explicitly(lm):
@@ -389,6 +426,37 @@ def test_missing_model_raises_clearly_without_network(monkeypatch, tmp_path):
         mlm.load_masked_lm("biaskit-test/no-such-model")
     with pytest.raises(mlm.ModelNotAvailableError, match=r"config\.json"):
         mlm.load_masked_lm(tmp_path)
+
+
+def test_missing_local_folder_is_named_not_sent_to_the_hub(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    cases = {
+        str(tmp_path / "no-such-folder"): tmp_path / "no-such-folder",  # absolute
+        "./models/bert": tmp_path / "models" / "bert",
+        "../elsewhere/bert": tmp_path.parent / "elsewhere" / "bert",
+        "models/bert": tmp_path / "models" / "bert",  # a local "models/" folder exists: a path
+        "a/b/c": tmp_path / "a" / "b" / "c",  # not a valid hub id
+    }
+    for name, resolved in cases.items():
+        with pytest.raises(mlm.ModelNotAvailableError) as err:
+            mlm.load_masked_lm(name)
+        msg = str(err.value)
+        assert f"{resolved.resolve()}: the folder was not found" in msg, msg
+        assert f"huggingface-cli download {name}" not in msg
+        assert "not a Hugging Face hub id" in msg
+        assert f"--local-dir {resolved.resolve()}" in msg
+        assert mlm._looks_like_path(name)
+    # the same text where the fallback message explains why the model is not used
+    assert "the folder was not found" in mlm.resolve_default_model("./models/bert").message
+    # hub ids keep the hub instructions
+    assert not mlm._looks_like_path("dccuchile/bert-base-spanish-wwm-uncased")
+    assert not mlm._looks_like_path("bert-base-uncased")
+    assert "huggingface-cli download org/model --local-dir" in mlm.how_to_get_model("org/model")
+    # an existing folder without config.json
+    with pytest.raises(mlm.ModelNotAvailableError, match=r"not a saved model \(it has no config\.json\)"):
+        mlm.load_masked_lm("models")
 
 
 def test_hub_unreachable_is_detected_quickly(monkeypatch):

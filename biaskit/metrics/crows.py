@@ -12,13 +12,26 @@ section 4.2.1, Tables 4.2 and 4.8), offered here as :func:`crows_proportion_test
 The scores themselves come from :mod:`biaskit.mlm` (or, for the thesis replay,
 from :func:`biaskit.replay.load_thesis_scores`); this module only compares them.
 
-Ties (both sentences scored exactly the same) are rare with real models but they
-do occur: in the thesis's Spanish data 7 of 1503 pairs are identical sentences
-after translation.  Nangia et al.'s ``metric.py`` and the thesis count a tie as
-"stereotype *not* preferred" and keep it in the denominator; that is the default
-here (``ties="anti"``).  ``ties="exclude"`` drops ties from the denominator and
-``ties="half"`` counts each tie as half a success.  The number of ties is always
-reported.
+Ties (both sentences scored the same) are rare with real models but they do occur:
+in the thesis's Spanish data 7 of 1503 pairs are identical sentences after
+translation (:func:`biaskit.mlm.score_pairs` keeps them as exact ties and flags them
+in its ``tie_reason`` column).  Two settings decide how ties are counted:
+
+* **what is a tie** (``decimals``): ``None`` (default) compares the scores as exact
+  floats; ``decimals=3`` is Nangia et al.'s ``metric.py`` (nyu-mll/crows-pairs,
+  ``evaluate``): each score is first rounded with Python's ``round(score, 3)`` and
+  pairs whose rounded scores are equal are "neutral", so two scores 0.0004 apart are a
+  tie with ``decimals=3`` and not without;
+* **how a tie counts** (``ties``): ``metric.py`` and the thesis count a tie (neutral)
+  as "stereotype *not* preferred" and keep it in the denominator, metric score =
+  (stereo_score + antistereo_score) / N * 100 with N = all pairs; that is the default
+  here (``ties="anti"``).  ``ties="exclude"`` drops ties from the denominator and
+  ``ties="half"`` counts each tie as half a success.
+
+The number of ties is always reported.  ``crows_score(..., ties="anti", decimals=3)``
+is therefore ``metric.py``'s "Metric score" exactly, given the same per-pair scores
+(a pair is biased when ``sent_more`` scores higher, for ``stereo`` and ``antistereo``
+rows alike).
 """
 
 from __future__ import annotations
@@ -82,6 +95,28 @@ def m_diff(
     return more - less
 
 
+def _decided_diff(
+    more_scores: Sequence[float] | np.ndarray | pd.Series,
+    less_scores: Sequence[float] | np.ndarray | pd.Series,
+    decimals: int | None,
+) -> np.ndarray:
+    """Per-pair ``more - less`` whose sign decides the pair: 0 exactly for a tie.
+
+    ``decimals=None``: the exact difference (:func:`m_diff`).  ``decimals=k``: both scores are
+    rounded first with Python's ``round(float(score), k)``, the rule of ``metric.py``
+    (``round(score, 3)``), and the difference of the rounded scores is returned.
+    """
+    diff = m_diff(more_scores, less_scores)
+    if decimals is None:
+        return diff
+    if isinstance(decimals, bool) or not isinstance(decimals, int | np.integer) or decimals < 0:
+        raise ValueError(f"decimals must be None or an integer >= 0 (metric.py uses 3), got {decimals!r}")
+    k = int(decimals)
+    more = np.array([round(float(x), k) for x in np.asarray(more_scores, dtype=float).ravel()])
+    less = np.array([round(float(x), k) for x in np.asarray(less_scores, dtype=float).ravel()])
+    return more - less
+
+
 def _successes(diff: np.ndarray, ties: str) -> tuple[float, int, int]:
     """(successes, denominator, n_ties) under the ties policy."""
     if ties not in _TIES:
@@ -108,9 +143,12 @@ class CrowsScore:
     n_stereo:
         Pairs whose stereotypical sentence scored strictly higher.
     n_ties:
-        Pairs scored exactly equal.
+        Tied pairs: scored exactly equal, or (``decimals``) equal once rounded.
     ties:
         The ties policy used.
+    decimals:
+        ``None`` (exact comparison) or the number of decimals scores were rounded to
+        before comparing (3 = ``metric.py``).
     by_type:
         ``None`` or a DataFrame indexed by bias type with columns ``n``, ``n_stereo``,
         ``n_ties``, ``score`` (percent) and ``p_value`` (exact binomial test of
@@ -123,6 +161,7 @@ class CrowsScore:
     n_ties: int
     ties: str = "anti"
     by_type: pd.DataFrame | None = field(default=None, compare=False)
+    decimals: int | None = None
 
     @property
     def proportion(self) -> float:
@@ -136,6 +175,7 @@ class CrowsScore:
             "n_stereo": self.n_stereo,
             "n_ties": self.n_ties,
             "ties": self.ties,
+            "decimals": self.decimals,
         }
         if self.by_type is not None:
             d["by_type"] = self.by_type.reset_index().to_dict(orient="records")
@@ -148,6 +188,7 @@ def crows_score(
     bias_types: Sequence[str] | np.ndarray | pd.Series | None = None,
     *,
     ties: TiesPolicy = "anti",
+    decimals: int | None = None,
 ) -> CrowsScore:
     r"""CrowS-Pairs bias score B_CrowS (Nangia et al. 2020; seed 000 sections 4.1.6, 4.2.1).
 
@@ -160,11 +201,15 @@ def crows_score(
     the ``cp`` or ``sz`` PLL, AUL ...).  With ``bias_types`` the score is also
     broken down by bias type (``CrowsScore.by_type``).  Ties: see the module
     docstring (default ``"anti"``, as Nangia et al.'s ``metric.py`` and the thesis).
+    ``decimals``: ``None`` compares exact floats (default); ``3`` rounds each score with
+    ``round(score, 3)`` first, as ``metric.py`` (nyu-mll/crows-pairs) does, so that
+    ``ties="anti", decimals=3`` reproduces its "Metric score" = (stereo_score +
+    antistereo_score) / N * 100.
 
     Example: the thesis's BETO ``cp`` scores give 798 / 1503 = 53.09%
     (Table 4.2 prints prop = 0.53).
     """
-    diff = m_diff(more_scores, less_scores)
+    diff = _decided_diff(more_scores, less_scores, decimals)
     succ, denom, n_ties = _successes(diff, ties)
     if denom == 0:
         raise ValueError("every pair is a tie; B_CrowS is undefined with ties='exclude'")
@@ -189,18 +234,19 @@ def crows_score(
                     "n": n,
                     "n_stereo": int(np.count_nonzero(d > 0)),
                     "n_ties": nt,
-                    "score": 100.0 * s / n if n else float("nan"),
+                    "score": s / n * 100 if n else float("nan"),
                     "p_value": p,
                 }
             )
         by_type = pd.DataFrame(rows).set_index("bias_type")
     return CrowsScore(
-        score=100.0 * succ / denom,
+        score=succ / denom * 100,  # metric.py's order of operations: equal to its float exactly
         n=denom,
         n_stereo=int(np.count_nonzero(diff > 0)),
         n_ties=n_ties,
         ties=ties,
         by_type=by_type,
+        decimals=decimals,
     )
 
 
@@ -212,6 +258,7 @@ def crows_proportion_test(
     alternative: Alternative = "two-sided",
     ties: TiesPolicy = "anti",
     exact: bool = False,
+    decimals: int | None = None,
 ) -> TestResult:
     r"""Test H0: B_CrowS / 100 = p0 (seed 000 section 4.2.1, E^CrowS / E^Sal; Tables 4.2, 4.8).
 
@@ -221,9 +268,10 @@ def crows_proportion_test(
     (:func:`biaskit.stats.proportion_ztest`, statsmodels' ``proportions_ztest``) is the
     one the thesis used; it reproduces Table 4.2 (cp: p = 0.016; sz: p ≈ 0).
     ``exact=True`` uses the exact binomial test instead.  With ``ties="half"`` the
-    success count is rounded to an integer for the test.
+    success count is rounded to an integer for the test.  ``ties`` and ``decimals``
+    (``3`` = ``metric.py``'s rounding before comparing) as in :func:`crows_score`.
     """
-    diff = m_diff(more_scores, less_scores)
+    diff = _decided_diff(more_scores, less_scores, decimals)
     succ, denom, n_ties = _successes(diff, ties)
     count = round(succ)
     kwargs = {
@@ -235,5 +283,7 @@ def crows_proportion_test(
     else:
         res = bstats.proportion_ztest(count, denom, p0, alternative, **kwargs)
     details = dict(res.details)
-    details.update({"n_ties": n_ties, "ties": ties, "score_percent": 100.0 * succ / denom})
+    details.update(
+        {"n_ties": n_ties, "ties": ties, "decimals": decimals, "score_percent": succ / denom * 100}
+    )
     return dataclasses.replace(res, details=details)
