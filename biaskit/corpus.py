@@ -34,6 +34,7 @@ import random
 import re
 import tempfile
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ __all__ = [
     "word_frequencies",
 ]
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: the pickle holds {'sentences', 'warnings'}
 
 DigitsPolicy = Literal["drop", "keep", "mask"]
 
@@ -192,6 +193,14 @@ def corpus_files(name: str) -> list[Path]:
 
 # UTF-8 text decoded as latin-1 / cp1252 shows up as 'Ã' followed by a character in U+0080-U+00BF.
 _MOJIBAKE_RE = re.compile("Ã[\u0080-\u00bf]")
+# characters that survive decoding but mean the text was damaged before: U+FFFD (bytes that could
+# not be decoded when the file was made) and C1 controls (cp1252 punctuation read as latin-1)
+_DAMAGE_RE = re.compile("[\ufffd\u0080-\u009f]")
+
+
+def _lines_list(numbers: Sequence[int], n: int = 10) -> str:
+    shown = ", ".join(str(x) for x in numbers[:n])
+    return shown + (f" (+{len(numbers) - n} more)" if len(numbers) > n else "")
 
 
 def read_lines(path: str | Path, *, encoding: str = "utf-8", check_mojibake: bool = True) -> list[str]:
@@ -200,15 +209,25 @@ def read_lines(path: str | Path, *, encoding: str = "utf-8", check_mojibake: boo
     Decoding is strict: a byte sequence that is not valid in ``encoding`` raises a
     ``ValueError`` naming the file, the line and the byte offset (a latin-1 file read as
     UTF-8, for instance).  With ``check_mojibake`` (default), text that decodes but looks
-    like UTF-8 read with the wrong codec (``'Ã©'`` for ``'é'``) also raises.  The text is
-    normalised to Unicode NFC so that precomposed and decomposed accents compare equal.
+    like UTF-8 read with the wrong codec (``'Ã©'`` for ``'é'``) also raises, naming the first
+    lines.  The text is normalised to Unicode NFC so that precomposed and decomposed accents
+    compare equal.
+
+    Blank lines are skipped and counted in a WARNING with their line numbers (the final line
+    break of the file is not a blank line); lines holding U+FFFD replacement characters or
+    C1 control characters (damage done before the file was written) are kept and listed in
+    a WARNING.  Line numbers count ``\\n``-separated lines; a line that other Unicode line
+    separators (U+2028, U+0085 ...) split further gives several lines.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"corpus file not found: {path}")
     if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            raw = fh.read()
+        try:
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ValueError(f"{path}: truncated or corrupt gzip file ({type(exc).__name__}: {exc})") from exc
     else:
         raw = path.read_bytes()
     try:
@@ -224,16 +243,43 @@ def read_lines(path: str | Path, *, encoding: str = "utf-8", check_mojibake: boo
         raise ValueError(f"unknown encoding {encoding!r}") from exc
     if text.startswith("\ufeff"):
         text = text[1:]
+    physical = text.split("\n")
+    if physical and physical[-1] == "":
+        physical.pop()  # the final line break ends the last line; it does not start a blank one
     if check_mojibake:
-        bad = _MOJIBAKE_RE.findall(text)
+        bad = [n for n, ln in enumerate(physical, start=1) if _MOJIBAKE_RE.search(ln)]
         if bad:
+            first = _MOJIBAKE_RE.search(physical[bad[0] - 1])
+            assert first is not None
             raise ValueError(
-                f"{path}: decoded with {encoding!r} but contains {len(bad)} mojibake sequences such as "
-                f"{bad[0]!r} (UTF-8 text read with the wrong encoding); read it with encoding='utf-8', "
-                "or pass check_mojibake=False if these characters are genuine."
+                f"{path}: decoded with {encoding!r} but {len(bad)} line(s) contain mojibake sequences "
+                f"such as {first.group()!r} (lines {_lines_list(bad)}): UTF-8 text read with the wrong "
+                "encoding; read it with encoding='utf-8', or pass check_mojibake=False if these "
+                "characters are genuine."
             )
-    text = unicodedata.normalize("NFC", text)
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    out: list[str] = []
+    blank: list[int] = []
+    damaged: list[int] = []
+    for n, ln in enumerate(physical, start=1):
+        pieces = [p.strip() for p in unicodedata.normalize("NFC", ln).splitlines()]
+        pieces = [p for p in pieces if p]
+        if not pieces:
+            blank.append(n)
+            continue
+        if _DAMAGE_RE.search(ln):
+            damaged.append(n)
+        out.extend(pieces)
+    if blank:
+        logger.warning("%s: skipped %d blank line(s) (lines %s)", path, len(blank), _lines_list(blank))
+    if damaged:
+        logger.warning(
+            "%s: %d line(s) hold U+FFFD replacement or C1 control characters, i.e. text damaged by a "
+            "wrong encoding before this file was written; kept as they are (lines %s)",
+            path,
+            len(damaged),
+            _lines_list(damaged),
+        )
+    return out
 
 
 # --------------------------------------------------------------------------- sentences
@@ -346,8 +392,12 @@ def load_stopwords(name: str = "snowball-es") -> frozenset[str]:
     path = wordlists_dir() / _STOPWORD_FILES[name]
     if not path.exists():
         raise FileNotFoundError(f"stop-word list not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     words: set[str] = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():  # blank and comment-only lines are part of the Snowball format
         words.update(line.split("|")[0].split())
     return frozenset(unicodedata.normalize("NFC", w.lower()) for w in words)
 
@@ -483,7 +533,9 @@ def preprocess(
     with ``random.seed(42)``; :class:`random.Random` with ``random_state`` reproduces that
     draw for the same input order) -> tokenise (lower-case, punctuation, digits policy) ->
     remove stop-words (except ``keep``) and short tokens -> optional per-sentence dedupe.
-    Sentences left empty are dropped, and their number is logged.
+    Sentences left empty are dropped; their number (with a few examples) is logged as a
+    WARNING.  The optional drops the settings ask for (parenthesised sentences, sampling) are
+    logged at INFO.
     """
     cfg = preprocessing or Preprocessing()
     sentences: list[str] = []
@@ -506,6 +558,7 @@ def preprocess(
     stop = cfg.stopword_set()
     out: list[list[str]] = []
     n_empty = 0
+    examples: list[str] = []
     show = progress if progress is not None else len(sentences) > 200_000
     for s in tqdm(sentences, desc="tokenising", unit="sent", disable=not show):
         toks = [
@@ -519,8 +572,16 @@ def preprocess(
             out.append(toks)
         else:
             n_empty += 1
+            if len(examples) < 5:
+                examples.append(s[:60])
     if n_empty:
-        logger.info("dropped %d sentences with no token left after preprocessing", n_empty)
+        logger.warning(
+            "dropped %d of %d sentences with no token left after preprocessing (only stop-words, "
+            "punctuation or dropped digits), e.g. %s",
+            n_empty,
+            len(sentences),
+            examples,
+        )
     return out
 
 
@@ -532,15 +593,36 @@ def _resolve_source(name_or_path: str | Path) -> tuple[str, list[Path]]:
         return name_or_path, corpus_files(name_or_path)
     path = Path(name_or_path)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.name.endswith((".txt", ".txt.gz")))
+        entries = sorted(path.iterdir())
+        files = [p for p in entries if p.is_file() and p.name.endswith((".txt", ".txt.gz"))]
         if not files:
             raise FileNotFoundError(f"no .txt or .txt.gz files in {path}")
+        others = [p.name for p in entries if p not in files and not p.name.startswith(".")]
+        if others:
+            logger.warning(
+                "%s: reading the %d .txt / .txt.gz file(s); %d other entr(y/ies) not read: %s",
+                path,
+                len(files),
+                len(others),
+                others[:10],
+            )
         return path.name, files
     if path.is_file():
         return path.name, [path]
     raise FileNotFoundError(
         f"{name_or_path!r} is neither a known corpus ({sorted(CORPORA)}) nor an existing file or folder"
     )
+
+
+class _WarningCollector(logging.Handler):
+    """Keeps the WARNING messages logged while a corpus is built, to store them with its cache."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 def load_corpus(
@@ -572,7 +654,9 @@ def load_corpus(
         settings), so a second call is a quick load.
 
     A missing named corpus raises ``FileNotFoundError`` saying how to get it
-    (``make data-full`` for the full Europarl files).
+    (``make data-full`` for the full Europarl files).  The WARNINGs of the first build (blank
+    or damaged lines, sentences left empty) are stored with the cache and logged again on
+    every cache hit, so a cached corpus never hides what was dropped.
     """
     cfg = preprocessing or Preprocessing()
     label, files = _resolve_source(name_or_path)
@@ -590,15 +674,26 @@ def load_corpus(
     if cache and cache_path.exists():
         try:
             with open(cache_path, "rb") as fh:
-                sentences = pickle.load(fh)
+                cached = pickle.load(fh)
+            sentences, found = cached["sentences"], cached["warnings"]
             logger.info("loaded %d preprocessed sentences from cache %s", len(sentences), cache_path)
+            # what was dropped when the cache was built stays visible on every load
+            for msg in found:
+                logger.warning("%s [found when the cached corpus %s was built]", msg, cache_path.name)
             return sentences
-        except (pickle.UnpicklingError, EOFError, OSError) as exc:
-            logger.warning("ignoring unreadable corpus cache %s (%s)", cache_path, exc)
-    lines: list[str] = []
-    for f in files:
-        lines.extend(read_lines(f, encoding=encoding))
-    sentences = preprocess(lines, cfg, sample=sample, random_state=random_state, progress=progress)
+        except (pickle.UnpicklingError, EOFError, OSError, KeyError, TypeError) as exc:
+            logger.warning(
+                "ignoring unreadable corpus cache %s (%s: %s)", cache_path, type(exc).__name__, exc
+            )
+    collect = _WarningCollector()
+    logger.addHandler(collect)
+    try:
+        lines: list[str] = []
+        for f in files:
+            lines.extend(read_lines(f, encoding=encoding))
+        sentences = preprocess(lines, cfg, sample=sample, random_state=random_state, progress=progress)
+    finally:
+        logger.removeHandler(collect)
     if not sentences:
         raise ValueError(f"corpus {label!r} has no sentence left after preprocessing")
     if cache:
@@ -606,7 +701,11 @@ def load_corpus(
         fd, tmp = tempfile.mkstemp(dir=cache_path.parent, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(sentences, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(
+                    {"sentences": sentences, "warnings": collect.messages},
+                    fh,
+                    protocol=pickle.HIGHEST_PROTOCOL,
+                )
             os.replace(tmp, cache_path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

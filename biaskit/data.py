@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import shutil
 import urllib.error
 import urllib.parse
@@ -221,19 +222,44 @@ def europarl_dir() -> Path:
 
 
 def read_sha256sums(path: str | Path) -> dict[str, str]:
-    """Parse a ``sha256sum``-style file (``<hex>  <name>`` per line) into ``{name: hex}``."""
+    """Parse a ``sha256sum``-style file (``<hex>  <name>`` per line) into ``{name: hex}``.
+
+    Blank lines and ``#`` comments are skipped.  A malformed line (not 64 hex digits and a
+    name), a file that is not UTF-8, and a name listed twice with different digests (which
+    one to trust?) raise ``ValueError`` naming the file and line; a name listed twice with
+    the same digest is logged as a WARNING.
+    """
     path = Path(path)
     out: dict[str, str] = {}
     if not path.exists():
         return out
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}:{line_no}: not UTF-8 text ({exc.reason})") from exc
+    first_line: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         parts = line.split(maxsplit=1)
-        if len(parts) != 2 or len(parts[0]) != 64:
+        if len(parts) != 2 or not re.fullmatch(r"[0-9a-fA-F]{64}", parts[0]):
             raise ValueError(f"{path}:{n}: malformed line {line!r} (expected '<sha256>  <file name>')")
-        out[parts[1].lstrip("*").strip()] = parts[0].lower()
+        name, digest = parts[1].lstrip("*").strip(), parts[0].lower()
+        if name in out:
+            if out[name] != digest:
+                raise ValueError(
+                    f"{path}:{n}: {name!r} is listed again with sha256 {digest}, but line "
+                    f"{first_line[name]} says {out[name]}; delete the wrong line"
+                )
+            logger.warning(
+                "%s:%d: %r is listed twice (also line %d, same sha256)", path, n, name, first_line[name]
+            )
+            continue
+        out[name] = digest
+        first_line[name] = n
     return out
 
 

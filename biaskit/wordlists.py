@@ -73,6 +73,7 @@ class ResolvedWords:
 
 
 def _dedupe(words: Iterable[str], group: str) -> list[str]:
+    """``words`` without repeats (first occurrence kept); the removed entries are logged as a WARNING."""
     seen: set[str] = set()
     out: list[str] = []
     dups: list[str] = []
@@ -83,30 +84,78 @@ def _dedupe(words: Iterable[str], group: str) -> list[str]:
         seen.add(w)
         out.append(w)
     if dups:
-        logger.info("seed group %r: removed duplicate entries %s", group, dups)
+        logger.warning(
+            "seed group %r: removed %d duplicate entr%s (first occurrence kept): %s",
+            group,
+            len(dups),
+            "y" if len(dups) == 1 else "ies",
+            dups,
+        )
     return out
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json`` object hook: a key given twice would silently keep only its last value; refuse it."""
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"repeated key(s) {repeated}: only the last value would be kept")
+    return dict(pairs)
 
 
 def _read_json(path: str | Path, what: str) -> Any:
     """Parse the UTF-8 JSON file ``path``: ``FileNotFoundError`` ("``what`` not found") if it is
-    missing, ``ValueError`` naming the file if it is not valid JSON."""
+    missing, ``ValueError`` naming the file (and the line and column) if it is not valid JSON,
+    not UTF-8, or repeats a key within an object (JSON parsers keep the last value silently)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{what} not found: {path}")
+    raw = path.read_bytes()
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {raw[exc.start : exc.start + 1]!r} on line {line_no}); "
+            "save the file as UTF-8"
+        ) from exc
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
-    """Read a ``{group: [words, ...]}`` JSON file, with a clear error when it is malformed."""
+    """Read a ``{group: [words, ...]}`` JSON file, with a clear error when it is malformed.
+
+    ``ValueError`` names the group and the position of an entry that is not a string, a
+    group that is not a list and a group name given twice; an empty group is kept and
+    logged as a WARNING (measuring it raises later, in :func:`resolve_words`).
+    """
     path = Path(path)
     data = _read_json(path, "word list file")
-    if not isinstance(data, dict) or not all(
-        isinstance(v, list) and all(isinstance(w, str) for w in v) for v in data.values()
-    ):
-        raise ValueError(f"{path} must map group names to lists of strings")
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must map group names to lists of strings, not be a {type(data).__name__}")
+    problems = []
+    for group, words in data.items():
+        if not isinstance(words, list):
+            problems.append(f"group {group!r} is a {type(words).__name__}, not a list")
+            continue
+        problems.extend(
+            f"group {group!r}, entry {i}: {w!r} is not a string"
+            for i, w in enumerate(words)
+            if not isinstance(w, str)
+        )
+    if problems:
+        shown = "; ".join(problems[:10]) + (
+            f"; ... (+{len(problems) - 10} more)" if len(problems) > 10 else ""
+        )
+        raise ValueError(f"{path} must map group names to lists of strings: {shown}")
+    empty = [g for g, words in data.items() if not words]
+    if empty:
+        logger.warning("%s: %d empty group(s) %s", path, len(empty), empty)
     return data
 
 
@@ -124,15 +173,42 @@ def load_seed_groups(
     name, language:
         The file ``wordlists/<language>/<name>.json``.
     dedupe:
-        Remove duplicates inside each group (logged).  ``False`` returns the file verbatim.
+        Remove duplicates inside each group (logged as a WARNING per group).  ``False``
+        returns the words with only the whitespace repair below.
     lowercase:
         Lower-case every seed (the thesis lower-cases the corpus, section 3.6.1).
+
+    Surrounding whitespace is stripped from every entry (the thesis's file has ``" cohete"``,
+    ``" emoción"`` ...) and the repaired entries are logged as a WARNING; entries that are
+    empty once stripped are removed, also with a WARNING.
     """
-    groups = load_wordlist_file(wordlists_dir() / language / f"{name}.json")
+    path = wordlists_dir() / language / f"{name}.json"
+    groups = load_wordlist_file(path)
     out: dict[str, list[str]] = {}
+    stripped: dict[str, list[str]] = {}
+    blank: dict[str, int] = {}
     for key, words in groups.items():
-        ws = [w.strip().lower() if lowercase else w.strip() for w in words]
+        ws = []
+        for w in words:
+            s = w.strip()
+            if not s:
+                blank[key] = blank.get(key, 0) + 1
+                continue
+            if s != w:
+                stripped.setdefault(key, []).append(w)
+            ws.append(s.lower() if lowercase else s)
         out[key] = _dedupe(ws, key) if dedupe else ws
+    if stripped:
+        logger.warning(
+            "%s: stripped surrounding whitespace from %d entr(y/ies): %s",
+            path,
+            sum(len(v) for v in stripped.values()),
+            stripped,
+        )
+    if blank:
+        logger.warning(
+            "%s: removed %d empty entr(y/ies) (group: count): %s", path, sum(blank.values()), blank
+        )
     return out
 
 

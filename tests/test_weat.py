@@ -217,9 +217,7 @@ def test_table_3_2_signs_on_word2vec_bolukbasi():
 
 
 # --------------------------------------------------------------------------- WEFE and published
-def test_against_wefe(w2v, monkeypatch):
-    # wefe's RNSB module still uses np.float_ (removed in NumPy 2); shim it for the import only
-    monkeypatch.setattr(np, "float_", np.float64, raising=False)
+def test_against_wefe(w2v):
     from wefe.metrics import WEAT as WefeWEAT
     from wefe.query import Query
     from wefe.word_embedding_model import WordEmbeddingModel

@@ -30,8 +30,6 @@ experiment :math:`E^{Stereo}`), and the baseline :math:`E^{Comp}` (section 4.1.2
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -41,7 +39,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.datasets import load_stereoset, stereoset_intrasentence
+from biaskit.datasets import (
+    ValidationReport,
+    _stereoset_issues,
+    load_stereoset,
+    load_stereoset_predictions,
+    stereoset_intrasentence,
+    validate_stereoset_predictions,
+)
 from biaskit.results import TestResult
 from biaskit.stats import binomial_test, proportion_ztest
 
@@ -72,12 +77,13 @@ def icat(lms: float, ss: float) -> float:
 
 
 def _load_predictions(predictions: dict[str, Any] | str | Path) -> dict[str, Any]:
-    if isinstance(predictions, dict):
-        return predictions
-    p = Path(predictions)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as fh:
-        return json.load(fh)
+    """Predictions from a dict or an official-format ``.json`` / ``.json.gz`` file, checked with
+    :func:`biaskit.datasets.validate_stereoset_predictions`: malformed records (no id, a score
+    that is not a finite number) are left out with a WARNING, so their examples count as missing."""
+    if isinstance(predictions, (str, Path)):
+        return load_stereoset_predictions(path=predictions)
+    clean, _ = validate_stereoset_predictions(predictions)
+    return clean
 
 
 def _id2score(predictions: dict[str, Any]) -> dict[str, float]:
@@ -93,31 +99,80 @@ def _id2score(predictions: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def _warn_unmatched(scores: dict[str, float], gold: dict[str, Any]) -> None:
+    """WARNING when prediction ids match no gold sentence (they are not scored)."""
+    gold_ids = {
+        s.get("id")
+        for split in gold["data"].values()
+        for ex in split
+        if isinstance(ex, dict)
+        for s in (ex.get("sentences") or [])
+        if isinstance(s, dict)
+    }
+    extra = [i for i in scores if i not in gold_ids]
+    if extra:
+        logger.warning(
+            "%d of %d prediction ids match no sentence of the gold data and are not scored "
+            "(another StereoSet version or split?), e.g. %s",
+            len(extra),
+            len(scores),
+            extra[:5],
+        )
+
+
 def example_table(
     predictions: dict[str, Any] | str | Path,
     gold: dict[str, Any] | None = None,
     split: Split = "intrasentence",
     *,
     missing: Literal["raise", "drop"] = "raise",
+    _validated: bool = False,
 ) -> pd.DataFrame:
     """One row per example: ``example_id, target, bias_type, stereotype, anti-stereotype, unrelated``
     (the three option scores) and the official comparisons ``pro`` (stereotype > anti),
     ``related`` (0-2 options beating the unrelated one).
 
     Examples whose three option ids are not all in ``predictions`` raise :class:`ValueError`
-    naming how many are missing (the official scorer would stop with a ``KeyError``);
-    ``missing="drop"`` leaves them out with a logged warning and lists their ids in
-    ``df.attrs["missing"]``.
+    naming how many are missing (the official scorer would stop with a ``KeyError``), and so
+    do malformed gold examples (:func:`biaskit.datasets.stereoset_example_problem`, e.g. a
+    repeated gold label, which the official scorer would silently overwrite);
+    ``missing="drop"`` leaves them out with a logged WARNING that gives their count and ids,
+    lists their ids in ``df.attrs["missing"]`` and the reasons in ``df.attrs["report"]``
+    (a :class:`~biaskit.datasets.ValidationReport`; ``row`` = position in ``gold["data"][split]``).
+    Malformed prediction records are left out first (so their examples count as missing), and
+    prediction ids that match no gold sentence are logged as a WARNING.
     """
     gold = load_stereoset() if gold is None else gold
-    scores = _id2score(_load_predictions(predictions))
     if missing not in ("raise", "drop"):
         raise ValueError("missing must be 'raise' or 'drop'")
+    # stereoset_scores validates once for all splits (``_validated``), so nothing is logged twice
+    scores = _id2score(predictions if _validated else _load_predictions(predictions))  # type: ignore[arg-type]
+    if not _validated:
+        _warn_unmatched(scores, gold)
+    examples = gold["data"][split]
+    issues = _stereoset_issues(gold, [split])
+    malformed = {int(r["row"]) for r in issues}
     rows, lost = [], []
-    for ex in gold["data"][split]:
+    for i, ex in enumerate(examples):
+        if i in malformed:
+            lost.append(ex.get("id") if isinstance(ex, dict) else None)
+            continue
         by_label = {s["gold_label"]: s["id"] for s in ex["sentences"]}
-        if any(by_label.get(lbl) not in scores for lbl in ("stereotype", "anti-stereotype", "unrelated")):
+        absent = [
+            lbl for lbl in ("stereotype", "anti-stereotype", "unrelated") if by_label[lbl] not in scores
+        ]
+        if absent:
             lost.append(ex["id"])
+            issues.append(
+                {
+                    "row": i,
+                    "line": None,
+                    "column": split,
+                    "reason": "no prediction for the " + " / ".join(absent) + " option",
+                    "action": "skipped",
+                    "text": ex["id"],
+                }
+            )
             continue
         pro, anti, unrel = (scores[by_label[k]] for k in ("stereotype", "anti-stereotype", "unrelated"))
         rows.append(
@@ -132,16 +187,40 @@ def example_table(
                 "related": int(pro > unrel) + int(anti > unrel),
             }
         )
+    report = ValidationReport.from_records(
+        issues, context=f"StereoSet {split} scoring", n_records=len(examples), n_loaded=len(rows)
+    )
     if lost:
-        msg = (
-            f"{len(lost)} of {len(gold['data'][split])} {split} examples have no prediction for one of "
-            "their options"
-        )
+        n_unpredicted = len(lost) - len(malformed)
+        parts = []
+        if n_unpredicted:
+            parts.append(
+                f"{n_unpredicted} of {len(examples)} {split} examples have no prediction for one of their options"
+            )
+        if malformed:
+            parts.append(
+                f"{len(malformed)} of {len(examples)} {split} examples are malformed in the gold data"
+            )
+        msg = "; ".join(parts)
         if missing == "raise":
-            raise ValueError(msg + "; score every option, or pass missing='drop' to leave those examples out")
-        logger.warning("%s; they are left out (missing='drop')", msg)
-    out = pd.DataFrame(rows)
+            raise ValueError(
+                f"{msg} (e.g. {lost[:3]}); score every option, or pass missing='drop' to leave those "
+                f"examples out\n{report.summary()}"
+            )
+        logger.warning("%s; they are left out (missing='drop')\n%s", msg, report.summary())
+    columns = [
+        "example_id",
+        "target",
+        "bias_type",
+        "stereotype",
+        "anti-stereotype",
+        "unrelated",
+        "pro",
+        "related",
+    ]
+    out = pd.DataFrame(rows, columns=columns)
     out.attrs["missing"] = lost
+    out.attrs["report"] = report
     return out
 
 
@@ -199,10 +278,11 @@ def stereoset_scores(
     """
     preds = _load_predictions(predictions)
     gold = load_stereoset() if gold is None else gold
+    _warn_unmatched(_id2score(preds), gold)
     results: dict[str, Any] = {}
     tables = []
     for split in splits:
-        tab = example_table(preds, gold, split, missing=missing)
+        tab = example_table(preds, gold, split, missing=missing, _validated=True)
         tables.append(tab)
         res: dict[str, Any] = {}
         for domain in DOMAINS:
@@ -358,9 +438,20 @@ def predictions_from_option_scores(
 ) -> dict[str, list[dict[str, Any]]]:
     """Official predictions JSON (``{"intrasentence": [{"id", "score"}, ...]}``) from option scores.
 
-    Options with a NaN score are left out (then :func:`example_table` reports their examples).
+    Options with a NaN score (not scored: see ``options.attrs["report"]``) are left out with a
+    WARNING giving their count and ids; :func:`example_table` then reports their examples.
     """
     ok = options[options[score].notna()]
+    if len(ok) < len(options):
+        lost = options.loc[options[score].isna(), "sentence_id"].tolist()
+        logger.warning(
+            "%d of %d options have no %r score and are left out of the predictions (sentence ids %s%s)",
+            len(lost),
+            len(options),
+            score,
+            lost[:5],
+            " ..." if len(lost) > 5 else "",
+        )
     return {
         "intrasentence": [
             {"id": i, "score": float(s)} for i, s in zip(ok["sentence_id"], ok[score], strict=True)
