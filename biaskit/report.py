@@ -15,11 +15,32 @@ open from disk::
   figures are embedded in the page (``data:`` URIs), formulas are turned into
   MathML (rendered by the browser itself, no MathJax) when ``latex2mathml`` is
   installed;
-* ``index.html`` listing every study with its title (the first markdown
-  heading), its source (notebook metadata ``biaskit: {source: ...}``, else the
-  first markdown cell), the parameters it ran with, its headline numbers
-  flattened into a table (rounded for display, the exact JSON value kept in a
-  ``data-value`` attribute) and thumbnails of its figures.
+* ``index.html`` listing every study in a box that leads with what the run found
+  (the JSON's ``finding`` sentence, else the first point of the notebook's "What
+  this shows" section), then its two or three headline numbers (the JSON's
+  ``headline``; rounded for display, the exact JSON value kept in a
+  ``data-value`` attribute), then where it comes from and the settings it ran
+  with, then every number of the run folded under "All numbers of this run",
+  and thumbnails of its figures (with their alternative text).
+
+Numbers are shown for people: p-values (keys such as ``p_value`` or ending in
+``_p``) with :func:`biaskit.results.format_p_value` (``"< 0.001"``), other
+numbers with 4 significant digits and never in e-notation, missing values as
+``n/a``.
+
+**Same run.**  A notebook and its JSON are paired by name (``NN_name.ipynb`` and
+``NN_name.json`` in the same folder) and must come from the same run: the
+parameters recorded in the JSON must equal those papermill injected into the
+notebook, and the JSON must have been written while papermill ran the notebook.
+When they disagree the study's box and page carry a visible banner and a
+WARNING is logged.
+
+**A clean page.**  Every figure gets alternative text (the notebook output's
+``{"image/png": {"alt": ...}}`` metadata written by
+:func:`biaskit.reporting.save_figure`, else "Figure N of <study>"); progress
+bars are removed; raw log lines on stderr become the same short "Note" boxes the
+notebooks show (warnings and errors) or go into a folded "Technical messages"
+box (everything else); an error keeps a visible box with the folded traceback.
 
 No page loads anything from the network: the CDN scripts of the nbconvert
 template (require.js, MathJax, mermaid, the widget renderer) are removed and a
@@ -52,13 +73,18 @@ __all__ = [
     "HeadlineRow",
     "Study",
     "add_build_arguments",
+    "add_missing_alt",
     "build_site",
+    "check_same_run",
     "discover_studies",
     "flatten_results",
     "format_value",
+    "is_p_value_key",
     "main",
+    "notebook_finding",
     "notebook_source",
     "notebook_title",
+    "plain_numbers",
     "render_index",
     "render_study_page",
     "run_build",
@@ -78,9 +104,38 @@ MAX_ROWS = 300
 #: Width in pixels of the figure thumbnails on the index page.
 THUMB_WIDTH = 220
 
+#: Settings not shown to readers (machine-specific paths); still compared by the same-run check.
+HIDDEN_PARAMETERS = frozenset({"results_dir", "PAPERMILL_INPUT_PATH", "PAPERMILL_OUTPUT_PATH"})
+#: Slack, in seconds, when checking that a JSON was written while papermill ran its notebook
+#: (``created`` is stored to the second).
+RUN_TIME_SLACK_S = 2.0
+
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _TQDM_TEXT = re.compile(r"^\s*\d{1,3}%\|")
+#: A progress-bar line (tqdm and friends): "Map:  50%|#####     | 5/10 [00:01<00:01, 4.5it/s]".
+_PROGRESS_LINE = re.compile(r"\d{1,3}%\|.*\||\d+(\.\d+)?\s*(it/s|s/it)\]?\s*$")
+#: A raw log line of the logging module ("WARNING:biaskit.x:msg", "ERROR biaskit.x: msg",
+#: "2024-01-01 12:00:00,123 - biaskit.x - WARNING - msg", "[W 12:00:00.123 App] msg").
+_LOG_LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
+_LOG_LINE_PATTERNS = (
+    re.compile(rf"^(?P<level>{_LOG_LEVELS})(?::| +)(?P<name>[\w.\-]+): ?(?P<msg>.*)$"),
+    re.compile(
+        rf"^\[?\d{{4}}-\d{{2}}-\d{{2}}[ T][\d:.,]+\]?\s*(?:[-|:]\s*)?(?:(?P<name>[\w.\-]+)\s*[-|:]\s*)?"
+        rf"\[?(?P<level>{_LOG_LEVELS})\]?\s*[-|:]?\s*(?P<msg>.*)$"
+    ),
+    re.compile(r"^\[(?P<level>[DIWEC]) [\d\-:. ]+(?P<name>[\w.\-]*)\]\s*(?P<msg>.*)$"),
+)
+_LOG_LETTER = {"D": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
+#: "path/file.py:12: UserWarning: message" (Python's warnings module) and its source line.
+_PY_WARNING = re.compile(r"^\S.*?:\d+: (?P<cat>\w*Warning): (?P<msg>.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_ALT_ATTR = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_P_VALUE_KEY = re.compile(r"(^|[^a-z])p[_\- ]?value|(^|[_\W])p$", re.IGNORECASE)  # not "group_value"
+_E_NUMBER = re.compile(r"(?<![\w.])([-+−]?\d+(?:\.\d+)?[eE][-+−]?\d+)(?!\w|\.\d)")
+_P_BEFORE = re.compile(r"\bp(?:[- ]?values?)?\s*(?:=|≈|is|of)\s*$", re.IGNORECASE)
+_WHAT_THIS_SHOWS = re.compile(r"^\s{0,3}#{1,6}\s*what this shows\b.*$", re.IGNORECASE | re.MULTILINE)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _SOURCE_LINE = re.compile(
     r"^\s*[*_]*\s*sources?\s*[*_]*\s*:\s*[*_]*\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE
@@ -107,7 +162,14 @@ class HeadlineRow:
 
 @dataclass(frozen=True)
 class Study:
-    """Everything the index shows about one study ``NN_name``."""
+    """Everything the index shows about one study ``NN_name``.
+
+    ``parameters`` are the settings shown to the reader: the JSON's ``parameters``
+    overridden by what papermill recorded in the notebook.  ``finding`` is the JSON's
+    one-sentence finding or, for older JSON files, the first point of the notebook's
+    "What this shows" section (``finding_from_notebook`` is then true).
+    ``run_mismatch`` lists why the notebook and its JSON do not come from the same run.
+    """
 
     stem: str
     title: str
@@ -118,11 +180,20 @@ class Study:
     figures: tuple[Path, ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
     has_error: bool = False
+    finding: str | None = None
+    finding_from_notebook: bool = False
+    run_mismatch: tuple[str, ...] = ()
 
     @property
     def page(self) -> str | None:
         """File name of the study page inside the site (``None`` when no executed notebook exists)."""
         return f"{self.stem}.html" if self.notebook is not None else None
+
+    @property
+    def headline(self) -> dict[str, Any]:
+        """The JSON's ``headline`` numbers (``{}`` for older files)."""
+        h = self.results.get("headline") if self.results is not None else None
+        return h if isinstance(h, dict) and _is_wrapped(self.results) else {}
 
 
 # ----------------------------------------------------------------------------- headline numbers
@@ -164,34 +235,97 @@ def flatten_results(
     return [HeadlineRow(path, obj)]
 
 
-def format_value(value: Any) -> str:
+def is_p_value_key(key: str | None) -> bool:
+    """True for names of p-values: containing ``p_value`` / ``p-value`` / ``pvalue`` / ``p value``
+    (any case, not inside a word: ``group_value`` is no p-value), ending in ``_p``, or just ``p``."""
+    return bool(key) and bool(_P_VALUE_KEY.search(str(key)))
+
+
+def _group_thousands(text: str) -> str:
+    return text.replace(",", "\u2009")
+
+
+def _format_float(value: float) -> str:
+    """4 significant digits in plain decimal notation (never e-notation)."""
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value == 0:
+        return "0"
+    if abs(value) < 1e-9:
+        return "≈ 0"
+    if abs(value) >= 1e4:
+        return _group_thousands(f"{value:,.0f}")
+    decimals = max(0, 3 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    if abs(float(text)) >= 1e4:  # 9999.7 rounds up to 10000
+        return _group_thousands(f"{value:,.0f}")
+    return "0" if text in ("-0", "") else text
+
+
+def plain_numbers(text: str) -> str:
+    """Rewrite numbers in e-notation inside a sentence for a reader (never e-notation on the index).
+
+    After "p =" / "p-value of" a number becomes :func:`biaskit.results.format_p_value`'s text
+    (``p = 4.76e-05`` -> ``p < 0.001``); any other one is written out in plain decimals
+    (``5.6e-16`` -> ``≈ 0``, ``1.2e-05`` -> ``0.000012``).
+    """
+
+    def fix(m: re.Match[str]) -> str:
+        try:
+            value = float(m.group(1).replace("−", "-"))
+        except ValueError:  # pragma: no cover - the pattern only matches numbers
+            return m.group(0)
+        before = m.string[: m.start()]
+        if _P_BEFORE.search(before) and 0.0 <= value <= 1.0:
+            from biaskit.results import format_p_value
+
+            shown = format_p_value(value)
+        else:
+            shown = _format_float(value)
+        if shown.startswith(("<", "≈")) and re.search(r"(?:=|≈)\s*$", before):
+            return "\0" + shown  # "p = < 0.001" reads badly: the "=" before is dropped below
+        return shown
+
+    out = _E_NUMBER.sub(fix, text)
+    return re.sub(r"\s*(?:=|≈)\s*\0", " ", out).replace("\0", "")
+
+
+def format_value(value: Any, key: str | None = None) -> str:
     """Format a JSON value for a reader: numbers rounded, the exact value stays in ``data-value``.
 
-    * ``True`` / ``False`` -> ``yes`` / ``no``; ``None`` -> ``n/a``;
+    * ``True`` / ``False`` -> ``yes`` / ``no``; ``None`` and NaN -> ``n/a``;
+    * a number whose ``key`` names a p-value (:func:`is_p_value_key`) and lies in [0, 1] ->
+      :func:`biaskit.results.format_p_value` (``"< 0.001"``, ``"0.016"``);
     * integers in full (thousands separated with a thin space when >= 10 000);
-    * floats with 4 significant digits (scientific notation below 1e-3, so a
-      p-value of 0.00004 reads ``4.0e-05`` and not ``0``), large floats without decimals;
-    * strings as they are; empty containers as ``{}`` / ``[]``.
+    * other floats with 4 significant digits in plain decimal notation, never e-notation
+      (``4.2e-05`` reads ``0.000042``; below 1e-9 ``≈ 0``), large floats without decimals;
+    * strings as they are (an empty string as ``(empty)``); empty containers as ``(none)``.
+
+    Never returns an empty string.
     """
     if value is None:
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, int | float) and is_p_value_key(key):
+        from biaskit.results import format_p_value
+
+        if not (isinstance(value, float) and math.isnan(value)) and 0.0 <= value <= 1.0:
+            return format_p_value(float(value))
     if isinstance(value, int):
-        return f"{value:,}".replace(",", "\u2009") if abs(value) >= 10_000 else str(value)
+        return _group_thousands(f"{value:,}") if abs(value) >= 10_000 else str(value)
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        if value == 0:
-            return "0"
-        if abs(value) < 1e-3:
-            return f"{value:.1e}"
-        if abs(value) >= 1e5:
-            return f"{value:,.0f}".replace(",", "\u2009")
-        return f"{value:.4g}"
+        return _format_float(value)
     if isinstance(value, dict | list):
-        return json.dumps(value)
-    return str(value)
+        if not value:
+            return "(none)"
+        return json.dumps(value, ensure_ascii=False)
+    text = plain_numbers(str(value))
+    return text if text.strip() else "(empty)"
 
 
 def _json_exact(value: Any) -> str:
@@ -249,6 +383,49 @@ def notebook_source(nb: Any) -> str | None:
     return None
 
 
+def _shorten(text: str, limit: int = 320) -> str:
+    """Cut ``text`` at the last sentence end before ``limit`` characters (else at a word, with …)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end >= 80:
+        return cut[: end + 1]
+    return cut[: cut.rfind(" ")].rstrip(",;:") + " …"
+
+
+def notebook_finding(nb: Any) -> str | None:
+    """The first point of the notebook's "What this shows" section, as one plain paragraph.
+
+    Used on the index for JSON files written before ``save_results`` recorded a ``finding``:
+    the first paragraph (or first bullet point) after a "What this shows" heading, skipping a
+    note in parentheses, without markdown or TeX markup, shortened to about 320 characters.
+    ``None`` when the notebook has no such section.
+    """
+    sources = _markdown_sources(nb)
+    for i, src in enumerate(sources):
+        m = _WHAT_THIS_SHOWS.search(src)
+        if not m:
+            continue
+        text = src[m.end() :] + "\n\n" + "\n\n".join(sources[i + 1 : i + 2])
+        for block in re.split(r"\n\s*\n|\n(?=\s{0,3}[-*+]\s)|\n(?=\s{0,3}\d+[.)]\s)", text):
+            block = block.strip()
+            if not block or _HEADING.match(block.splitlines()[0]):
+                if block:
+                    break  # the next section starts: no paragraph under the heading
+                continue
+            block = re.sub(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+", "", block)
+            plain = _strip_inline_markdown(" ".join(block.split()))
+            plain = re.sub(r"\$+([^$]*)\$+", r"\1", plain).strip()
+            if not plain or (plain.startswith("(") and plain.endswith(")")):
+                continue  # "(Numbers quoted here are from ...)": a note, not the finding
+            if plain.endswith(":") and len(plain) < 120:
+                continue  # "In replay mode (...):" introduces the points that follow
+            return _shorten(plain)
+        return None
+    return None
+
+
 def _notebook_parameters(nb: Any) -> dict[str, Any]:
     """The parameters papermill ran the notebook with (``metadata.papermill.parameters``)."""
     pm = nb.metadata.get("papermill", {})
@@ -272,6 +449,101 @@ def _read_notebook(path: Path) -> Any:
         return nbformat.read(path, as_version=4)
     except Exception as exc:  # nbformat raises several types for a damaged file
         raise ValueError(f"{path} is not a readable Jupyter notebook: {exc}") from exc
+
+
+def _same_parameter(a: Any, b: Any) -> bool:
+    """Equality of two parameter values as JSON and papermill store them (1 == 1.0, tuples == lists)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same_parameter(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return set(a) == set(b) and all(_same_parameter(a[k], b[k]) for k in a)
+    if isinstance(a, str) and isinstance(b, str) and a and b and a != b:
+        import os.path
+
+        return os.path.normpath(a) == os.path.normpath(b)  # "results/" == "results"
+    return a == b
+
+
+def _parse_time(text: Any) -> Any:
+    import datetime as dt
+
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)  # papermill writes UTC
+
+
+def check_same_run(nb: Any, payload: dict[str, Any], *, stem: str | None = None) -> list[str]:
+    """Why a notebook and its JSON do not come from the same run (``[]`` when they agree).
+
+    * the JSON's ``parameters`` must equal the parameters papermill injected into the notebook
+      (``metadata.papermill.parameters``), compared on the keys present in both (1 == 1.0);
+    * the JSON's ``created`` time must fall between papermill's ``start_time`` and
+      ``end_time`` of the notebook (with :data:`RUN_TIME_SLACK_S` seconds of slack);
+    * the JSON's ``notebook`` name, when given, must be ``stem``.
+
+    A check is skipped when either side lacks what it needs (older JSON files, notebooks not
+    run by papermill).
+    """
+    problems: list[str] = []
+    if stem and isinstance(payload.get("notebook"), str) and payload["notebook"] != stem:
+        problems.append(f"it was written by notebook {payload['notebook']!r}, not {stem!r}")
+    nb_params = _notebook_parameters(nb)
+    js_params = payload.get("parameters") if _is_wrapped(payload) else None
+    if isinstance(js_params, dict):
+        for key in nb_params.keys() & js_params.keys():
+            if not _same_parameter(nb_params[key], js_params[key]):
+                problems.append(
+                    f"parameter {key} is {_parameter_text(nb_params[key])} on this page "
+                    f"but {_parameter_text(js_params[key])} in the numbers file"
+                )
+    pm = nb.metadata.get("papermill", {}) if hasattr(nb, "metadata") else {}
+    if isinstance(pm, dict) and _is_wrapped(payload):
+        created = _parse_time(payload.get("created"))
+        start, end = _parse_time(pm.get("start_time")), _parse_time(pm.get("end_time"))
+        if created is not None and start is not None and end is not None:
+            import datetime as dt
+
+            slack = dt.timedelta(seconds=RUN_TIME_SLACK_S)
+            if not (start - slack <= created <= end + slack):
+                problems.append(
+                    f"the numbers file was written at {payload['created']}, outside the run of this "
+                    f"notebook ({pm.get('start_time')} to {pm.get('end_time')})"
+                )
+    return problems
+
+
+def _parameter_text(value: Any) -> str:
+    """A parameter value as a reader sees it (numbers without e-notation, text without quotes)."""
+    if isinstance(value, str):
+        return value if value else '""'
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int | float):
+        return format_value(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_parameter_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_parameter_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _shown_parameters(params: dict[str, Any]) -> str:
+    """``name = value, ...`` (HTML-escaped) without :data:`HIDDEN_PARAMETERS`; ``""`` when none."""
+    return ", ".join(
+        f"{html.escape(str(k))} = {html.escape(_parameter_text(v))}"
+        for k, v in params.items()
+        if k not in HIDDEN_PARAMETERS
+    )
 
 
 # ----------------------------------------------------------------------------- discovery
@@ -312,15 +584,6 @@ def discover_studies(results_dir: str | Path) -> list[Study]:
     for stem in stems:
         nb_path = results_dir / f"{stem}.ipynb"
         js_path = results_dir / f"{stem}.json"
-        title, source, params, has_error = stem, None, {}, False
-        notebook = None
-        if nb_path.exists():
-            nb = _read_notebook(nb_path)
-            notebook = nb_path
-            title = notebook_title(nb, stem)
-            source = notebook_source(nb)
-            params = _notebook_parameters(nb)
-            has_error = _notebook_has_error(nb)
         results = None
         results_file = None
         if js_path.exists():
@@ -331,6 +594,38 @@ def discover_studies(results_dir: str | Path) -> list[Study]:
             if not isinstance(results, dict):
                 raise ValueError(f"{js_path} must hold a JSON object, got {type(results).__name__}")
             results_file = js_path
+        wrapped = results is not None and _is_wrapped(results)
+        js_params = results.get("parameters") if wrapped else None
+        params: dict[str, Any] = dict(js_params) if isinstance(js_params, dict) else {}
+        finding = results.get("finding") if wrapped else None
+        finding = (
+            plain_numbers(" ".join(finding.split())) if isinstance(finding, str) and finding.strip() else None
+        )
+        title, source, has_error, from_nb = stem, None, False, False
+        mismatch: list[str] = []
+        notebook = None
+        if nb_path.exists():
+            nb = _read_notebook(nb_path)
+            notebook = nb_path
+            title = notebook_title(nb, stem)
+            source = notebook_source(nb)
+            source = plain_numbers(source) if source else None
+            params.update(_notebook_parameters(nb))  # what papermill injected wins
+            has_error = _notebook_has_error(nb)
+            if finding is None:
+                finding = notebook_finding(nb)
+                from_nb = finding is not None
+                finding = plain_numbers(finding) if finding else None
+            if results is not None:
+                mismatch = check_same_run(nb, results, stem=stem)
+                if mismatch:
+                    logger.warning(
+                        "%s: the numbers file %s comes from a different run than the notebook %s: %s",
+                        stem,
+                        js_path.name,
+                        nb_path.name,
+                        "; ".join(mismatch),
+                    )
         studies.append(
             Study(
                 stem=stem,
@@ -342,19 +637,31 @@ def discover_studies(results_dir: str | Path) -> list[Study]:
                 figures=tuple(figures[stem]),
                 parameters=params,
                 has_error=has_error,
+                finding=finding,
+                finding_from_notebook=from_nb,
+                run_mismatch=tuple(mismatch),
             )
         )
     return studies
 
 
+#: Top-level keys of a file written by :func:`biaskit.reporting.save_results`.
+_PAYLOAD_KEYS = frozenset({"notebook", "created", "python", "finding", "headline", "parameters", "results"})
+
+
+def _is_wrapped(payload: dict[str, Any] | None) -> bool:
+    """True for a ``save_results`` payload (``results`` plus run metadata), not a bare JSON object."""
+    return isinstance(payload, dict) and "results" in payload and set(payload) <= _PAYLOAD_KEYS
+
+
 def _headline_payload(results: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Split a ``save_results`` payload into (headline numbers, run metadata).
+    """Split a ``save_results`` payload into (all numbers, run metadata).
 
     Files written by :func:`biaskit.reporting.save_results` hold
-    ``{"notebook", "created", "python", "results": {...}}``; any other JSON
-    object is shown whole.
+    ``{"notebook", "created", "python", ["finding", "headline", "parameters",] "results": {...}}``;
+    any other JSON object is shown whole.
     """
-    if "results" in results and set(results) <= {"notebook", "created", "python", "results"}:
+    if _is_wrapped(results):
         meta = {k: v for k, v in results.items() if k != "results"}
         return results["results"], meta
     return results, {}
@@ -393,6 +700,54 @@ _STUDY_TEMPLATE = r"""
 {%- endif -%}
 {%- endblock input_group %}
 
+{#- every image carries alternative text: the output's metadata {"image/png": {"alt": ...}}
+    (set for every image by _clean_outputs_for_static_page, which numbers the figures) -#}
+{% block data_png scoped %}
+{%- set alt = (output | get_metadata('alt', 'image/png')) or resources.biaskit_figure_alt -%}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}" alt="{{ alt | escape_html }}"
+{%- set width=output | get_metadata('width', 'image/png') -%}
+{%- if width is not none %} width="{{ width | escape_html }}"{% endif -%}
+{%- set height=output | get_metadata('height', 'image/png') -%}
+{%- if height is not none %} height="{{ height | escape_html }}"{% endif %} class="
+{%- if output | get_metadata('unconfined', 'image/png') %}unconfined {% endif -%}
+{%- if output | get_metadata('needs_background', 'image/png') == 'light' %}jp-needs-light-background{% endif -%}
+{%- if output | get_metadata('needs_background', 'image/png') == 'dark' %}jp-needs-dark-background{% endif -%}
+">
+</div>
+{%- endblock data_png %}
+
+{% block data_jpg scoped %}
+{%- set alt = (output | get_metadata('alt', 'image/jpeg')) or resources.biaskit_figure_alt -%}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/jpeg;base64,{{ output.data['image/jpeg'] | escape_html }}" alt="{{ alt | escape_html }}"
+{%- set width=output | get_metadata('width', 'image/jpeg') -%}
+{%- if width is not none %} width="{{ width | escape_html }}"{% endif -%}
+{%- set height=output | get_metadata('height', 'image/jpeg') -%}
+{%- if height is not none %} height="{{ height | escape_html }}"{% endif %} class="
+{%- if output | get_metadata('unconfined', 'image/jpeg') %}unconfined {% endif -%}
+{%- if output | get_metadata('needs_background', 'image/jpeg') == 'light' %}jp-needs-light-background{% endif -%}
+{%- if output | get_metadata('needs_background', 'image/jpeg') == 'dark' %}jp-needs-dark-background{% endif -%}
+">
+</div>
+{%- endblock data_jpg %}
+
+{% block data_svg scoped -%}
+{%- set alt = (output | get_metadata('alt', 'image/svg+xml')) or resources.biaskit_figure_alt -%}
+<div class="jp-RenderedSVG jp-OutputArea-output {{ extra_class }}" data-mime-type="image/svg+xml">
+<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}" alt="{{ alt | escape_html }}">
+</div>
+{%- endblock data_svg %}
+
+{#- an error stays visible (its name and message); the traceback is folded -#}
+{% block error -%}
+<div class="bk-error-box" role="alert"><b>This step stopped with an error:</b>
+{{ output.ename | strip_ansi | escape_html }}: {{ output.evalue | strip_ansi | escape_html }}</div>
+<details class="bk-traceback"><summary>Technical details of the error</summary>
+{{ super() }}
+</details>
+{%- endblock error %}
+
 {%- block footer -%}
 </html>
 {%- endblock footer -%}
@@ -412,34 +767,166 @@ details.bk-code > summary { cursor: pointer; color: #57606a; font-family: system
   font-size: 12px; list-style: disclosure-closed; }
 details.bk-code[open] > summary { list-style: disclosure-open; }
 .bk-widget-note { color: #57606a; font-style: italic; font-family: system-ui, sans-serif; }
+.bk-finding { font-size: 15px; }
+.bk-note { font-family: system-ui, sans-serif; background: #fff8c5; border-left: 4px solid #d4a72c;
+  padding: 6px 10px; margin: 6px 0; font-size: 0.92em; }
+.bk-note.bk-note-error { background: #ffebe9; border-left-color: #cf222e; }
+details.bk-log, details.bk-traceback { margin: .3em 0; font-family: system-ui, sans-serif; font-size: 12px; }
+details.bk-log > summary, details.bk-traceback > summary { cursor: pointer; color: #57606a; }
+details.bk-log pre { font-size: 11px; white-space: pre-wrap; background: #f6f8fa; padding: .4em .6em; }
+.bk-error-box { font-family: system-ui, sans-serif; background: #ffebe9; border-left: 4px solid #cf222e;
+  padding: 6px 10px; margin: 6px 0; }
 .jp-InputPrompt, .jp-OutputPrompt { display: none; }
 math { font-size: 1.1em; }
 math[display="block"] { margin: .6em 0; }
 """
 
 
-def _clean_outputs_for_static_page(nb: Any) -> None:
-    """Make widget outputs and widget state harmless in a static page (in place).
+def add_missing_alt(fragment: str, fallback: str) -> str:
+    """Give every ``<img>`` of an HTML fragment without (or with empty) alternative text ``fallback``."""
+    attr = html.escape(fallback, quote=True)
+
+    def fix(m: re.Match[str]) -> str:
+        tag = m.group(0)
+        alt = _ALT_ATTR.search(tag)
+        if alt is None:
+            return re.sub(r"^<img\b", f'<img alt="{attr}"', tag, count=1, flags=re.IGNORECASE)
+        if any((g or "").strip() for g in alt.groups()):
+            return tag
+        return tag[: alt.start()] + f' alt="{attr}"' + tag[alt.end() :]
+
+    return _IMG_TAG.sub(fix, fragment)
+
+
+def _log_record(line: str) -> tuple[str, str] | None:
+    """``(LEVEL, message)`` when ``line`` is a raw log line of the logging module, else ``None``."""
+    for pattern in _LOG_LINE_PATTERNS:
+        m = pattern.match(line)
+        if m:
+            level = _LOG_LETTER.get(m.group("level"), m.group("level"))
+            return ("WARNING" if level == "WARN" else level), m.group("msg").strip()
+    return None
+
+
+def _is_progress(line: str) -> bool:
+    return bool(_PROGRESS_LINE.search(line)) or bool(_TQDM_TEXT.match(line))
+
+
+def _note_output(level: str, message: str) -> Any:
+    """A display output showing a log message as a short labelled box (like the notebooks' notes)."""
+    from nbformat.v4 import new_output
+
+    problem = level in ("ERROR", "CRITICAL", "FATAL")
+    label, cls = ("Problem", "bk-note bk-note-error") if problem else ("Note", "bk-note")
+    box = f'<div class="{cls}" role="note"><b>{label}:</b> {html.escape(message)}</div>'
+    return new_output("display_data", data={"text/html": box, "text/plain": f"{label}: {message}"})
+
+
+def _technical_output(lines: Sequence[str]) -> Any:
+    """A display output with technical messages folded under a small labelled switch."""
+    from nbformat.v4 import new_output
+
+    n = len(lines)
+    text = "\n".join(lines)
+    box = (
+        f'<details class="bk-log"><summary>Technical messages ({n} line{"s" if n != 1 else ""})</summary>'
+        f"<pre>{html.escape(text)}</pre></details>"
+    )
+    return new_output("display_data", data={"text/html": box, "text/plain": text})
+
+
+def _clean_stream(out: Any, seen_notes: set[tuple[str, str]]) -> list[Any]:
+    """Replace one stream output by what a reader should see (see ``_clean_outputs_for_static_page``)."""
+    from nbformat.v4 import new_output
+
+    name = out.get("name", "stdout")
+    text = _ANSI.sub("", str(out.get("text", "")))
+    result: list[Any] = []
+    kept: list[str] = []  # stdout text, in order
+    technical: list[str] = []  # stderr lines that are neither notes nor progress bars
+    after_py_warning = False
+
+    def flush_kept() -> None:
+        if kept and any(x.strip() for x in kept):
+            result.append(new_output("stream", name=name, text="\n".join(kept) + "\n"))
+        kept.clear()
+
+    for raw in text.split("\n"):
+        segments = [seg for seg in raw.split("\r") if seg.strip()]  # tqdm redraws with \r
+        if segments and all(_is_progress(seg) for seg in segments):
+            continue
+        line = segments[-1] if segments else ""
+        if name != "stderr":  # printed on purpose (a table, a log file shown as an example): kept
+            kept.append(line)
+            continue
+        if after_py_warning and line.startswith((" ", "\t")):
+            technical.append(line)  # the source line Python's warnings module prints
+            after_py_warning = False
+            continue
+        after_py_warning = False
+        record = _log_record(line)
+        if record is not None:
+            level, message = record
+            if level in ("WARNING", "ERROR", "CRITICAL", "FATAL"):
+                key = ("Problem" if level != "WARNING" else "Note", message)
+                if key not in seen_notes:
+                    seen_notes.add(key)
+                    flush_kept()
+                    result.append(_note_output(level, message))
+            else:
+                technical.append(line)
+            continue
+        if _PY_WARNING.match(line):
+            technical.append(line)
+            after_py_warning = True
+            continue
+        if line.strip():
+            technical.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    flush_kept()
+    if technical:
+        result.append(_technical_output(technical))
+    return result
+
+
+def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
+    """Make the outputs of an executed notebook fit a static page for readers (in place).
 
     * notebook-level widget state is removed (it would make the template load
       the widget renderer from a CDN);
     * a widget view with an HTML fallback (e.g. the seed-word form of
       :func:`biaskit.widgets.seed_word_form`) keeps the fallback;
     * a tqdm progress bar (its text fallback is the bar at 0%, which would
-      mislead) is removed;
-    * any other widget view becomes a short note for the reader.
+      mislead) is removed, and so are progress-bar lines in stdout / stderr;
+    * any other widget view becomes a short note for the reader;
+    * every image gets alternative text: the output's ``{"image/png": {"alt": ...}}``
+      metadata when the notebook gave it, else "Figure N of <title>"; images inside HTML
+      outputs without ``alt`` get a fallback as well;
+    * on stderr, raw log lines (``WARNING:biaskit.x:...``) become the short "Note" /
+      "Problem" boxes the notebooks show (once per message and page); DEBUG / INFO log lines,
+      Python warnings and any other stderr text go into a folded "Technical messages" box
+      (stdout is what the notebook printed on purpose and is kept, without progress bars).
     """
     nb.metadata.pop("widgets", None)
     note = (
         '<p class="bk-widget-note">(An interactive element was here: open the notebook in '
         "Jupyter to use it.)</p>"
     )
+    figure = 0
+    seen_notes: set[tuple[str, str]] = set()
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         kept = []
         for out in cell.get("outputs", []):
-            data = out.get("data") if isinstance(out, dict) else None
+            if not isinstance(out, dict):
+                kept.append(out)
+                continue
+            if out.get("output_type") == "stream":
+                kept.extend(_clean_stream(out, seen_notes))
+                continue
+            data = out.get("data")
             if data and _WIDGET_VIEW in data:
                 del data[_WIDGET_VIEW]
                 data.pop(_WIDGET_STATE, None)
@@ -448,6 +935,28 @@ def _clean_outputs_for_static_page(nb: Any) -> None:
                         continue
                     data.clear()
                     data["text/html"] = note
+            if data:
+                images = [m for m in ("image/png", "image/jpeg", "image/svg+xml") if m in data]
+                if images:
+                    figure += 1
+                    meta = out.setdefault("metadata", {})
+                    given = next(
+                        (
+                            str(meta[m]["alt"]).strip()
+                            for m in images
+                            if isinstance(meta.get(m), dict) and str(meta[m].get("alt") or "").strip()
+                        ),
+                        "",
+                    )
+                    alt = given or f"Figure {figure} of {title}"
+                    for m in images:
+                        if not isinstance(meta.get(m), dict):
+                            meta[m] = {}
+                        meta[m]["alt"] = alt
+                if "text/html" in data:
+                    fragment = data["text/html"]
+                    fragment = "".join(fragment) if isinstance(fragment, list) else str(fragment)
+                    data["text/html"] = add_missing_alt(fragment, f"Picture in {title}")
             kept.append(out)
         cell.outputs = kept
 
@@ -498,8 +1007,13 @@ def _make_exporter(exclude_input: bool = False) -> Any:
     class _OfflineHTMLExporter(HTMLExporter):  # type: ignore[misc,valid-type]
         @pass_context
         def markdown2html(self, context: Any, source: str) -> str:
+            resources = context.get("resources", {})
+            fallback = f"Picture in {resources.get('metadata', {}).get('name') or 'this study'}"
+            return add_missing_alt(self._markdown2html(context, source), fallback)
+
+        def _markdown2html(self, context: Any, source: str) -> str:
             if renderer_cls is None:
-                return super().markdown2html(context, source)
+                return HTMLExporter.markdown2html(self, context, source)
             cell = context.get("cell", {})
             path = context.get("resources", {}).get("metadata", {}).get("path", "")
             renderer = renderer_cls(
@@ -529,6 +1043,8 @@ def _make_exporter(exclude_input: bool = False) -> Any:
         exclude_output_prompt=True,
         anchor_link_text="",
     )
+    # nbconvert's own messages go through this module's logger (so `make report` and the tests see them)
+    exporter.log = logger.getChild("nbconvert")
     # Not loaded (the template blocks are emptied), but make sure no CDN address is left anywhere.
     for trait in ("require_js_url", "mathjax_url", "jquery_url", "mermaid_js_url", "widget_renderer_url"):
         if exporter.has_trait(trait):
@@ -536,22 +1052,37 @@ def _make_exporter(exclude_input: bool = False) -> Any:
     return exporter
 
 
+def _mismatch_text(study: Study) -> str:
+    """The visible explanation of a notebook / JSON mismatch (HTML)."""
+    name = study.results_file.name if study.results_file is not None else f"{study.stem}.json"
+    reasons = "; ".join(html.escape(r) for r in study.run_mismatch)
+    return (
+        f"<b>The numbers file ({html.escape(name)}) comes from a different run than this page</b>: "
+        f"{reasons}. Run the notebook again (<code>make reproduce</code>) so that both come from the same run."
+    )
+
+
 def _banner(study: Study | None) -> str:
     if study is None:
         return ""
-    parts = []
-    if study.source:
-        parts.append(f"<b>Source:</b> {html.escape(study.source)}")
-    if study.parameters:
-        ps = ", ".join(f"{html.escape(str(k))} = {html.escape(repr(v))}" for k, v in study.parameters.items())
-        parts.append(f"<b>Run with:</b> {ps}")
-    body = "<br>".join(parts)
-    out = f'<div class="bk-banner">{body}</div>' if parts else ""
+    out = ""
+    if study.run_mismatch:
+        out += f'<div class="bk-banner bk-error bk-mismatch" role="alert">{_mismatch_text(study)}</div>'
     if study.has_error:
         out += (
-            '<div class="bk-banner bk-error"><b>This notebook stopped with an error</b>: the steps after '
-            "the error did not run and their results are missing.</div>"
+            '<div class="bk-banner bk-error" role="alert"><b>This notebook stopped with an error</b>: the '
+            "steps after the error did not run and their results are missing.</div>"
         )
+    parts = []
+    if study.finding and not study.finding_from_notebook:
+        parts.append(f'<span class="bk-finding"><b>In short:</b> {html.escape(study.finding)}</span>')
+    if study.source:
+        parts.append(f"<b>Source:</b> {html.escape(study.source)}")
+    shown = _shown_parameters(study.parameters)
+    if shown:
+        parts.append(f"<b>Run with:</b> {shown}")
+    if parts:
+        out += f'<div class="bk-banner">{"<br>".join(parts)}</div>'
     return out
 
 
@@ -570,10 +1101,12 @@ def render_study_page(
     """
     notebook = Path(notebook)
     nb = _read_notebook(notebook)
-    _clean_outputs_for_static_page(nb)
+    title = notebook_title(nb, notebook.stem)
+    _clean_outputs_for_static_page(nb, title)
     exporter = _make_exporter(exclude_input=exclude_input)
     resources = {
-        "metadata": {"path": str(notebook.parent), "name": notebook_title(nb, notebook.stem)},
+        "metadata": {"path": str(notebook.parent), "name": title},
+        "biaskit_figure_alt": f"Figure of {title}",
         "biaskit_csp": CSP,
         "biaskit_css": _STUDY_CSS,
         "biaskit_index_href": html.escape(index_href, quote=True),
@@ -602,6 +1135,17 @@ h1 { font-size: 1.8em; margin: 0 0 .3em; }
 .bk-meta { margin: .2em 0; font-size: .95em; }
 .bk-meta b { color: #3d444d; }
 .bk-warn { background: #fdecea; border: 1px solid #e29b94; border-radius: 6px; padding: .3em .6em; }
+.bk-finding { font-size: 1.05em; margin: .5em 0 .3em; max-width: 60em; }
+.bk-finding.bk-from-notebook b, .bk-finding.bk-none { color: #57606a; }
+table.bk-keynumbers { border-collapse: collapse; margin: .3em 0 .6em; font-size: 1em; }
+table.bk-keynumbers th, table.bk-keynumbers td { padding: .2em .8em .2em 0; text-align: left;
+  vertical-align: baseline; border-bottom: 1px solid #eaeef2; }
+table.bk-keynumbers th { font-weight: normal; color: #3d444d; }
+table.bk-keynumbers td.bk-num { font-weight: 600; font-size: 1.1em; font-variant-numeric: tabular-nums;
+  white-space: nowrap; }
+details.bk-all { margin-top: .5em; }
+details.bk-all > summary { cursor: pointer; color: #0b5cad; font-size: .95em; }
+details.bk-all[open] > summary { margin-bottom: .4em; }
 .bk-cols { display: flex; flex-wrap: wrap; gap: 1.2em; margin-top: .6em; }
 .bk-numbers { flex: 1 1 380px; min-width: 0; max-width: 520px; }
 .bk-figs { flex: 1 1 400px; display: flex; flex-wrap: wrap; gap: .6em; align-content: flex-start; }
@@ -623,12 +1167,14 @@ td.bk-note { color: #57606a; font-style: italic; }
 _INDEX_INTRO = """
 <div class="bk-intro">
 <p>Each box below is one <b>study</b>: a notebook that measures social bias in texts, word vectors or
-language models, following a published work (its <b>source</b>). Click a study's title to read it step
-by step, with its explanations, tables and figures; the computer code is folded away.</p>
-<p>The table in each box lists the study's <b>headline numbers</b>, rounded for reading; the exact values
-are in the JSON file linked under the table. A <b>p-value</b> below 0.05 is the usual sign that a
-difference is unlikely to be due to chance alone; an <b>effect size</b> says how large the difference is.
-Neither says <i>why</i> the difference exists: each study ends with a section "What this shows".</p>
+language models, following a published work (its <b>source</b>). Each box starts with what the study
+found, in one sentence, and its two or three key numbers; then come the settings it ran with, and every
+number it computed, folded under <i>All numbers of this run</i>. Click a study's title to read it step by
+step, with its explanations, tables and figures; the computer code is folded away.</p>
+<p>Numbers are rounded for reading; the exact values are in the JSON file linked under each list. A
+<b>p-value</b> below 0.05 is the usual sign that a difference is unlikely to be due to chance alone
+("&lt; 0.001" means smaller than one in a thousand); an <b>effect size</b> says how large the difference
+is. Neither says <i>why</i> the difference exists: each study ends with a section "What this shows".</p>
 </div>
 """
 
@@ -648,59 +1194,119 @@ def _thumbnail_data_uri(png: Path, width: int = THUMB_WIDTH) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _headline_table(rows: Sequence[HeadlineRow], max_rows: int = MAX_ROWS) -> str:
+def _png_description(png: Path) -> str | None:
+    """The ``Description`` text of a PNG (the alternative text ``save_figure`` writes), if any."""
+    from PIL import Image
+
+    try:
+        with Image.open(png) as im:
+            text = im.info.get("Description")
+    except OSError:
+        return None
+    return " ".join(str(text).split()) if text and str(text).strip() else None
+
+
+def _row_key(path: Sequence[str]) -> str | None:
+    """The name that says what a flattened value is (its last key that is not a list index)."""
+    return next((p for p in reversed(path) if not p.startswith("[") and p != "…"), None)
+
+
+def _headline_table(
+    rows: Sequence[HeadlineRow],
+    max_rows: int = MAX_ROWS,
+    *,
+    key_prefix: tuple[str, ...] = (),
+    css_class: str = "bk-headline",
+    header: bool = True,
+) -> str:
+    """Rows as an HTML table; every value cell carries ``data-key`` (its path into the JSON file,
+    after ``key_prefix``) and ``data-value`` (the exact JSON value)."""
     out = [
-        '<div class="bk-scroll"><table class="bk-headline">',
-        '<thead><tr><th scope="col">quantity</th><th scope="col">value</th></tr></thead><tbody>',
+        f'<div class="bk-scroll"><table class="{css_class}">' if header else f'<table class="{css_class}">'
     ]
+    if header:
+        out.append('<thead><tr><th scope="col">quantity</th><th scope="col">value</th></tr></thead>')
+    out.append("<tbody>")
     for row in rows[:max_rows]:
-        label = html.escape(row.label)
+        label = html.escape(row.label) if row.label.strip() else "(unnamed)"
         if row.note is not None:
             out.append(
                 f'<tr><th scope="row">{label}</th><td class="bk-note">{html.escape(row.note)}</td></tr>'
             )
             continue
-        key = html.escape(json.dumps(list(row.path), ensure_ascii=False), quote=True)
+        key = html.escape(json.dumps([*key_prefix, *row.path], ensure_ascii=False), quote=True)
         exact = html.escape(_json_exact(row.value), quote=True)
         is_num = isinstance(row.value, int | float) and not isinstance(row.value, bool)
         cls = "bk-num" if is_num else "bk-text"
         title = f' title="exact value: {exact}"' if is_num else ""
+        shown = format_value(row.value, _row_key(row.path))
         out.append(
             f'<tr><th scope="row">{label}</th><td class="{cls}" data-key="{key}" data-value="{exact}"{title}>'
-            f"{html.escape(format_value(row.value))}</td></tr>"
+            f"{html.escape(shown)}</td></tr>"
         )
     if len(rows) > max_rows:
         out.append(
             f'<tr><th scope="row">…</th><td class="bk-note">{len(rows) - max_rows} more row(s): '
             "see the JSON file</td></tr>"
         )
-    out.append("</tbody></table></div>")
+    out.append("</tbody></table></div>" if header else "</tbody></table>")
     return "\n".join(out)
 
 
 def _study_box(study: Study, *, data_href: str | None) -> str:
+    """One study on the index: finding, headline numbers, source and settings, all numbers (folded), figures."""
     stem = html.escape(study.stem)
     title = html.escape(study.title)
     head = f'<a href="{html.escape(study.page)}">{title}</a>' if study.page else title
     parts = [f'<section class="bk-study" id="{stem}" data-stem="{stem}">']
     parts.append(f'<h2>{head} <span class="bk-stem">{stem}</span></h2>')
-    if study.source:
-        parts.append(f'<p class="bk-meta"><b>Source:</b> {html.escape(study.source)}</p>')
-    if study.parameters:
-        ps = ", ".join(f"{html.escape(str(k))} = {html.escape(repr(v))}" for k, v in study.parameters.items())
-        parts.append(f'<p class="bk-meta"><b>Run with:</b> {ps}</p>')
+    # what may make the numbers below unreliable comes first
     if study.notebook is None:
         parts.append('<p class="bk-meta bk-warn">No executed notebook for this study: only its numbers.</p>')
     if study.has_error:
         parts.append(
             '<p class="bk-meta bk-warn">This notebook stopped with an error: some results are missing.</p>'
         )
+    if study.run_mismatch:
+        parts.append(f'<p class="bk-meta bk-warn bk-mismatch" role="alert">{_mismatch_text(study)}</p>')
+    # 1. the finding, in one sentence
+    if study.finding and not study.finding_from_notebook:
+        parts.append(f'<p class="bk-finding"><b>Finding:</b> {html.escape(study.finding)}</p>')
+    elif study.finding:
+        parts.append(
+            f'<p class="bk-finding bk-from-notebook"><b>What this shows:</b> {html.escape(study.finding)}</p>'
+        )
+    else:
+        what = "open the study to read what it shows" if study.page else "see its numbers below"
+        parts.append(f'<p class="bk-finding bk-none">This run saved no one-sentence finding: {what}.</p>')
     parts.append('<div class="bk-cols">')
     parts.append('<div class="bk-numbers">')
+    wrapped = study.results is not None and _is_wrapped(study.results)
+    # 2. the headline numbers
+    if study.headline:
+        parts.append(
+            _headline_table(
+                flatten_results(study.headline),
+                key_prefix=("headline",),
+                css_class="bk-keynumbers",
+                header=False,
+            )
+        )
+    # 3. where it comes from, the settings, then every number (folded)
+    if study.source:
+        parts.append(f'<p class="bk-meta"><b>Source:</b> {html.escape(study.source)}</p>')
+    shown = _shown_parameters(study.parameters)
+    if shown:
+        parts.append(f'<p class="bk-meta bk-settings"><b>Settings of this run:</b> {shown}</p>')
     if study.results is not None:
-        headline, meta = _headline_payload(study.results)
-        rows = flatten_results(headline)
-        parts.append(_headline_table(rows))
+        numbers, meta = _headline_payload(study.results)
+        rows = flatten_results(numbers)
+        n = sum(1 for r in rows if r.note is None)
+        parts.append(
+            f'<details class="bk-all"><summary>All numbers of this run ({n} value{"s" if n != 1 else ""})'
+            "</summary>"
+        )
+        parts.append(_headline_table(rows, key_prefix=("results",) if wrapped else ()))
         small = []
         if meta.get("created"):
             small.append(f"computed {html.escape(str(meta['created']))}")
@@ -710,16 +1316,17 @@ def _study_box(study: Study, *, data_href: str | None) -> str:
             )
         if small:
             parts.append(f'<p class="bk-small">{" · ".join(small)}</p>')
+        parts.append("</details>")
     else:
-        parts.append('<p class="bk-small">This study saved no headline numbers.</p>')
+        parts.append('<p class="bk-small">This study saved no numbers file.</p>')
     parts.append("</div>")
     if study.figures:
         parts.append('<div class="bk-figs">')
         for png in study.figures:
-            alt = html.escape(f"figure {png.stem} of {study.title}", quote=True)
+            caption = png.stem[len(study.stem) + 1 :].replace("_", " ") or png.stem
+            alt = html.escape(_png_description(png) or f"Figure “{caption}” of {study.title}", quote=True)
             img = f'<img src="{_thumbnail_data_uri(png)}" alt="{alt}" loading="eager">'
             link = f'<a href="{html.escape(study.page)}">{img}</a>' if study.page else img
-            caption = png.stem[len(study.stem) + 1 :].replace("_", " ") or png.stem
             parts.append(f"<figure>{link}<figcaption>{html.escape(caption)}</figcaption></figure>")
         parts.append("</div>")
     parts.append("</div></section>")
