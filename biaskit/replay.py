@@ -31,7 +31,6 @@ computation reads them.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
@@ -41,6 +40,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file
 from biaskit.paths import data_dir
 
 __all__ = [
@@ -168,15 +168,85 @@ def validate_scores_frame(
     return out[SCORE_COLUMNS].reset_index(drop=True)
 
 
+def _read_scores_csv(path: Path, columns: list[str], expected_rows: int) -> pd.DataFrame:
+    """Read the ``columns`` of one thesis score CSV, checking every record and cell.
+
+    The file is parsed with the CSV reader of :mod:`biaskit.datasets`, which knows each
+    record's file line.  The replay needs every row of the thesis file, so anything that
+    makes a row unusable raises ``ValueError`` naming the file, the column and the file
+    line(s): a malformed record (a wrong number of fields, e.g. a file cut mid-row, or a
+    quote never closed), a wrong number of data records, an empty sentence, or a score that
+    is empty, not a number or not finite.  Problems that lose no data (blank lines, no line
+    break at the end of the file) are logged as a WARNING with their lines.  An empty
+    ``bias_type`` is kept as ``NaN`` (labelled by :func:`validate_scores_frame`).
+
+    Returns a frame with the ``columns`` (sentences and bias types as text, scores as
+    float) and a ``line`` column (1-based file line of each record).
+    """
+    context = f"thesis scores {path}"
+    parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
+    header = parsed.header
+    absent = [c for c in columns if c not in header]
+    if absent:
+        raise ValueError(f"{path}: missing column(s) {absent}; header (line 1) is {header}")
+    repeated = sorted({c for c in columns if header.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{path}: column(s) {repeated} appear twice in the header (line 1): {header}")
+    report = ValidationReport.from_records(
+        parsed.issues, context=context, n_records=parsed.n_records, n_loaded=len(parsed.rows)
+    )
+    if report.n_skipped:
+        raise ValueError(
+            report.summary() + "\nthe replay needs every row of the thesis file: restore it from the "
+            "repository (data/thesis-scores/PROVENANCE.md)"
+        )
+    report.log(logger, logging.WARNING)
+    lines = np.array([ln for ln, _ in parsed.rows], dtype=int)
+    if len(parsed.rows) != expected_rows:
+        where = f"data on file lines {lines[0]}-{lines[-1]}" if lines.size else "no data records"
+        raise ValueError(
+            f"{path}: expected {expected_rows} rows, found {len(parsed.rows)} ({where}): "
+            "the file is incomplete or has extra rows"
+        )
+    cols = {c: [f[header.index(c)] for _, f in parsed.rows] for c in columns}
+    out: dict[str, Any] = {"line": lines}
+    for col, values in cols.items():
+        text = pd.Series(values, dtype=object)
+        if col.endswith("_score"):
+            num = pd.to_numeric(text.str.strip(), errors="coerce").astype(float)
+            bad = np.flatnonzero(~np.isfinite(num.to_numpy()))
+            if bad.size:
+                raise ValueError(
+                    f"{path}: column {col!r} has {bad.size} missing or non-numeric value(s) at file "
+                    f"line(s) {lines[bad[:10]].tolist()}, e.g. {values[bad[0]]!r}"
+                )
+            out[col] = num.to_numpy()
+        elif col.startswith("sent_"):
+            bad = np.flatnonzero((text.str.strip() == "").to_numpy())
+            if bad.size:
+                raise ValueError(
+                    f"{path}: column {col!r} is empty at file line(s) {lines[bad[:10]].tolist()} "
+                    f"({bad.size} in all)"
+                )
+            out[col] = values
+        else:  # bias_type: empty -> NaN, as pandas reads it
+            out[col] = [v if v != "" else np.nan for v in values]
+    return pd.DataFrame(out)
+
+
 @lru_cache(maxsize=12)
 def _load_cached(metric: str, variant: str, folder: str) -> pd.DataFrame:
+    """One thesis score file of ``folder``, read and checked once per process.
+
+    See :func:`_read_scores_csv` for the checks (a damaged file raises ``ValueError`` with the
+    file and line; problems that lose no data are logged as a WARNING, on the first read only).
+    """
     path = Path(folder) / f"{metric}_beto_{_VARIANT_SUFFIX[variant]}.csv"
     if not path.exists():
         raise FileNotFoundError(
             f"{path} not found: the thesis scores ship with biaskit in data/thesis-scores/ "
             "(set BIASKIT_DATA_DIR if you moved the data folder)"
         )
-    raw = pd.read_csv(path, encoding="utf-8", dtype={"bias_type": str})
     suffix = _COLUMN_SUFFIX[variant]
     rename = {
         f"sent_more{suffix}": "sent_more",
@@ -184,11 +254,8 @@ def _load_cached(metric: str, variant: str, folder: str) -> pd.DataFrame:
         f"sent_more{suffix}_score": "sent_more_score",
         f"sent_less{suffix}_score": "sent_less_score",
     }
-    expected = [*rename, "bias_type"]
-    absent = [c for c in expected if c not in raw.columns]
-    if absent:
-        raise ValueError(f"{path.name}: missing column(s) {absent}; found {list(raw.columns)}")
-    df = raw.rename(columns=rename)
+    raw = _read_scores_csv(path, [*rename, "bias_type"], EXPECTED_ROWS[variant])
+    df = raw.drop(columns="line").rename(columns=rename)
     df.insert(0, "row_id", np.arange(len(df)))
     return validate_scores_frame(df, expected_rows=EXPECTED_ROWS[variant], source=path.name)
 
@@ -336,7 +403,9 @@ def compute_score_set(
 def load_published() -> dict[str, Any]:
     """The values printed in seed 000 section 4.4 (display only; see PROVENANCE.md)."""
     path = scores_dir() / "published_ch4.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found (set BIASKIT_DATA_DIR if you moved the data folder)")
+    return _read_json_file(path, "published values")
 
 
 def published_values() -> Mapping[str, Any]:

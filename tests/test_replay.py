@@ -76,7 +76,7 @@ def test_loader_reports_bad_rows_with_line_numbers(tmp_path, monkeypatch):
     monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
     with pytest.raises(ValueError, match=r"line\(s\) \[12\]") as err:
         replay.load_thesis_scores("cp", "paraphrased")
-    assert "sent_more_score" in str(err.value) and "not-a-number" in str(err.value)
+    assert "column 'sent_more_par_score'" in str(err.value) and "not-a-number" in str(err.value)
 
 
 def test_loader_checks_row_count_and_missing_file(tmp_path, monkeypatch):

@@ -38,10 +38,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+
+from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file
 
 logger = logging.getLogger(__name__)
 
@@ -82,44 +85,111 @@ def _as_confusion(cm: Any) -> tuple[np.ndarray, list[str] | None]:
     return arr, labels
 
 
+def _read_number_table(path: Path, what: str, integer_columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A bundled CSV whose first column labels the rows (the index) and whose other columns hold numbers.
+
+    The file is parsed with the CSV reader of :mod:`biaskit.datasets`, which knows each
+    record's file line.  These are printed tables: a damaged one cannot be used, so
+    ``ValueError`` names the file and the line(s) of every malformed record (a wrong number of
+    fields, e.g. a file cut mid-row, or a quote never closed), empty or repeated row labels,
+    and every cell that is empty, not a number, not finite or, in an integer column, not a
+    whole number (with its column).  Problems that lose no data (blank lines, no line break
+    at the end of the file) are logged as a WARNING with their lines.
+
+    ``integer_columns`` are read as ``int64`` (``None``: every column), the others as ``float64``.
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"bundled {what} not found: {path}")
+    context = f"{what} ({path})"
+    parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
+    header = parsed.header
+    if len(header) < 2:
+        raise ValueError(
+            f"{context}: the header (line 1) has {len(header)} column(s), expected a label and numbers"
+        )
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{context}: column(s) {repeated} appear twice in the header (line 1): {header}")
+    report = ValidationReport.from_records(
+        parsed.issues, context=context, n_records=parsed.n_records, n_loaded=len(parsed.rows)
+    )
+    if report.n_skipped:
+        raise ValueError(report.summary() + "\nrestore the bundled file from the repository (data/sayenju/)")
+    report.log(logger, logging.WARNING)
+    lines = [ln for ln, _ in parsed.rows]
+    labels = [f[0] for _, f in parsed.rows]
+    problems: list[str] = []
+    first_line: dict[str, int] = {}
+    for ln, label in zip(lines, labels, strict=True):
+        if not label.strip():
+            problems.append(f"line {ln}: the row label ({header[0]!r}) is empty")
+        elif label in first_line:
+            problems.append(f"line {ln}: row label {label!r} repeats line {first_line[label]}")
+        else:
+            first_line[label] = ln
+    columns: dict[str, Any] = {}
+    for j, col in enumerate(header[1:], start=1):
+        as_int = integer_columns is None or col in integer_columns
+        values = [f[j] for _, f in parsed.rows]
+        num = pd.to_numeric(pd.Series(values, dtype=object).str.strip(), errors="coerce")
+        arr = num.to_numpy(dtype=float)
+        bad = ~np.isfinite(arr)
+        if as_int:
+            bad |= np.isfinite(arr) & (arr != np.round(arr))
+        for i in np.flatnonzero(bad):
+            kind = "a whole number" if as_int else "a finite number"
+            got = "empty" if not values[i].strip() else f"{values[i]!r} is not {kind}"
+            problems.append(f"line {lines[i]}, column {col!r}: {got}")
+        columns[col] = num.to_numpy().astype(np.int64) if as_int and not bad.any() else arr
+    if problems:
+        shown = "; ".join(problems[:10]) + (
+            f"; ... ({len(problems) - 10} more)" if len(problems) > 10 else ""
+        )
+        raise ValueError(f"{context}: {len(problems)} unusable cell(s): {shown}")
+    return pd.DataFrame(columns, index=pd.Index(labels, name=header[0]))
+
+
 def load_sayenju_confusion_matrix() -> pd.DataFrame:
     """The 15-class test-set confusion matrix of seed 003, Fig. 3.2 (rows true, columns predicted).
 
     Bundled as ``data/sayenju/fig3_2_confusion_matrix.csv`` (transcribed verbatim; see
     ``data/sayenju/PROVENANCE.md``).  17,656 samples; accuracy 0.8442 (the text's "74.4%"
-    is contradicted by the matrix).
+    is contradicted by the matrix).  A damaged file (a row cut short, a count that is not a
+    whole number, ...) raises ``ValueError`` naming the file line and column; see
+    :func:`_read_number_table`.
     """
     from biaskit.paths import data_dir
 
     path = data_dir() / "sayenju" / "fig3_2_confusion_matrix.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled confusion matrix not found: {path}")
-    df = pd.read_csv(path, index_col=0)
+    df = _read_number_table(path, "confusion matrix")
     df.index.name = "true"
     df.columns.name = "predicted"
     return df
 
 
 def load_sayenju_classification_report() -> pd.DataFrame:
-    """The classification report of seed 003 Fig. 3.8 as printed (precision, recall, f1-score, support per class)."""
+    """The classification report of seed 003 Fig. 3.8 as printed (precision, recall, f1-score, support per class).
+
+    ``support`` is an integer, the other columns are floats.  A damaged file raises
+    ``ValueError`` naming the file line and column (see :func:`_read_number_table`).
+    """
     from biaskit.paths import data_dir
 
     path = data_dir() / "sayenju" / "fig3_8_classification_report.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled report not found: {path}")
-    return pd.read_csv(path, index_col=0)
+    return _read_number_table(path, "classification report", integer_columns=["support"])
 
 
 def load_sayenju_published() -> dict[str, Any]:
-    """Seed 003's printed results (DPCCB pairs, Table 3.3, Table 5.4, Table 5.5) from ``data/sayenju/published_results.json``."""
-    import json
+    """Seed 003's printed results (DPCCB pairs, Table 3.3, Table 5.4, Table 5.5) from ``data/sayenju/published_results.json``.
 
+    Invalid JSON raises ``ValueError`` naming the file, line and column.
+    """
     from biaskit.paths import data_dir
 
     path = data_dir() / "sayenju" / "published_results.json"
     if not path.exists():
         raise FileNotFoundError(f"bundled file not found: {path}")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return _read_json_file(path, "published results")
 
 
 # --------------------------------------------------------------------------- DPCCB

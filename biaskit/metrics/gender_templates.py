@@ -45,18 +45,18 @@ regression for the before/after "linear shrinkage" of Fig. 10.
 
 from __future__ import annotations
 
-import csv
-import json
 import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file, _record
 from biaskit.results import Alternative, TestResult
 
 logger = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ def load_tbd_templates(version: Version = "clean") -> dict[str, list[dict[str, A
     """
     if version not in ("raw", "clean"):
         raise ValueError(f"version must be 'raw' or 'clean', got {version!r}")
-    doc = json.loads(_data(f"tbd_templates_{version}.json").read_text(encoding="utf-8"))
+    doc = _read_json_file(_data(f"tbd_templates_{version}.json"), "Barza templates")
     return doc["categories"]
 
 
@@ -171,6 +171,54 @@ def load_tbd_professions(
     return prof
 
 
+def _read_sentence_csv(
+    path: Path, what: str, columns: Sequence[str], required: Sequence[str], *, empty: Any
+) -> pd.DataFrame:
+    """Read a bundled CSV of sentences (every column, in file order), checking every record.
+
+    The file is parsed with the CSV reader of :mod:`biaskit.datasets`, which knows each
+    record's file line.  A missing or repeated column among ``columns`` raises ``ValueError``.
+    Records that cannot be used are left out: a malformed record (a wrong number of fields,
+    e.g. a file cut mid-row, or a quote never closed) and a record whose ``required`` cells
+    are empty.  They, and problems that lose no data (blank lines, no line break at the end
+    of the file), are logged as a WARNING with the counts ("loaded N of M data records") and
+    the file lines, and listed in ``df.attrs["report"]`` (a
+    :class:`biaskit.datasets.ValidationReport`).  Other empty cells become ``empty``.
+    """
+    context = f"{what} ({path})"
+    parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
+    header = parsed.header
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{context}: column(s) {missing} missing; header (line 1) is {header}")
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{context}: column(s) {repeated} appear twice in the header (line 1): {header}")
+    issues = list(parsed.issues)
+    kept: list[list[str]] = []
+    for line, fields in parsed.rows:
+        blank = [c for c in required if not fields[header.index(c)].strip()]
+        if blank:
+            issues.append(
+                _record(
+                    line,
+                    f"empty {' and '.join(blank)}: record left out",
+                    "skipped",
+                    ",".join(fields),
+                    column=blank[0],
+                )
+            )
+            continue
+        kept.append(fields)
+    df = pd.DataFrame({c: [f[j] if f[j] != "" else empty for f in kept] for j, c in enumerate(header)})
+    report = ValidationReport.from_records(
+        issues, context=context, n_records=parsed.n_records, n_loaded=len(df)
+    )
+    report.log(logger, logging.WARNING)
+    df.attrs["report"] = report
+    return df
+
+
 def load_tgb_pairs(which: Literal["tgb", "thesis_other", "all"] = "tgb") -> pd.DataFrame:
     """Gender-swapped sentence pairs printed in the thesis: columns ``category, sent_stereo, sent_anti, source``.
 
@@ -179,26 +227,45 @@ def load_tgb_pairs(which: Literal["tgb", "thesis_other", "all"] = "tgb") -> pd.D
     stethoscope example, CrowS-Pairs, WinoBias, MT Gender and NLI examples; the first /
     second sentence as printed).  The 300 TGB pairs are unpublished and are not
     reconstructed; load your own CSV with the same columns instead.
+
+    A malformed record (e.g. a file cut mid-row) and a pair with an empty sentence are left
+    out, logged as a WARNING with the file lines, and listed in ``df.attrs["report"]``;
+    other empty cells are ``NaN``.  A missing column raises ``ValueError``.
     """
-    frames = []
-    if which in ("tgb", "all"):
-        frames.append(pd.read_csv(_data("tgb_published_pairs.csv")).assign(set="tgb"))
-    if which in ("thesis_other", "all"):
-        frames.append(pd.read_csv(_data("thesis_other_pairs.csv")).assign(set="thesis_other"))
-    if not frames:
+    if which not in ("tgb", "thesis_other", "all"):
         raise ValueError(f"which must be 'tgb', 'thesis_other' or 'all', got {which!r}")
-    return pd.concat(frames, ignore_index=True)
+    columns = ["category", "sent_stereo", "sent_anti", "source"]
+    frames, reports = [], []
+    for name, file in (("tgb", "tgb_published_pairs.csv"), ("thesis_other", "thesis_other_pairs.csv")):
+        if which in (name, "all"):
+            df = _read_sentence_csv(
+                _data(file), "Barza sentence pairs", columns, ["sent_stereo", "sent_anti"], empty=np.nan
+            )
+            reports.append(df.attrs["report"])
+            frames.append(df.assign(set=name))
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["report"] = reports[0] if len(reports) == 1 else reports[0] + reports[1]
+    return out
 
 
 def load_tgb_examples() -> pd.DataFrame:
-    """The hostile / benevolent sexism example sentences of section 4.1.1.1 (no counterparts are published)."""
-    with _data("tgb_published_examples.csv").open(encoding="utf-8") as f:
-        return pd.DataFrame(list(csv.DictReader(f)))
+    """The hostile / benevolent sexism example sentences of section 4.1.1.1 (no counterparts are published).
+
+    Columns as in the file (``category, sentence, source``; empty cells are ``""``).  A
+    malformed record (e.g. a file cut mid-row) and a record with an empty ``sentence`` are
+    left out, logged as a WARNING with the file lines, and listed in ``df.attrs["report"]``.
+    """
+    return _read_sentence_csv(
+        _data("tgb_published_examples.csv"), "Barza example sentences", ["sentence"], ["sentence"], empty=""
+    )
 
 
 def load_barza_published() -> dict[str, Any]:
-    """The thesis's result tables 3, 4, 5 and its worked examples, verbatim (``data/barza/published_results.json``)."""
-    return json.loads(_data("published_results.json").read_text(encoding="utf-8"))
+    """The thesis's result tables 3, 4, 5 and its worked examples, verbatim (``data/barza/published_results.json``).
+
+    Invalid JSON raises ``ValueError`` naming the file, line and column.
+    """
+    return _read_json_file(_data("published_results.json"), "Barza published results")
 
 
 def tiny_model_texts() -> list[str]:

@@ -682,6 +682,12 @@ def load_similarity_benchmark(name: str = "wordsim353") -> list[tuple[str, str, 
     ``"wordsim353"`` (Finkelstein et al. 2002; 353 pairs, relatedness 0-10) and ``"simlex999"``
     (Hill, Reichart & Korhonen 2015; 999 pairs, similarity 0-10), read from the copies that gensim
     ships as test data (``gensim/test/test_data``; see ``data/similarity/PROVENANCE.md``).
+
+    Lines starting with ``#`` are comments.  A line that is not ``word1<TAB>word2<TAB>score``
+    (a wrong number of fields, an empty word, a score that is not a finite number) and a file
+    that is not UTF-8 raise ``ValueError`` naming the file and the line (and, for a bad score,
+    the column).  Blank lines, a missing line break at the end of the file (its last line may
+    be cut off) and a file that is not the documented version (sha256) are logged as a WARNING.
     """
     path = _benchmark_path(name)
     raw = path.read_bytes()
@@ -694,14 +700,53 @@ def load_similarity_benchmark(name: str = "wordsim353") -> list[tuple[str, str, 
             digest,
             _SIMILARITY_SHA256[name],
         )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{path}:{line_no}: not UTF-8 text (byte {raw[exc.start : exc.start + 1]!r}: {exc.reason})"
+        ) from None
     pairs: list[tuple[str, str, float]] = []
-    for lineno, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
+    blank: list[int] = []
+    lines = text.splitlines()
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            blank.append(lineno)
+            continue
+        if line.startswith("#"):
             continue
         parts = line.split("\t")
-        if len(parts) < 3:
-            raise ValueError(f"{path}:{lineno}: expected 'word1<TAB>word2<TAB>score', got {line!r}")
-        pairs.append((parts[0], parts[1], float(parts[2])))
+        if len(parts) != 3 or not parts[0].strip() or not parts[1].strip():
+            raise ValueError(
+                f"{path}:{lineno}: expected 'word1<TAB>word2<TAB>score' (3 fields, both words non-empty), "
+                f"got {len(parts)} field(s): {line!r}"
+            )
+        try:
+            score = float(parts[2])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            raise ValueError(
+                f"{path}:{lineno}: column 3 (score) must be a finite number, got {parts[2]!r} in {line!r}"
+            )
+        pairs.append((parts[0], parts[1], score))
+    if blank:
+        logger.warning(
+            "%s: %s: skipped %d blank line(s) (lines %s); no data lost",
+            name,
+            path,
+            len(blank),
+            ", ".join(map(str, blank[:12])) + (f" (+{len(blank) - 12} more)" if len(blank) > 12 else ""),
+        )
+    if lines and not text.endswith(("\n", "\r")):
+        logger.warning(
+            "%s: %s does not end with a line break: its last line (line %d, %r) may be cut off",
+            name,
+            path,
+            len(lines),
+            lines[-1],
+        )
     return pairs
 
 
