@@ -40,6 +40,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.data import sha256_file
 from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file
 from biaskit.paths import data_dir
 
@@ -234,6 +235,18 @@ def _read_scores_csv(path: Path, columns: list[str], expected_rows: int) -> pd.D
     return pd.DataFrame(out)
 
 
+#: sha256 of the bundled score files (data/thesis-scores/PROVENANCE.md): a file cut inside its
+#: last number still parses, so only the checksum can tell (a mismatch is logged as a WARNING).
+SCORE_CHECKSUMS: dict[str, str] = {
+    "cp_beto_or.csv": "058ce6873a7d41c8eefb3e28b458945eb4224d6047ed6e236cfbc72778bfa645",
+    "cp_beto_par.csv": "bd67d2bf38bbfc5677e79c2354bbdefcb92ea812bdf79332029b4ea699d717b8",
+    "cp_beto_ran.csv": "8622fab05669d5b4031bb6fec4f95b7b374210c540b321d378a00f2f989de5db",
+    "sz_beto_or.csv": "28da3cd11ac398bd6bd5ea68513d88a2bc21e24e4657786c294ca1e048c246b7",
+    "sz_beto_par.csv": "604e143282c01d6a9c167027ea077ac08c1d32ed5b2d12b2a4bf14d7a8be3d59",
+    "sz_beto_ran.csv": "127d5f873ae9d3027f4e44ee874492f56f9933e39bd43b95e2b0862a511ea379",
+}
+
+
 @lru_cache(maxsize=12)
 def _load_cached(metric: str, variant: str, folder: str) -> pd.DataFrame:
     """One thesis score file of ``folder``, read and checked once per process.
@@ -255,6 +268,16 @@ def _load_cached(metric: str, variant: str, folder: str) -> pd.DataFrame:
         f"sent_less{suffix}_score": "sent_less_score",
     }
     raw = _read_scores_csv(path, [*rename, "bias_type"], EXPECTED_ROWS[variant])
+    expected = SCORE_CHECKSUMS.get(path.name)
+    if expected is not None and (got := sha256_file(path)) != expected:
+        logger.warning(
+            "%s parses, but its sha256 is %s, not the published file's %s "
+            "(data/thesis-scores/PROVENANCE.md): a score may have been changed or cut short, so "
+            "the replayed numbers may differ from the thesis; restore the file from the repository",
+            path,
+            got,
+            expected,
+        )
     df = raw.drop(columns="line").rename(columns=rename)
     df.insert(0, "row_id", np.arange(len(df)))
     return validate_scores_frame(df, expected_rows=EXPECTED_ROWS[variant], source=path.name)

@@ -119,7 +119,8 @@ def test_thesis_scores_blank_line_and_no_final_break_warn_but_load_the_same_data
     with caplog.at_level(logging.WARNING, logger="biaskit.replay"):
         df = replay.load_thesis_scores("sz", "original")
     pd.testing.assert_frame_equal(df, bundled, check_exact=True)
-    (msg,) = _warnings(caplog, "biaskit.replay")
+    msg, checksum = _warnings(caplog, "biaskit.replay")
+    assert "sha256" in checksum  # the bytes differ from the published file, the data do not
     assert "loaded 1503 of 1503 data records; 2 issue(s)" in msg
     assert (
         "blank line (lines 51)" in msg and "does not end with a line break" in msg and "(lines 1505)" in msg
@@ -342,3 +343,30 @@ def test_similarity_blank_lines_and_cut_last_line_warn(sim: Path, caplog: pytest
     assert (
         "does not end with a line break: its last line (line 6, 'sun\\tmoon\\t3.1') may be cut off" in msgs[2]
     )
+
+
+def test_thesis_scores_cut_inside_the_last_number_warn_by_checksum(
+    scores: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A last line cut mid-digits keeps all its fields: only the sha256 check can see it."""
+    path = scores / "sz_beto_par.csv"
+    data = path.read_bytes().rstrip(b"\n")
+    path.write_bytes(data[:-3])  # drop the last three digits of the last score
+    replay._load_cached.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="biaskit.replay"):
+        df = replay.load_thesis_scores("sz", "paraphrased")
+    assert len(df) == 170
+    msgs = _warnings(caplog, "biaskit.replay")
+    assert any(
+        "sz_beto_par.csv parses, but its sha256" in m and replay.SCORE_CHECKSUMS["sz_beto_par.csv"] in m
+        for m in msgs
+    )
+
+
+def test_bundled_thesis_scores_match_their_checksums(caplog: pytest.LogCaptureFixture) -> None:
+    replay._load_cached.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="biaskit.replay"):
+        for metric in ("cp", "sz"):
+            for variant in ("original", "paraphrased", "random"):
+                replay.load_thesis_scores(metric, variant)
+    assert not [m for m in _warnings(caplog, "biaskit.replay") if "sha256" in m]
