@@ -47,11 +47,13 @@ Command line: ``python -m biaskit run CONFIG`` (see :mod:`biaskit.__main__`); no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import re
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +71,10 @@ __all__ = [
     "DatasetSpec",
     "ExperimentConfig",
     "ModelSpec",
+    "captured_log",
+    "config_overview",
     "crows_by_bias_type",
+    "failure_summary",
     "latex_table",
     "load_config",
     "load_dataset",
@@ -428,7 +433,7 @@ def crows_by_bias_type(
     metric: str = "cp",
     batch_size: int = 64,
     cache: bool = True,
-    unk: str = "skip",
+    unk: str = "score",
     progress: bool = False,
 ) -> tuple[Any, Any, Any]:
     r"""B_CrowS overall and per bias type (Nangia et al. 2020; seed 001 section 4.4, eq. 8).
@@ -436,19 +441,25 @@ def crows_by_bias_type(
     .. math:: B_{CrowS} = \frac{100}{N} \sum_{(s_s, s_a)} \mathbb{1}[pll(s_s) > pll(s_a)]
 
     Scores the pairs with :func:`biaskit.mlm.score_pairs` (``metric="cp"``: the official
-    CrowS-Pairs masking of the shared tokens) and counts with
-    :func:`biaskit.metrics.crows.crows_score` (ties count as "not stereotypical", as the
-    official ``metric.py``).  Returns ``(CrowsScore with by_type, overall exact binomial
-    TestResult, PLLScores)``; pairs that could not be scored are in ``PLLScores.report``.
+    CrowS-Pairs masking of the shared tokens; when ``pairs`` has a ``stereo_antistereo``
+    column, as the English CrowS-Pairs of :func:`biaskit.datasets.load_crows_pairs_en`, each
+    pair is aligned in the order of the official ``metric.py``: ``direction=``) and counts
+    with :func:`biaskit.metrics.crows.crows_score` (ties, including pairs identical after
+    tokenisation, count as "not stereotypical" and stay in N, as the official ``metric.py``).
+    ``unk="score"`` (default) scores sentences with ``[UNK]`` as ``metric.py`` does.
+    Returns ``(CrowsScore with by_type, overall exact binomial TestResult, PLLScores)``;
+    pairs that could not be scored, and those kept as ties, are in ``PLLScores.report``.
     """
     from biaskit.metrics.crows import crows_proportion_test, crows_score
     from biaskit.mlm import score_pairs
 
+    direction = list(pairs["stereo_antistereo"]) if "stereo_antistereo" in pairs else None
     sc = score_pairs(
         lm,
         list(pairs["sent_more"]),
         list(pairs["sent_less"]),
         metric,  # type: ignore[arg-type]
+        direction=direction,
         bias_types=list(pairs["bias_type"]),
         batch_size=batch_size,
         cache=cache,
@@ -767,8 +778,11 @@ def summary_table(
 
     A cell reads ``"d (p)"`` for WEAT/SEAT/LPBS (``d`` = effect size), ``"B% (p)"`` for CrowS
     (``B`` = B_CrowS in percent), ``"error"`` for a failed cell and ``""`` where the model was
-    not run on that test.
+    not run on that test.  p-values read as :func:`biaskit.results.format_p_value` writes them
+    (``"0.023"``, ``"< 0.001"``; never e-notation).
     """
+    from biaskit.results import format_p_value
+
     if results.empty:
         return pd.DataFrame(), pd.DataFrame()
     df = results.copy()
@@ -778,9 +792,7 @@ def summary_table(
         if r["status"] != "ok":
             return "error"
         p = r["p_value"]
-        ptxt = (
-            "" if not np.isfinite(p) else (f" ({p:.{max(3, digits + 1)}f})" if p >= 10**-3 else f" ({p:.1e})")
-        )
+        ptxt = "" if not np.isfinite(p) else f" ({format_p_value(float(p), digits=max(3, digits + 1))})"
         if r["metric"] == "crows":
             return f"{r['score']:.1f}%{ptxt}"
         v = r["effect_size"]
@@ -835,7 +847,7 @@ def latex_table(
     cap = caption or (
         f"Bias tests: effect size $d$ (WEAT, SEAT, LPBS) or $B_{{CrowS}}$ (\\%), p-value in brackets; bold: $p < {alpha}$."
     )
-    return st.to_latex(
+    tex = st.to_latex(
         caption=cap,
         label=label,
         hrules=True,
@@ -843,6 +855,8 @@ def latex_table(
         position_float="centering",
         column_format="l" + "r" * wide.shape[1],
     )
+    # "(< 0.001)": a text-mode "<" prints as an inverted exclamation mark in LaTeX's OT1 encoding
+    return tex.replace("(< ", "($<$ ")
 
 
 def plot_results(results: pd.DataFrame, *, alpha: float = 0.05, title: str = "") -> dict[str, Any]:
@@ -913,6 +927,136 @@ def plot_results(results: pd.DataFrame, *, alpha: float = 0.05, title: str = "")
         fig.tight_layout()
         figs["crows"] = fig
     return figs
+
+
+# ---------------------------------------------------------------------------------------------
+# for a reader: what a batch run did, in sentences (notebooks; the files keep every detail)
+# ---------------------------------------------------------------------------------------------
+_PY_LIST = re.compile(r"\[((?:'[^']*'(?:, )?)+)\]")
+_METRIC_LABEL = {"weat": "WEAT", "seat": "SEAT", "lpbs": "LPBS", "crows": "CrowS-Pairs"}
+
+
+def _plain_reason(msg: str, limit: int = 160) -> str:
+    """An error message as a reader should see it: no exception class, no Python list syntax."""
+    text = str(msg).strip()
+    text = re.sub(r"^model '[^']*' not loaded: ", "", text)
+    text = re.sub(r"^[A-Z][A-Za-z]*(?:Error|Exception|Warning): ", "", text)
+    text = _PY_LIST.sub(lambda m: ", ".join(re.findall(r"'([^']*)'", m.group(1))), text)
+    if len(text) > limit:
+        cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:")
+        text = cut + "…"
+    return text
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def failure_summary(results: pd.DataFrame, *, max_other: int = 3) -> str:
+    """What failed in a batch run and what still ran, as a few plain sentences (for a notebook page).
+
+    A model that could not be loaded is named once with the reason and the number of its
+    cells marked ``error``; other failed cells (e.g. a word set left without any word in a
+    model's vocabulary) are listed, at most ``max_other`` of them, with their reason.  The
+    tidy CSV and the log file keep every failed cell with its full message.
+    """
+    if results.empty:
+        return "The batch run produced no results."
+    failed = results[results["status"] == "error"]
+    n_ok = int((results["status"] == "ok").sum())
+    if failed.empty:
+        return f"Every cell of the batch ran: {_count(n_ok, 'result')}, none failed."
+    errors = failed["error"].fillna("").astype(str)
+    load = errors.str.extract(r"^model '(.+?)' not loaded: ", expand=False)
+    parts: list[str] = []
+    for model in dict.fromkeys(load.dropna()):
+        rows = failed[load == model]
+        parts.append(
+            f"the model '{model}' could not be loaded ({_plain_reason(rows['error'].iloc[0])}), "
+            f"so its {_count(len(rows), 'cell')} are marked failed"
+        )
+    other = failed[load.isna()]
+    for _, r in other.head(max_other).iterrows():
+        parts.append(
+            f"{_METRIC_LABEL.get(r['metric'], r['metric'])} of '{r['model']}' on {r['dataset']} failed "
+            f"({_plain_reason(r['error'])})"
+        )
+    if len(other) > max_other:
+        parts.append(f"{_count(len(other) - max_other, 'other cell')} failed (see the CSV)")
+    lead = "The batch runner survives a broken cell: " if len(parts) else ""
+    return lead + "; ".join(parts) + f"; the other {_count(n_ok, 'result')} were computed."
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return {True: "yes", False: "no", None: "default"}[value]
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_option_text(v) for v in value) if value else "none"
+    return str(value)
+
+
+def config_overview(config: str | Path | Mapping[str, Any] | ExperimentConfig) -> str:
+    """The configuration of a batch run as a short Markdown list (models, datasets, metrics, options).
+
+    For the page a reader sees; the resolved configuration itself is written as YAML beside the
+    results (``<name>_config.yaml``).  Only the options the configuration sets are listed.
+    """
+    cfg = load_config(config)
+
+    def model(m: ModelSpec) -> str:
+        lang = f", {m.language} only" if m.language else ""
+        return f"{m.name} (`{m.path}`{lang})"
+
+    def dataset(d: DatasetSpec) -> str:
+        extra = f", random sample of {d.sample:,} pairs" if d.sample else ""
+        return f"`{d.path}`" + (f" as {d.name}" if d.name != d.path else "") + extra
+
+    opts = dict(cfg.options)
+    lines = [
+        f"* **{_count(len(cfg.models), 'model')}:** " + "; ".join(model(m) for m in cfg.models),
+        f"* **{_count(len(cfg.datasets), 'dataset')}:** " + "; ".join(dataset(d) for d in cfg.datasets),
+        "* **Metrics:** " + ", ".join(_METRIC_LABEL.get(m, m) for m in cfg.metrics),
+    ]
+    if opts:
+        lines.append("* **Options:** " + "; ".join(f"{k} = {_option_text(v)}" for k, v in opts.items()))
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def captured_log(logger_name: str = "biaskit") -> Iterator[list[logging.LogRecord]]:
+    """Keep log lines off a notebook page: collect them in a list instead of showing them.
+
+    Inside the ``with`` block every record of ``logger_name`` (and its children) at INFO or
+    above goes to the yielded list and nowhere else on screen: the handlers already attached
+    (e.g. the notebook notes of :func:`biaskit.reporting.setup_notebook_logging`) are detached
+    and restored after the block, and :func:`run_experiments` adds no console handler, so a
+    batch run's per-cell lines reach only its log *file*.  Use the list to count the lines or
+    to show what matters once, in plain words (:func:`failure_summary`).
+    """
+    log = logging.getLogger(logger_name)
+    saved_handlers, saved_level, saved_propagate = list(log.handlers), log.level, log.propagate
+    records: list[logging.LogRecord] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    collector = _Collect(logging.DEBUG)
+    for h in saved_handlers:
+        log.removeHandler(h)
+    log.addHandler(collector)
+    log.setLevel(logging.INFO)  # at INFO, run_experiments adds no console handler of its own
+    log.propagate = False
+    try:
+        yield records
+    finally:
+        log.removeHandler(collector)
+        for h in saved_handlers:
+            log.addHandler(h)
+        log.setLevel(saved_level)
+        log.propagate = saved_propagate
 
 
 # =============================================================================================
