@@ -5,6 +5,7 @@ Commands
 ``download-europarl``  download the thesis's full Spanish Europarl files (``make data-full``)
 ``corpora``            list the known corpora and whether they are present
 ``run``                run a batch of bias experiments from a YAML config (biaskit.experiments)
+``notebook``           run one study notebook with papermill; its JSON and figures land beside OUTPUT
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
 ``subparsers.add_parser(...)``, adds its arguments and sets ``func=<callable(args) -> int>``
@@ -18,6 +19,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -112,9 +114,132 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 # --- end run -------------------------------------------------------------------------------
 
+
+# --- notebook (owner: notebooks 00-06 / reporting) --------------------------------------
+def _register_notebook(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "notebook",
+        help="run one study notebook headless (papermill); its JSON and figures land beside OUTPUT",
+        description=(
+            "Execute NOTEBOOK with papermill (kernel python3, working folder: the notebook's folder) "
+            "and write the executed copy to OUTPUT.  The notebook's `results_dir` parameter is set to "
+            "OUTPUT's folder, so this run's JSON and figures sit beside OUTPUT and never overwrite the "
+            "default run in results/.  Example: python -m biaskit notebook 03_weat runs/glove/03_weat.ipynb "
+            "-p quick True -p english_vectors glove-6b-50d (an explicit -p results_dir DIR wins)"
+        ),
+    )
+    p.add_argument(
+        "notebook",
+        help="the notebook: a path, or a name in notebooks/ with or without .ipynb (e.g. 03_weat)",
+    )
+    p.add_argument("output", help="where to write the executed notebook (its folder is created)")
+    p.add_argument(
+        "-p",
+        "--parameters",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a parameter, its VALUE read as papermill does (True/False/None, int, float, else text); repeatable",
+    )
+    p.add_argument(
+        "-r",
+        "--parameters-raw",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a parameter whose VALUE is always text (e.g. -r corpus 2024); repeatable",
+    )
+    p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
+    p.add_argument(
+        "--cwd", default=None, help="working folder of the kernel (default: the notebook's folder)"
+    )
+    p.add_argument("--progress", action="store_true", help="show papermill's progress bar")
+    p.set_defaults(func=_cmd_notebook)
+
+
+def parse_parameter_value(value: str) -> object:
+    """A command-line parameter value as papermill's ``-p`` reads it.
+
+    ``"True"``/``"False"`` -> bool, ``"None"`` -> None, then int, then float, else the text itself.
+    """
+    try:  # papermill's own helper, so that `biaskit notebook` and `papermill -p` agree
+        from papermill.cli import _resolve_type
+
+        return _resolve_type(value)
+    except ImportError:  # pragma: no cover - papermill missing or its private helper moved
+        pass
+    if value in ("True", "False"):
+        return value == "True"
+    if value == "None":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _find_notebook(name: str) -> Path:
+    from biaskit.paths import REPO_ROOT
+
+    given = Path(name).expanduser()
+    candidates = [given, given.with_name(given.name + ".ipynb")]
+    folder = REPO_ROOT / "notebooks"
+    candidates += [folder / given.name, folder / (given.name + ".ipynb")]
+    for c in candidates:
+        if c.suffix == ".ipynb" and c.is_file():
+            return c.resolve()
+    raise FileNotFoundError(
+        f"no notebook {name!r} (looked for a path, and for {folder}/{given.name}[.ipynb])"
+    )
+
+
+def _cmd_notebook(args: argparse.Namespace) -> int:
+    import papermill
+
+    notebook = _find_notebook(args.notebook)
+    output = Path(args.output).expanduser().resolve()
+    if output.suffix != ".ipynb":
+        raise ValueError(f"OUTPUT must be a .ipynb file, got {args.output!r}")
+    if output == notebook:
+        raise ValueError(
+            "OUTPUT is the notebook itself: choose another path (the notebooks are stored clean)"
+        )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    parameters: dict[str, object] = {"results_dir": str(output.parent)}
+    for name, value in args.parameters:
+        parameters[name] = parse_parameter_value(value)
+    for name, value in args.parameters_raw:
+        parameters[name] = value
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=parameters,
+            kernel_name=args.kernel,
+            cwd=str(Path(args.cwd).expanduser().resolve()) if args.cwd else str(notebook.parent),
+            progress_bar=args.progress,
+        )
+    except papermill.PapermillExecutionError as exc:
+        print(
+            f"error: {notebook.name} stopped at cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
+            f"the executed part is in {output}",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"{notebook.name} -> {output}\nits JSON and figures are in {output.parent}")
+    return 0
+
+
+# --- end notebook --------------------------------------------------------------------------
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)
+COMMANDS.append(_register_notebook)  # notebook (owner: notebooks 00-06 / reporting)
 
 
 def build_parser() -> argparse.ArgumentParser:

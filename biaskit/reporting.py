@@ -40,13 +40,20 @@ from biaskit.results import TestResult, format_p_value
 
 __all__ = [
     "NotebookNoteHandler",
+    "describe_folder",
     "figure_alt_text",
     "format_table",
+    "p_phrase",
+    "plural",
     "resolve_results_dir",
     "save_figure",
     "save_results",
     "setup_notebook_logging",
+    "result_html",
     "to_jsonable",
+    "validation_summary",
+    "vectors_label",
+    "where_saved",
 ]
 
 
@@ -321,3 +328,163 @@ def format_table(
     if not index:
         out = out.reset_index(drop=True)
     return out
+
+
+# ----------------------------------------------------------------------------- sentences for readers
+def plural(n: int, singular: str, plural_form: str | None = None) -> str:
+    """``"1 pair"``, ``"1,503 pairs"``, ``"0 pairs"``: a count with its noun, thousands separated."""
+    word = singular if n == 1 else (plural_form or singular + "s")
+    return f"{n:,} {word}"
+
+
+def p_phrase(p: float | None, *, digits: int = 3) -> str:
+    """A p-value inside a sentence: ``"p < 0.001"``, ``"p = 0.028"`` (``"p not available"`` for None/NaN)."""
+    text = format_p_value(p, digits=digits)
+    if text == "n/a":
+        return "p not available"
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def describe_folder(path: str | os.PathLike[str]) -> str:
+    """A folder as a reader should see it: never a ``PosixPath(...)`` repr, never a long temporary path.
+
+    Inside the repository: the path relative to its root, with a trailing slash (``"results/"``,
+    ``"results/runs/03_weat-20250101-120000-42/"``).  Elsewhere: the folder's own name
+    (``"my-run/"``): the sentence around it says that the folder is beside the executed notebook.
+    """
+    from biaskit.paths import REPO_ROOT
+
+    p = Path(path).expanduser().resolve()
+    try:
+        rel = p.relative_to(REPO_ROOT.resolve())
+    except ValueError:
+        return f"{p.name}/" if p.name else str(p)
+    text = rel.as_posix()
+    return "./" if text in ("", ".") else f"{text}/"
+
+
+def where_saved(json_path: str | os.PathLike[str], *, figures: bool = True) -> str:
+    """One sentence saying where a run wrote its results, for the end of a notebook.
+
+    ``where_saved(save_results(...))`` gives e.g. "The numbers of this run are saved in
+    `03_weat.json`, next to its figures, in the folder `results/`."
+    """
+    p = Path(json_path)
+    beside = ", next to its figures," if figures else ""
+    return f"The numbers of this run are saved in `{p.name}`{beside} in the folder `{describe_folder(p.parent)}`."
+
+
+def _issue_noun(group: pd.DataFrame) -> tuple[str, str]:
+    cells = "column" in group and group["column"].notna().all() and bool(len(group))
+    return ("cell", "cells") if cells else ("row", "rows")
+
+
+def validation_summary(
+    report: Any,
+    *,
+    n: int | None = None,
+    unit: str = "rows",
+    verb: str = "loaded",
+    label: str = "Data check",
+    max_places: int = 6,
+) -> str:
+    """A validation report in one line a reader can follow.
+
+    ``report`` is a :class:`biaskit.datasets.ValidationReport` (anything with an ``issues``
+    table of ``row``, ``line``, ``column``, ``reason``, ``action``), or ``None`` when the
+    loader ran no check.  ``n`` is the number of ``unit`` loaded (default: the report's
+    ``n_loaded`` when it has one).  Example::
+
+        Data check: 1,503 pairs loaded; 7 cells repaired (cp1252 read as latin-1: lines 70, 304, 320, 348).
+
+    ``verb`` and ``label`` change the wording for other checks, e.g. ``validation_summary(result.report,
+    n=60, unit="pairs", verb="given", label="Scoring check (cp)")``.  At most ``max_places`` line
+    (or row) numbers are listed per kind of problem.
+    """
+    head = label
+    if n is None and report is not None and isinstance(getattr(report, "n_loaded", None), int):
+        n = report.n_loaded
+    loaded = f"{n:,} {unit} {verb}" if n is not None else ""
+    if report is None:
+        return f"{head}: {loaded or 'data ' + verb}; no validation report was produced."
+    issues = getattr(report, "issues", None)
+    if issues is None or not len(issues):
+        return f"{head}: {loaded + '; ' if loaded else ''}no problems found."
+    parts = []
+    for (action, reason), grp in issues.groupby(["action", "reason"], sort=False, dropna=False):
+        one, many = _issue_noun(grp)
+        use_lines = "line" in grp and grp["line"].notna().all()
+        where = grp["line"] if use_lines else grp["row"]
+        places = sorted({int(x) for x in where.dropna()})
+        shown = ", ".join(str(x) for x in places[:max_places])
+        more = f" and {len(places) - max_places:,} more" if len(places) > max_places else ""
+        place_word = (
+            ("line " if len(places) == 1 else "lines ")
+            if use_lines
+            else ("row " if len(places) == 1 else "rows ")
+        )
+        loc = f": {place_word}{shown}{more}" if places else ""
+        count = len(grp)
+        reason = str(reason)
+        if reason.endswith(f"({action})"):  # "... (repaired)" repaired: say it once
+            reason = reason[: -len(f"({action})")].rstrip()
+        parts.append(f"{count:,} {one if count == 1 else many} {action} ({reason}{loc})")
+    return f"{head}: {loaded + '; ' if loaded else ''}" + "; ".join(parts) + "."
+
+
+#: Short reader-facing names of the offline reference vectors (:data:`biaskit.embeddings.REFERENCE_VECTORS`).
+_VECTOR_LABELS = {
+    "word2vec-googlenews-wefe": "word2vec GoogleNews (13,000-word subset)",
+    "word2vec-googlenews-bolukbasi": "word2vec GoogleNews (Bolukbasi et al.'s 26,000-word subset)",
+    "glove-6b-50d": "GloVe 6B (Wikipedia and Gigaword, 50 dimensions)",
+}
+
+
+def vectors_label(name: str | os.PathLike[str]) -> str:
+    """A plain name for a vectors parameter: a known reference name, else the file's name.
+
+    ``vectors_label("glove-6b-50d")`` is "GloVe 6B (Wikipedia and Gigaword, 50 dimensions)";
+    ``vectors_label("~/data/embeddings-m-model.vec")`` is "embeddings-m-model.vec".
+    """
+    text = str(name)
+    if text in _VECTOR_LABELS:
+        return _VECTOR_LABELS[text]
+    return Path(text).name or text
+
+
+def result_html(result: TestResult, alpha: float = 0.05) -> str:
+    """A test result as a small HTML table and a verdict at level ``alpha``, for a reader's page.
+
+    Like ``TestResult._repr_html_`` (test, statistic, p-value, estimate, effect size, interval, n),
+    but the verdict uses the notebook's ``alpha`` (not always 0.05), p-values never appear in
+    e-notation, and every value is HTML-escaped (``"< 0.001"``).  In a notebook:
+    ``display(HTML(result_html(result, alpha)))``.
+    """
+
+    def num(x: float | None, digits: int = 4) -> str:
+        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+            return "n/a"
+        return f"{x:,.{digits}f}"
+
+    rows = [("test", result.method), ("statistic", num(result.statistic))]
+    if result.p_value is not None:
+        rows.append(("p-value", f"{format_p_value(result.p_value)} ({result.alternative})"))
+    if result.estimate is not None:
+        rows.append(("estimate", num(result.estimate)))
+    if result.effect_size is not None:
+        rows.append(("effect size", num(result.effect_size, 3)))
+    if result.ci is not None:
+        level = f"{100 * result.confidence:.0f}% " if result.confidence else ""
+        rows.append((f"{level}confidence interval", f"[{num(result.ci[0])}, {num(result.ci[1])}]"))
+    if result.n is not None:
+        rows.append(("n", f"{int(result.n):,}"))
+    body = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in rows
+    )
+    verdict = ""
+    if result.p_value is not None:
+        line = result.summary(alpha).splitlines()[-1].strip()
+        line = line[2:].lstrip() if line.startswith("->") else line
+        verdict = f"<p><b>{html.escape(line[:1].upper() + line[1:])}</b></p>"
+    return f"<table>{body}</table>{verdict}"
