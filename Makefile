@@ -42,15 +42,15 @@ test: $(PY)
 lint: $(PY)
 	$(PY) -m ruff check biaskit tests benchmarks
 
-# --inject-output-path: each notebook writes its JSON and figures beside its executed copy
-# (results/<name>.ipynb -> results/); the path is absolute because the kernel runs in notebooks/.
-# Runs with other parameters go elsewhere: python -m biaskit notebook NB OUT -p NAME VALUE ...
+# `python -m biaskit notebook NB OUT` = papermill with results_dir set to OUT's folder, so each
+# notebook writes its JSON and figures beside its executed copy (results/), over local IPC
+# sockets (no kernel warning about unencrypted TCP).  Runs with other parameters go elsewhere:
+# python -m biaskit notebook 03_weat runs/glove/03_weat.ipynb -p english_vectors glove-6b-50d
 reproduce: $(PY)
 	@mkdir -p results
 	@set -e; for nb in $(NOTEBOOKS); do \
 	  echo "== $$nb"; \
-	  $(PY) -m papermill --kernel $(KERNEL) --cwd notebooks --inject-output-path \
-	    "$$nb" "$(CURDIR)/results/$$(basename $$nb)"; \
+	  $(PY) -m biaskit notebook "$$nb" "$(CURDIR)/results/$$(basename $$nb)"; \
 	done
 
 bench: $(PY)

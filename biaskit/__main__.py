@@ -214,6 +214,12 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         parameters[name] = parse_parameter_value(value)
     for name, value in args.parameters_raw:
         parameters[name] = value
+    from traitlets.config import Config
+
+    # the kernel talks to papermill over local IPC sockets: over TCP, ipykernel warns on every
+    # start that the traffic is not encrypted (harmless on one machine, but noise in every run)
+    ipc = Config()
+    ipc.KernelManager.transport = "ipc"
     try:
         papermill.execute_notebook(
             str(notebook),
@@ -222,6 +228,7 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
             kernel_name=args.kernel,
             cwd=str(Path(args.cwd).expanduser().resolve()) if args.cwd else str(notebook.parent),
             progress_bar=args.progress,
+            config=ipc,
         )
     except papermill.PapermillExecutionError as exc:
         print(

@@ -333,6 +333,15 @@ def _json_exact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=True)
 
 
+def _plain_exact(value: float) -> str:
+    """Every digit of a number in positional notation (a tooltip a reader may see: no e-notation)."""
+    if isinstance(value, float) and math.isfinite(value):
+        import numpy as np
+
+        return np.format_float_positional(value, trim="-")
+    return _json_exact(value)
+
+
 # ----------------------------------------------------------------------------- notebooks
 
 
@@ -1238,7 +1247,7 @@ def _headline_table(
         exact = html.escape(_json_exact(row.value), quote=True)
         is_num = isinstance(row.value, int | float) and not isinstance(row.value, bool)
         cls = "bk-num" if is_num else "bk-text"
-        title = f' title="exact value: {exact}"' if is_num else ""
+        title = f' title="exact value: {html.escape(_plain_exact(row.value), quote=True)}"' if is_num else ""
         shown = format_value(row.value, _row_key(row.path))
         out.append(
             f'<tr><th scope="row">{label}</th><td class="{cls}" data-key="{key}" data-value="{exact}"{title}>'

@@ -10,6 +10,7 @@ how to explain itself to a reader who is not a statistician
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -145,9 +146,12 @@ class TestResult:
             rows.append(("confidence interval", f"[{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]"))
         if self.n is not None:
             rows.append(("n", str(self.n)))
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
         verdict = self.summary().splitlines()[-1].strip() if self.p_value is not None else ""
-        return f"<table>{body}</table><p><b>{verdict}</b></p>"
+        return f"<table>{body}</table><p><b>{html.escape(verdict)}</b></p>"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dictionary (used for ``results/<notebook>.json``)."""

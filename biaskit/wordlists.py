@@ -72,6 +72,13 @@ class ResolvedWords:
         return len(self.kept) / total if total else 0.0
 
 
+
+def _words(words: Any, limit: int = 20) -> str:
+    """Words for a message a reader sees: quoted, comma-separated, at most ``limit`` then a count."""
+    items = [str(w) for w in words]
+    shown = ", ".join(f"'{w}'" for w in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
 def _dedupe(words: Iterable[str], group: str) -> list[str]:
     """``words`` without repeats (first occurrence kept); the removed entries are logged as a WARNING."""
     seen: set[str] = set()
@@ -85,11 +92,11 @@ def _dedupe(words: Iterable[str], group: str) -> list[str]:
         out.append(w)
     if dups:
         logger.warning(
-            "seed group %r: removed %d duplicate entr%s (first occurrence kept): %s",
+            "seed group '%s': removed %d duplicate entr%s (first occurrence kept): %s",
             group,
             len(dups),
             "y" if len(dups) == 1 else "ies",
-            dups,
+            _words(dups),
         )
     return out
 
@@ -155,7 +162,7 @@ def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
         raise ValueError(f"{path} must map group names to lists of strings: {shown}")
     empty = [g for g, words in data.items() if not words]
     if empty:
-        logger.warning("%s: %d empty group(s) %s", path, len(empty), empty)
+        logger.warning("%s: %d empty group(s): %s", path, len(empty), _words(empty))
     return data
 
 
@@ -203,11 +210,14 @@ def load_seed_groups(
             "%s: stripped surrounding whitespace from %d entr(y/ies): %s",
             path,
             sum(len(v) for v in stripped.values()),
-            stripped,
+            "; ".join(f"{g}: {_words(v)}" for g, v in stripped.items()),
         )
     if blank:
         logger.warning(
-            "%s: removed %d empty entr(y/ies) (group: count): %s", path, sum(blank.values()), blank
+            "%s: removed %d empty entr(y/ies): %s",
+            path,
+            sum(blank.values()),
+            "; ".join(f"{n} in '{g}'" for g, n in blank.items()),
         )
     return out
 
@@ -299,7 +309,7 @@ def resolve_words(
                 f"{name}: {len(missing)} of {len(words)} words are not in the vocabulary: {list(missing)}"
             )
         logger.warning(
-            "%s: dropping %d of %d out-of-vocabulary words: %s", name, len(missing), len(words), list(missing)
+            "%s: dropping %d of %d out-of-vocabulary words: %s", name, len(missing), len(words), _words(missing)
         )
     if len(kept) < min_size:
         raise ValueError(

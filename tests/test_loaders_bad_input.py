@@ -413,7 +413,7 @@ def test_wordlist_file_problems_are_named(tmp_path, caplog):
     empty.write_text(json.dumps({"g": ["a"], "h": []}), encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="biaskit.wordlists"):
         assert wl.load_wordlist_file(empty) == {"g": ["a"], "h": []}
-    assert "1 empty group(s) ['h']" in caplog.text
+    assert "1 empty group(s): 'h'" in caplog.text
 
 
 # ============================================================================ corpora

@@ -567,6 +567,17 @@ def test_index_numbers_equal_json_without_browser(results_dir: Path) -> None:
     assert page_noise(page) == []
 
 
+def test_index_tooltips_give_exact_values_without_e_notation(tmp_path: Path) -> None:
+    """The hover text keeps every digit but in positional notation; data-value keeps the JSON text."""
+    d = _make_results_dir(
+        tmp_path / "r", {"notebook": "01_tiny", "results": {"weat": {"p_value": 1.6161734743280753e-05}}}
+    )
+    page = render_index(discover_studies(d))
+    assert 'title="exact value: 0.000016161734743280753"' in page
+    assert 'data-value="1.6161734743280753e-05"' in page
+    assert not re.search(r'title="[^"]*\de-\d', page)
+
+
 def test_build_site_is_offline_and_folds_code(results_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     index = build_site(results_dir, out)

@@ -53,3 +53,10 @@ def test_frozen():
     r = _result()
     with pytest.raises(AttributeError):
         r.p_value = 0.5  # type: ignore[misc]
+
+
+def test_html_repr_escapes_small_p_values():
+    from biaskit.results import TestResult
+
+    page = TestResult(statistic=5.0, p_value=1e-30, method="z test <demo>")._repr_html_()
+    assert "&lt; 0.001" in page and "z test &lt;demo&gt;" in page and "e-30" not in page
