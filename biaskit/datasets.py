@@ -471,6 +471,22 @@ def _read_csv_lines(raw: bytes, encoding: str, context: str) -> _CsvParse:
     return _CsvParse(header, rows, issues, n_records)
 
 
+def _check_csv_header(
+    header: Sequence[str], columns: Sequence[str], context: str, *, all_unique: bool = False
+) -> None:
+    """``ValueError`` naming ``context`` when a column of ``columns`` is missing from the CSV
+    ``header`` (line 1) or appears in it twice (every header column with ``all_unique``)."""
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{context}: column(s) {missing} missing; header (line 1) is {list(header)}")
+    pool = header if all_unique else columns
+    repeated = sorted({c for c in pool if list(header).count(c) > 1})
+    if repeated:
+        raise ValueError(
+            f"{context}: column(s) {repeated} appear twice in the header (line 1): {list(header)}"
+        )
+
+
 def _read_csv_frame(
     p: Path, encoding: str, context: str, columns: Sequence[str]
 ) -> tuple[pd.DataFrame, list[dict[str, Any]], int]:
@@ -479,12 +495,7 @@ def _read_csv_frame(
     ``ValueError`` if a column is missing."""
     parsed = _read_csv_lines(p.read_bytes(), encoding, context)
     header = parsed.header
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise ValueError(f"{context}: columns {missing} missing; header (line 1) is {header}")
-    repeated = sorted({c for c in columns if header.count(c) > 1})
-    if repeated:
-        raise ValueError(f"{context}: columns {repeated} appear twice in the header (line 1): {header}")
+    _check_csv_header(header, columns, context)
     df = pd.DataFrame([f for _, f in parsed.rows], columns=header)[list(columns)]
     df = df.astype(object).where(df != "", None)
     df.insert(0, "line", [ln for ln, _ in parsed.rows])

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.data import sha256_file
-from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file
+from biaskit.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file
 from biaskit.paths import data_dir
 
 __all__ = [
@@ -187,12 +187,7 @@ def _read_scores_csv(path: Path, columns: list[str], expected_rows: int) -> pd.D
     context = f"thesis scores {path}"
     parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
     header = parsed.header
-    absent = [c for c in columns if c not in header]
-    if absent:
-        raise ValueError(f"{path}: missing column(s) {absent}; header (line 1) is {header}")
-    repeated = sorted({c for c in columns if header.count(c) > 1})
-    if repeated:
-        raise ValueError(f"{path}: column(s) {repeated} appear twice in the header (line 1): {header}")
+    _check_csv_header(header, columns, str(path))
     report = ValidationReport.from_records(
         parsed.issues, context=context, n_records=parsed.n_records, n_loaded=len(parsed.rows)
     )

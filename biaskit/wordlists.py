@@ -72,12 +72,12 @@ class ResolvedWords:
         return len(self.kept) / total if total else 0.0
 
 
-
 def _words(words: Any, limit: int = 20) -> str:
     """Words for a message a reader sees: quoted, comma-separated, at most ``limit`` then a count."""
     items = [str(w) for w in words]
     shown = ", ".join(f"'{w}'" for w in items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
 
 def _dedupe(words: Iterable[str], group: str) -> list[str]:
     """``words`` without repeats (first occurrence kept); the removed entries are logged as a WARNING."""
@@ -309,7 +309,11 @@ def resolve_words(
                 f"{name}: {len(missing)} of {len(words)} words are not in the vocabulary: {list(missing)}"
             )
         logger.warning(
-            "%s: dropping %d of %d out-of-vocabulary words: %s", name, len(missing), len(words), _words(missing)
+            "%s: dropping %d of %d out-of-vocabulary words: %s",
+            name,
+            len(missing),
+            len(words),
+            _words(missing),
         )
     if len(kept) < min_size:
         raise ValueError(

@@ -474,10 +474,10 @@ def test_sha256sums_conflicts_and_bad_digests(tmp_path, caplog):
 def test_csv_header_problems_raise(tmp_path):
     path = tmp_path / "h.csv"
     path.write_text(ES_HEADER.replace("sent_less,", "sent_more,") + "a,,,b,,,c\n", encoding="latin-1")
-    with pytest.raises(ValueError, match=r"columns \['sent_less'\] missing; header \(line 1\)"):
+    with pytest.raises(ValueError, match=r"column\(s\) \['sent_less'\] missing; header \(line 1\)"):
         ds.load_crows_pairs_es_table(path=path)
     path.write_text(ES_HEADER.rstrip("\n") + ",sent_more\na,,,b,,,c,d\n", encoding="latin-1")
-    with pytest.raises(ValueError, match=r"columns \['sent_more'\] appear twice in the header"):
+    with pytest.raises(ValueError, match=r"column\(s\) \['sent_more'\] appear twice in the header"):
         ds.load_crows_pairs_es_table(path=path)
     path.write_bytes(b"")
     with pytest.raises(ValueError, match="the file is empty"):

@@ -44,7 +44,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file
+from biaskit.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file
 
 logger = logging.getLogger(__name__)
 
@@ -107,9 +107,7 @@ def _read_number_table(path: Path, what: str, integer_columns: Sequence[str] | N
         raise ValueError(
             f"{context}: the header (line 1) has {len(header)} column(s), expected a label and numbers"
         )
-    repeated = sorted({c for c in header if header.count(c) > 1})
-    if repeated:
-        raise ValueError(f"{context}: column(s) {repeated} appear twice in the header (line 1): {header}")
+    _check_csv_header(header, (), context, all_unique=True)
     report = ValidationReport.from_records(
         parsed.issues, context=context, n_records=parsed.n_records, n_loaded=len(parsed.rows)
     )

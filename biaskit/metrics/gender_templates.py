@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from biaskit.datasets import ValidationReport, _read_csv_lines, _read_json_file, _record
+from biaskit.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file, _record
 from biaskit.results import Alternative, TestResult
 
 logger = logging.getLogger(__name__)
@@ -188,12 +188,7 @@ def _read_sentence_csv(
     context = f"{what} ({path})"
     parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
     header = parsed.header
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise ValueError(f"{context}: column(s) {missing} missing; header (line 1) is {header}")
-    repeated = sorted({c for c in header if header.count(c) > 1})
-    if repeated:
-        raise ValueError(f"{context}: column(s) {repeated} appear twice in the header (line 1): {header}")
+    _check_csv_header(header, columns, context, all_unique=True)
     issues = list(parsed.issues)
     kept: list[list[str]] = []
     for line, fields in parsed.rows:
