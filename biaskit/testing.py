@@ -10,8 +10,8 @@ exercise tokenisation, masking, batching, caching and reporting on real text.
 
 Determinism: the ``tokenizers`` library's ``WordPieceTrainer`` picks different
 sub-words from run to run when merge counts tie (its hash maps are randomly
-seeded per process), so the vocabulary is chosen here instead, deterministically
-(frequency, then alphabetical order), from the text as normalised and
+seeded per process), so the vocabulary is chosen deterministically instead
+(:func:`biaskit.training.build_wordpiece_vocab`: frequency, then alphabetical order), from the text as normalised and
 pre-tokenised by the ``tokenizers`` BERT normaliser / pre-tokenizer; the
 ``tokenizers`` ``WordPiece`` model then does the tokenising.  Weights come from
 ``torch.manual_seed(seed)``.  Same ``seed`` -> same model, in every process.
@@ -20,17 +20,15 @@ pre-tokenised by the ``tokenizers`` BERT normaliser / pre-tokenizer; the
 from __future__ import annotations
 
 import functools
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from biaskit.mlm import MaskedLM
+from biaskit.training import build_wordpiece_vocab
 
-__all__ = ["SPECIAL_TOKENS", "build_wordpiece_vocab", "tiny_masked_lm", "tiny_tokenizer"]
-
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+__all__ = ["tiny_masked_lm", "tiny_tokenizer"]
 
 
 def _default_texts() -> list[str]:
@@ -39,70 +37,6 @@ def _default_texts() -> list[str]:
     table = load_crows_pairs_es_table()
     cols = ["sent_more", "sent_less", "sent_more_par", "sent_less_par", "sent_more_ran", "sent_less_ran"]
     return [s for c in cols for s in table[c] if isinstance(s, str)]
-
-
-def build_wordpiece_vocab(
-    texts: Iterable[str],
-    vocab_size: int = 1500,
-    *,
-    lowercase: bool = True,
-    min_count: int = 2,
-) -> list[str]:
-    """A deterministic WordPiece vocabulary: specials, every character, frequent words and pieces.
-
-    Order: :data:`SPECIAL_TOKENS`; every character seen (word-initial and ``##``
-    continuation forms, so nothing but unseen characters maps to ``[UNK]``); then,
-    until ``vocab_size``, the most frequent whole words (count >= ``min_count``)
-    interleaved with frequent word-initial prefixes (3-5 characters) and ``##``
-    suffixes (2-4 characters), so that rare words split into realistic sub-words.
-    Ties are broken alphabetically.
-    """
-    from tokenizers import normalizers, pre_tokenizers
-
-    norm = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=False, clean_text=True)
-    pre = pre_tokenizers.BertPreTokenizer()
-    words: Counter[str] = Counter()
-    for t in texts:
-        for w, _ in pre.pre_tokenize_str(norm.normalize_str(t)):
-            words[w] += 1
-    chars = sorted({c for w in words for c in w})
-    vocab: list[str] = list(SPECIAL_TOKENS)
-    vocab += chars + ["##" + c for c in chars]
-    seen = set(vocab)
-
-    prefixes: Counter[str] = Counter()
-    suffixes: Counter[str] = Counter()
-    for w, n in words.items():
-        for k in (3, 4, 5):
-            if len(w) > k:
-                prefixes[w[:k]] += n
-        for k in (2, 3, 4):
-            if len(w) > k + 1:
-                suffixes["##" + w[-k:]] += n
-
-    def ranked(c: Counter[str]) -> list[str]:
-        return [t for t, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) if n >= min_count]
-
-    pools = [ranked(words), ranked(prefixes), ranked(suffixes)]
-    shares = [0.6, 0.2, 0.2]
-    budget = max(0, vocab_size - len(vocab))
-    for pool, share in zip(pools, shares, strict=True):
-        take = int(budget * share)
-        for tok in pool:
-            if take <= 0:
-                break
-            if tok not in seen:
-                vocab.append(tok)
-                seen.add(tok)
-                take -= 1
-    # fill what is left with further words, in order
-    for tok in pools[0]:
-        if len(vocab) >= vocab_size:
-            break
-        if tok not in seen:
-            vocab.append(tok)
-            seen.add(tok)
-    return vocab[: max(vocab_size, len(SPECIAL_TOKENS) + 2 * len(chars))]
 
 
 @functools.lru_cache(maxsize=4)

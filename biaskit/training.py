@@ -1,0 +1,647 @@
+r"""Train small language models on any corpus: WordPiece tokenizer + BERT-layout masked LM.
+
+Project issue 13, step 1: models trained here on real text (and later on corpora with
+planted biases of known strength), so that the workbench's metrics mean something offline.
+
+* :func:`train_wordpiece_tokenizer` -- a BERT WordPiece tokenizer (``[PAD] [UNK] [CLS]
+  [SEP] [MASK]``, ``BertNormalizer`` / ``BertPreTokenizer`` / ``WordPiece`` decoder) whose
+  vocabulary is chosen deterministically by :func:`build_wordpiece_vocab`
+  (the ``tokenizers`` ``WordPieceTrainer`` breaks ties between equally frequent merges with
+  per-process randomly seeded hash maps, so two runs may differ; see :func:`build_wordpiece_vocab`).
+* :func:`train_masked_lm` -- a ``BertForMaskedLM`` trained with a plain PyTorch loop (AdamW,
+  linear warm-up + decay), deterministic given a seed, resumable from checkpoints to
+  bit-identical weights, with a tqdm progress bar, on CUDA when available.  The output
+  folder loads with :func:`biaskit.mlm.load_masked_lm`.
+* word2vec on the same text: call :func:`biaskit.embeddings.train_word2vec` on
+  ``[biaskit.corpus.tokenize(s) for s in sentences]`` (seeded and reproducible with
+  ``workers=1``).
+
+Masked-LM objective (Devlin et al. 2019, section 3.1 "Task #1: Masked LM"): 15 % of the
+non-special tokens of each sequence are chosen as prediction targets; of those, 80 % are
+replaced by ``[MASK]``, 10 % by a random token and 10 % are left unchanged.  The loss is the
+mean cross-entropy over the chosen positions,
+
+.. math:: \mathcal{L} = -\frac{1}{|M|} \sum_{t \in M} \log P_\theta(w_t \mid \tilde W),
+
+where :math:`M` is the set of chosen positions and :math:`\tilde W` the corrupted sequence.
+
+Held-out quality is reported as the pseudo-perplexity of Salazar et al. (2020, "Masked
+Language Model Scoring", ACL), built on the pseudo-log-likelihood of seed 000 section 4.1.3
+(:func:`biaskit.mlm.score_sentences` with ``"sz"``):
+
+.. math:: PPPL(\mathcal{W}) = \exp\Big(-\frac{1}{N} \sum_{W \in \mathcal{W}} PLL(W)\Big),
+          \qquad PLL(W) = \sum_{t=1}^{|W|} \log P_\theta(w_t \mid W_{\setminus t}),
+
+with :math:`N` the total number of scored tokens (``[CLS]``/``[SEP]`` excluded).
+
+Determinism and resuming: the order of the examples in epoch ``e`` is a permutation drawn
+from ``numpy.random.default_rng([seed, e])``; the masking of step ``s`` uses a
+``torch.Generator`` seeded with ``(seed, s)``; the global torch RNG (dropout) is re-seeded
+from ``(seed, s)`` before every step.  Nothing random therefore depends on how many steps
+ran in this process, and a run resumed from a checkpoint (model + optimizer + scheduler +
+RNG states + step) ends with the same weights, bit for bit, as an uninterrupted one on the
+same device and software.  On CUDA, bit-identity also needs deterministic kernels
+(``torch.use_deterministic_algorithms(True)``, best with ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` set
+before the process starts): ``config.deterministic_cuda=True`` switches them on for the training
+loop only.  Not yet checked on a GPU.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = [
+    "SPECIAL_TOKENS",
+    "MLMTrainingConfig",
+    "build_wordpiece_vocab",
+    "TrainingResult",
+    "mask_tokens",
+    "mlm_loss",
+    "pseudo_perplexity",
+    "train_masked_lm",
+    "train_wordpiece_tokenizer",
+]
+
+logger = logging.getLogger(__name__)
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+CHECKPOINT_DIR = "checkpoint"
+CHECKPOINT_FILE = "state.pt"
+TRAINING_JSON = "training.json"
+
+
+def build_wordpiece_vocab(
+    texts: Iterable[str],
+    vocab_size: int = 1500,
+    *,
+    lowercase: bool = True,
+    min_count: int = 2,
+) -> list[str]:
+    """A deterministic WordPiece vocabulary: specials, every character, frequent words and pieces.
+
+    Order: :data:`SPECIAL_TOKENS`; every character seen (word-initial and ``##``
+    continuation forms, so nothing but unseen characters maps to ``[UNK]``); then,
+    until ``vocab_size``, the most frequent whole words (count >= ``min_count``)
+    interleaved with frequent word-initial prefixes (3-5 characters) and ``##``
+    suffixes (2-4 characters), so that rare words split into realistic sub-words.
+    Ties are broken alphabetically.
+    """
+    from tokenizers import normalizers, pre_tokenizers
+
+    norm = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=False, clean_text=True)
+    pre = pre_tokenizers.BertPreTokenizer()
+    words: Counter[str] = Counter()
+    for t in texts:
+        for w, _ in pre.pre_tokenize_str(norm.normalize_str(t)):
+            words[w] += 1
+    chars = sorted({c for w in words for c in w})
+    vocab: list[str] = list(SPECIAL_TOKENS)
+    vocab += chars + ["##" + c for c in chars]
+    seen = set(vocab)
+
+    prefixes: Counter[str] = Counter()
+    suffixes: Counter[str] = Counter()
+    for w, n in words.items():
+        for k in (3, 4, 5):
+            if len(w) > k:
+                prefixes[w[:k]] += n
+        for k in (2, 3, 4):
+            if len(w) > k + 1:
+                suffixes["##" + w[-k:]] += n
+
+    def ranked(c: Counter[str]) -> list[str]:
+        return [t for t, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0])) if n >= min_count]
+
+    pools = [ranked(words), ranked(prefixes), ranked(suffixes)]
+    shares = [0.6, 0.2, 0.2]
+    budget = max(0, vocab_size - len(vocab))
+    for pool, share in zip(pools, shares, strict=True):
+        take = int(budget * share)
+        for tok in pool:
+            if take <= 0:
+                break
+            if tok not in seen:
+                vocab.append(tok)
+                seen.add(tok)
+                take -= 1
+    # fill what is left with further words, in order
+    for tok in pools[0]:
+        if len(vocab) >= vocab_size:
+            break
+        if tok not in seen:
+            vocab.append(tok)
+            seen.add(tok)
+    return vocab[: max(vocab_size, len(SPECIAL_TOKENS) + 2 * len(chars))]
+
+
+def _as_text(sentences: Sequence[Any]) -> list[str]:
+    """Sentences as strings: tokenised sentences (lists of words) are joined with spaces."""
+    out = []
+    for s in sentences:
+        out.append(s if isinstance(s, str) else " ".join(str(t) for t in s))
+    return out
+
+
+# =============================================================================================
+# tokenizer
+# =============================================================================================
+def train_wordpiece_tokenizer(
+    sentences: Sequence[Any],
+    vocab_size: int,
+    *,
+    lowercase: bool = True,
+    min_frequency: int = 2,
+    model_max_length: int = 512,
+):
+    """A deterministic BERT WordPiece tokenizer (``transformers.PreTrainedTokenizerFast``).
+
+    The vocabulary (:func:`build_wordpiece_vocab`) is: the special tokens
+    ``[PAD] [UNK] [CLS] [SEP] [MASK]`` (ids 0-4), every character seen (word-initial and
+    ``##`` forms), then frequent words, word-initial prefixes and ``##`` suffixes occurring
+    at least ``min_frequency`` times, ties broken alphabetically, up to ``vocab_size``
+    (more if the characters alone need more).  Tokenising is the ``tokenizers`` ``WordPiece``
+    model (greedy longest match first) after ``BertNormalizer`` (accents kept) and
+    ``BertPreTokenizer``; the post-processor adds ``[CLS] ... [SEP]``; the decoder joins
+    ``##`` pieces.  Same input -> same tokenizer in every process.  ``sentences`` are
+    strings or tokenised sentences (joined with spaces).
+    """
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from transformers import BertTokenizer
+
+    texts = _as_text(sentences)
+    if not any(t.strip() for t in texts):
+        raise ValueError("no text to build a vocabulary from")
+    vocab = build_wordpiece_vocab(texts, vocab_size, lowercase=lowercase, min_count=min_frequency)
+    ids = {t: i for i, t in enumerate(vocab)}
+    tok = Tokenizer(models.WordPiece(vocab=ids, unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=False, clean_text=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])],
+    )
+    tok.decoder = decoders.WordPiece(prefix="##")
+    # BertTokenizer (a PreTrainedTokenizerFast in transformers 5) so that a saved folder reloads as a
+    # BERT tokenizer with do_lower_case (read by biaskit.mlm.MaskedLM); strip_accents=False must be
+    # stored too, else the reloaded normaliser strips accents whenever it lower-cases.
+    fast = BertTokenizer(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=lowercase,
+        strip_accents=False,
+        model_max_length=model_max_length,
+    )
+    return fast
+
+
+# =============================================================================================
+# configuration and result
+# =============================================================================================
+@dataclass
+class MLMTrainingConfig:
+    """Settings of :func:`train_masked_lm` (defaults: a small BERT that trains on a CPU).
+
+    ``max_steps`` (if set) overrides ``epochs``.  ``mask_probability`` / ``mask_replace`` /
+    ``mask_random`` are BERT's 15 % and 80/10/10 (Devlin et al. 2019).  ``max_length``
+    counts ``[CLS]``/``[SEP]``; longer sentences are truncated.  ``checkpoint_every=0``
+    writes a checkpoint only at the end.  ``device="auto"``: CUDA when available, else CPU.
+    """
+
+    hidden_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 2
+    intermediate_size: int = 512
+    max_length: int = 64
+    vocab_size: int = 8000  # tokenizer vocabulary when train_masked_lm builds the tokenizer
+    batch_size: int = 32
+    learning_rate: float = 5e-4
+    weight_decay: float = 0.01
+    warmup_steps: int = 100
+    epochs: int = 1
+    max_steps: int | None = None
+    max_grad_norm: float = 1.0
+    mask_probability: float = 0.15
+    mask_replace: float = 0.8
+    mask_random: float = 0.1
+    dropout: float = 0.1
+    initializer_range: float = 0.02
+    seed: int = 0
+    checkpoint_every: int = 500
+    device: str = "auto"
+    deterministic_cuda: bool = False
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError("hidden_size must be a multiple of num_attention_heads")
+        if not 0 < self.mask_probability < 1:
+            raise ValueError("mask_probability must be in (0, 1)")
+        if self.mask_replace + self.mask_random > 1:
+            raise ValueError("mask_replace + mask_random must be <= 1")
+        if self.max_length < 3:
+            raise ValueError("max_length must be >= 3")
+
+
+@dataclass
+class TrainingResult:
+    """What :func:`train_masked_lm` did; also written as ``training.json`` beside the model."""
+
+    out_dir: Path
+    steps: int
+    total_steps: int
+    completed: bool
+    resumed_from_step: int
+    train_seconds: float
+    tokens_seen: int
+    tokens_per_second: float
+    final_loss: float | None
+    held_out_pppl: float | None = None
+    held_out_tokens: int | None = None
+    losses: list[float] = field(default_factory=list, repr=False)
+    device: str = "cpu"
+    n_parameters: int = 0
+    config: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["out_dir"] = str(self.out_dir)
+        return d
+
+
+# =============================================================================================
+# masking
+# =============================================================================================
+def mask_tokens(
+    input_ids: torch.Tensor,
+    special_mask: torch.Tensor,
+    vocab_size: int,
+    mask_id: int,
+    generator: torch.Generator,
+    *,
+    mask_probability: float = 0.15,
+    mask_replace: float = 0.8,
+    mask_random: float = 0.1,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT masking (Devlin et al. 2019): returns ``(corrupted_ids, labels)``.
+
+    Each non-special position is a target with probability ``mask_probability``; a target
+    becomes ``[MASK]`` with probability ``mask_replace``, a uniformly random token with
+    probability ``mask_random``, else stays.  ``labels`` is ``-100`` off target.  Every
+    sequence with a maskable token gets at least one target (its first maskable token if
+    the draw chose none), so no step has an empty loss.  All draws come from ``generator``
+    (CPU), so the result depends only on its seed.
+    """
+    ids = input_ids.clone()
+    shape = ids.shape
+    u = torch.rand(shape, generator=generator)
+    maskable = ~special_mask
+    target = (u < mask_probability) & maskable
+    none = ~target.any(dim=1) & maskable.any(dim=1)
+    if none.any():
+        first = maskable.float().argmax(dim=1)
+        rows = none.nonzero().squeeze(1)
+        target[rows, first[rows]] = True
+    labels = torch.where(target, ids, torch.full_like(ids, -100))
+    v = torch.rand(shape, generator=generator)
+    rand_tok = torch.randint(0, vocab_size, shape, generator=generator, dtype=ids.dtype)
+    to_mask = target & (v < mask_replace)
+    to_rand = target & (v >= mask_replace) & (v < mask_replace + mask_random)
+    ids[to_mask] = mask_id
+    ids[to_rand] = rand_tok[to_rand]
+    return ids, labels
+
+
+def mlm_loss(
+    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor
+) -> torch.Tensor:
+    """Masked-LM cross-entropy of a ``BertForMaskedLM``, the head applied to the target positions only.
+
+    Equal (up to float rounding) to ``model(input_ids, attention_mask, labels=labels).loss``, but the
+    vocabulary logits are computed for the ~15 % of positions with a label instead of all of them
+    (about 10x faster training for a small model with an 8k vocabulary on a CPU).
+    """
+    hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask)[0]
+    sel = labels != -100
+    return torch.nn.functional.cross_entropy(model.cls(hidden[sel]), labels[sel])
+
+
+def _seed_of(*parts: int) -> int:
+    h = hashlib.sha256(",".join(str(int(p)) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
+
+
+# =============================================================================================
+# pseudo-perplexity
+# =============================================================================================
+def pseudo_perplexity(lm, sentences: Sequence[str], *, batch_size: int = 64) -> tuple[float, int]:
+    """Corpus pseudo-perplexity (Salazar et al. 2020): ``exp(-sum PLL / N)``; returns ``(PPPL, N)``.
+
+    PLLs come from :func:`biaskit.mlm.score_sentences` (``"sz"``, seed 000 section 4.1.3), without
+    disk cache; sentences it skips (e.g. with ``[UNK]``) are left out of both sums.
+    """
+    from biaskit.mlm import score_sentences
+
+    res = score_sentences(
+        lm, list(sentences), "sz", batch_size=batch_size, cache=False, progress=False, errors="report"
+    )
+    n = int(res.scores["n_tokens"].sum())
+    if n == 0:
+        raise ValueError("no held-out token could be scored")
+    return float(math.exp(-float(res.scores["score"].sum()) / n)), n
+
+
+# =============================================================================================
+# training
+# =============================================================================================
+def _data_hash(encoded: list[list[int]]) -> str:
+    h = hashlib.sha256()
+    for ids in encoded:
+        h.update(np.asarray(ids, dtype=np.int64).tobytes())
+        h.update(b"|")
+    return h.hexdigest()[:16]
+
+
+def _atomic_torch_save(obj: Any, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _build_model(config: MLMTrainingConfig, tokenizer):
+    from transformers import BertConfig, BertForMaskedLM
+
+    bert_config = BertConfig(
+        vocab_size=len(tokenizer.get_vocab()),
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size,
+        max_position_embeddings=config.max_length,
+        hidden_dropout_prob=config.dropout,
+        attention_probs_dropout_prob=config.dropout,
+        initializer_range=config.initializer_range,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_seed_of(config.seed, -1))
+        model = BertForMaskedLM(bert_config)
+    return model
+
+
+def train_masked_lm(
+    sentences: Sequence[Any],
+    out_dir: str | Path,
+    config: MLMTrainingConfig | None = None,
+    *,
+    tokenizer=None,
+    held_out: Sequence[str] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    callback: Callable[[int, float], None] | None = None,
+) -> TrainingResult:
+    """Train a BERT-layout masked LM on ``sentences``; save it to ``out_dir``.
+
+    Parameters
+    ----------
+    sentences:
+        Training text: strings, or tokenised sentences (joined with spaces).  Empty ones are
+        dropped; sequences are truncated to ``config.max_length`` tokens.
+    out_dir:
+        Receives the model (``save_pretrained``, safetensors), the tokenizer and
+        ``training.json``; checkpoints go to ``out_dir/checkpoint/state.pt``.  The folder loads
+        with ``biaskit.mlm.load_masked_lm(out_dir)``.
+    config:
+        :class:`MLMTrainingConfig` (default: its defaults).
+    tokenizer:
+        A tokenizer to use; ``None`` -> :func:`train_wordpiece_tokenizer` on ``sentences``
+        with ``config.vocab_size`` (or, when resuming, the tokenizer saved in the checkpoint).
+    held_out:
+        Sentences whose pseudo-perplexity (:func:`pseudo_perplexity`) is measured at the end.
+    resume:
+        Continue from ``out_dir/checkpoint`` when it exists (its config and data must match,
+        else ``ValueError``); ``False`` starts afresh, overwriting the checkpoint.
+    progress:
+        tqdm progress bar (loss and tokens/s in its postfix).
+    callback:
+        Called as ``callback(step, loss)`` after every step (and after a checkpoint is
+        written at that step); an exception it raises stops training as a crash would.
+
+    Returns a :class:`TrainingResult`, also stored as ``out_dir/training.json`` with the
+    training time, steps, tokens/s, final training loss (mean of the last
+    ``min(10, steps)`` step losses) and held-out PPPL.
+    """
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    from biaskit.mlm import MaskedLM, resolve_device
+
+    config = config or MLMTrainingConfig()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = out / CHECKPOINT_DIR
+    ckpt_file = ckpt_dir / CHECKPOINT_FILE
+    device = resolve_device(config.device)
+
+    state = None
+    if resume and ckpt_file.exists():
+        state = torch.load(ckpt_file, map_location="cpu", weights_only=False)
+        if state["config"] != asdict(config):
+            raise ValueError(
+                f"checkpoint {ckpt_file} was written with another configuration; "
+                "use the same config or resume=False"
+            )
+        if tokenizer is None:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(str(ckpt_dir))
+    if tokenizer is None:
+        tokenizer = train_wordpiece_tokenizer(
+            sentences, config.vocab_size, model_max_length=config.max_length
+        )
+    tokenizer.model_max_length = config.max_length
+
+    texts = [t for t in _as_text(sentences) if t.strip()]
+    encoded = [
+        ids
+        for ids in tokenizer(texts, truncation=True, max_length=config.max_length)["input_ids"]
+        if len(ids) > 2
+    ]
+    if not encoded:
+        raise ValueError("no training sentence left after tokenising")
+    data_key = _data_hash(encoded)
+    if state is not None and state["data"] != data_key:
+        raise ValueError(f"checkpoint {ckpt_file} was written for other training data; use resume=False")
+
+    n = len(encoded)
+    bs = config.batch_size
+    steps_per_epoch = math.ceil(n / bs)
+    total_steps = config.max_steps if config.max_steps is not None else config.epochs * steps_per_epoch
+    special_ids = set(tokenizer.all_special_ids)
+    vocab_n = len(tokenizer.get_vocab())
+    pad_id = tokenizer.pad_token_id
+    mask_id = tokenizer.mask_token_id
+
+    model = _build_model(config, tokenizer).to(device)
+    decay = [p for nm, p in model.named_parameters() if not (nm.endswith("bias") or "LayerNorm" in nm)]
+    no_decay = [p for nm, p in model.named_parameters() if nm.endswith("bias") or "LayerNorm" in nm]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=config.learning_rate,
+    )
+    scheduler = get_linear_schedule_with_warmup(optimizer, config.warmup_steps, total_steps)
+
+    step = 0
+    losses: list[float] = []
+    tokens_seen = 0
+    elapsed = 0.0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        step, losses = int(state["step"]), list(state["losses"])
+        tokens_seen, elapsed = int(state["tokens_seen"]), float(state["train_seconds"])
+        logger.info("resuming %s from step %d of %d", out, step, total_steps)
+    resumed_from = step
+
+    def save_checkpoint() -> None:
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
+        tokenizer.save_pretrained(str(ckpt_dir))
+        rng = {"torch": torch.get_rng_state()}
+        rng["cuda"] = torch.cuda.get_rng_state_all() if device.type == "cuda" else None
+        _atomic_torch_save(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "rng": rng,
+                "step": step,
+                "losses": losses,
+                "tokens_seen": tokens_seen,
+                "train_seconds": elapsed,
+                "config": asdict(config),
+                "data": data_key,
+            },
+            ckpt_file,
+        )
+
+    orders: dict[int, np.ndarray] = {}
+
+    def batch_for(s: int) -> list[list[int]]:
+        epoch, k = divmod(s, steps_per_epoch)
+        if epoch not in orders:
+            orders.clear()
+            orders[epoch] = np.random.default_rng([config.seed, epoch]).permutation(n)
+        return [encoded[i] for i in orders[epoch][k * bs : (k + 1) * bs]]
+
+    model.train()
+    t_start = time.perf_counter() - elapsed
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    if device.type == "cuda" and config.deterministic_cuda:
+        # CUBLAS_WORKSPACE_CONFIG only takes effect if set before cuBLAS starts: best set in the shell
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+    rng_devices = [device.index or 0] if device.type == "cuda" else []
+    try:
+        with (
+            torch.random.fork_rng(devices=rng_devices),  # the caller's RNG state is left as it was
+            tqdm(total=total_steps, initial=step, disable=not progress, desc="masked LM", unit="step") as bar,
+        ):
+            if state is not None:  # inside fork_rng: the caller's RNG state is not touched
+                # (every step re-seeds from (seed, step) anyway; the states are restored for completeness)
+                torch.set_rng_state(state["rng"]["torch"])
+                if device.type == "cuda" and state["rng"].get("cuda") is not None:
+                    torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+            while step < total_steps:
+                seqs = batch_for(step)
+                width = max(len(x) for x in seqs)
+                ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+                for i, x in enumerate(seqs):
+                    ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+                attn = (ids != pad_id).long()
+                special = torch.zeros_like(ids, dtype=torch.bool)
+                for sid in special_ids:
+                    special |= ids == sid
+                gen = torch.Generator().manual_seed(_seed_of(config.seed, step, 1))
+                inputs, labels = mask_tokens(
+                    ids,
+                    special,
+                    vocab_n,
+                    mask_id,
+                    gen,
+                    mask_probability=config.mask_probability,
+                    mask_replace=config.mask_replace,
+                    mask_random=config.mask_random,
+                )
+                torch.manual_seed(_seed_of(config.seed, step, 2))  # dropout, also on CUDA
+                loss = mlm_loss(model, inputs.to(device), attn.to(device), labels.to(device))
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if config.max_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                optimizer.step()
+                scheduler.step()
+                step += 1
+                lv = float(loss.detach().cpu())
+                losses.append(lv)
+                tokens_seen += int(attn.sum())
+                elapsed = time.perf_counter() - t_start
+                bar.update(1)
+                bar.set_postfix(loss=f"{lv:.3f}", tok_s=f"{tokens_seen / max(elapsed, 1e-9):,.0f}")
+                if config.checkpoint_every and step % config.checkpoint_every == 0 and step < total_steps:
+                    save_checkpoint()
+                if callback is not None:
+                    callback(step, lv)
+    finally:
+        torch.use_deterministic_algorithms(was_deterministic)
+    elapsed = time.perf_counter() - t_start
+    save_checkpoint()
+
+    model.eval()
+    model.save_pretrained(str(out), safe_serialization=True)
+    tokenizer.save_pretrained(str(out))
+
+    pppl = held_n = None
+    if held_out:
+        lm = MaskedLM(model=model, tokenizer=tokenizer, name=str(out), in_process=True)
+        pppl, held_n = pseudo_perplexity(lm, held_out)
+
+    tail = losses[-min(10, len(losses)) :] if losses else []
+    result = TrainingResult(
+        out_dir=out,
+        steps=step,
+        total_steps=total_steps,
+        completed=step >= total_steps,
+        resumed_from_step=resumed_from,
+        train_seconds=elapsed,
+        tokens_seen=tokens_seen,
+        tokens_per_second=tokens_seen / elapsed if elapsed > 0 else float("nan"),
+        final_loss=float(np.mean(tail)) if tail else None,
+        held_out_pppl=pppl,
+        held_out_tokens=held_n,
+        losses=losses,
+        device=str(device),
+        n_parameters=sum(p.numel() for p in model.parameters()),
+        config=asdict(config),
+    )
+    (out / TRAINING_JSON).write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+    return result

@@ -1,0 +1,277 @@
+"""biaskit.training: WordPiece tokenizer + small BERT masked LM trained here (issue 13, step 1)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from biaskit.training import (
+    MLMTrainingConfig,
+    mask_tokens,
+    mlm_loss,
+    pseudo_perplexity,
+    train_masked_lm,
+    train_wordpiece_tokenizer,
+)
+
+SUBJ = [
+    "el médico",
+    "la enfermera",
+    "el profesor",
+    "la alumna",
+    "el vecino",
+    "la abogada",
+    "el niño",
+    "la jueza",
+]
+VERB = ["compra", "lee", "vende", "busca", "pinta", "limpia"]
+OBJ = ["un libro", "una casa", "un coche", "una mesa", "un cuadro", "una carta"]
+PLACE = ["en la ciudad", "en el pueblo", "en la escuela", "en el mercado"]
+TIME = ["por la mañana", "por la tarde", "cada día", "los domingos"]
+
+
+def make_sentences(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        f"{rng.choice(SUBJ)} {rng.choice(VERB)} {rng.choice(OBJ)} {rng.choice(PLACE)} {rng.choice(TIME)} ."
+        for _ in range(n)
+    ]
+
+
+TRAIN = make_sentences(200, 1)
+HELD_OUT = make_sentences(20, 2)
+
+
+def tiny_config(**kw) -> MLMTrainingConfig:
+    base = dict(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_length=24,
+        batch_size=16,
+        learning_rate=3e-3,
+        warmup_steps=4,
+        max_steps=40,
+        checkpoint_every=10,
+        seed=0,
+        device="cpu",
+    )
+    base.update(kw)
+    return MLMTrainingConfig(**base)
+
+
+def _state(folder):
+    from transformers import BertForMaskedLM
+
+    return BertForMaskedLM.from_pretrained(str(folder)).state_dict()
+
+
+def _equal(a, b) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_wordpiece_tokenizer(TRAIN, 300, min_frequency=2)
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory, tokenizer):
+    out = tmp_path_factory.mktemp("mlm") / "run"
+    res = train_masked_lm(TRAIN, out, tiny_config(), tokenizer=tokenizer, held_out=HELD_OUT, progress=False)
+    return out, res
+
+
+# ----------------------------------------------------------------------------- tokenizer
+def test_tokenizer_deterministic_specials_round_trip(tokenizer):
+    again = train_wordpiece_tokenizer(TRAIN, 300, min_frequency=2)
+    assert tokenizer.get_vocab() == again.get_vocab()
+    vocab = tokenizer.get_vocab()
+    for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]):
+        assert vocab[t] == i
+    assert tokenizer.mask_token_id == 4 and tokenizer.pad_token_id == 0
+    s = "la enfermera lee una carta en el mercado"
+    enc = tokenizer(s)["input_ids"]
+    assert enc[0] == tokenizer.cls_token_id and enc[-1] == tokenizer.sep_token_id
+    assert tokenizer.unk_token_id not in enc
+    assert tokenizer.decode(enc, skip_special_tokens=True) == s
+    assert tokenizer.tokenize("mercado.") == ["mercado", "."]
+    # lower-casing, and a word never seen splits into pieces rather than [UNK]
+    assert tokenizer.decode(tokenizer("La Jueza")["input_ids"], skip_special_tokens=True) == "la jueza"
+    assert tokenizer.unk_token_id not in tokenizer("mercadillo")["input_ids"]
+
+
+def test_tokenizer_save_reload_keeps_accents_and_casing(tokenizer, tmp_path):
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    assert isinstance(tokenizer, PreTrainedTokenizerFast)
+    tokenizer.save_pretrained(tmp_path)
+    back = AutoTokenizer.from_pretrained(tmp_path)
+    assert back.get_vocab() == tokenizer.get_vocab()
+    s = "El MÉDICO y la Jueza compran una mesa."
+    assert back(s)["input_ids"] == tokenizer(s)["input_ids"]
+    assert "médico" in back.tokenize(s)  # accents kept after the round trip
+    assert back.do_lower_case is True
+
+
+def test_mask_tokens_rates():
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(5, 100, (200, 50), generator=g)
+    special = torch.zeros_like(ids, dtype=torch.bool)
+    special[:, 0] = special[:, -1] = True
+    inputs, labels = mask_tokens(ids, special, 100, 4, torch.Generator().manual_seed(1))
+    target = labels != -100
+    assert not target[special].any()
+    frac = target.sum().item() / (~special).sum().item()
+    assert 0.13 < frac < 0.17
+    masked = (inputs == 4) & target
+    same = (inputs == ids) & target
+    assert 0.75 < masked.sum().item() / target.sum().item() < 0.85
+    assert 0.07 < same.sum().item() / target.sum().item() < 0.13  # 10 % unchanged (+ lucky random draws)
+    assert torch.equal(inputs[~target], ids[~target])
+    again, labels2 = mask_tokens(ids, special, 100, 4, torch.Generator().manual_seed(1))
+    assert torch.equal(again, inputs) and torch.equal(labels2, labels)
+
+
+# ----------------------------------------------------------------------------- masked LM
+def test_mlm_loss_equals_transformers_loss(tokenizer):
+    from biaskit.training import _build_model
+
+    model = _build_model(tiny_config(dropout=0.0), tokenizer).eval()
+    ids = torch.tensor(tokenizer(TRAIN[:8], padding=True)["input_ids"])
+    attn = (ids != tokenizer.pad_token_id).long()
+    special = torch.isin(ids, torch.tensor(tokenizer.all_special_ids))
+    inputs, labels = mask_tokens(ids, special, len(tokenizer), 4, torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        ours = mlm_loss(model, inputs, attn, labels)
+        ref = model(input_ids=inputs, attention_mask=attn, labels=labels).loss
+    assert ours.item() == pytest.approx(ref.item(), rel=1e-5)
+
+
+def test_training_deterministic_and_seed_matters(baseline, tokenizer, tmp_path):
+    out, res = baseline
+    assert res.completed and res.resumed_from_step == 0
+    train_masked_lm(TRAIN, tmp_path / "same", tiny_config(), tokenizer=tokenizer, progress=False)
+    assert _equal(_state(out), _state(tmp_path / "same"))
+    train_masked_lm(TRAIN, tmp_path / "other", tiny_config(seed=1), tokenizer=tokenizer, progress=False)
+    assert not _equal(_state(out), _state(tmp_path / "other"))
+
+
+def test_loss_decreases(baseline):
+    _, res = baseline
+    assert len(res.losses) == 40
+    first, last = np.mean(res.losses[:5]), np.mean(res.losses[-5:])
+    assert first > math.log(300) * 0.8  # starts near uniform over the vocabulary
+    assert last < first - 1.0, (first, last)  # nats; ~5.2 -> ~3.3 here
+
+
+def test_resume_after_crash_is_bit_identical(baseline, tokenizer, tmp_path):
+    out, _ = baseline
+    crash_dir = tmp_path / "crash"
+
+    class Crash(RuntimeError):
+        pass
+
+    def crash_at_25(step, loss):
+        if step == 25:
+            raise Crash
+
+    with pytest.raises(Crash):
+        train_masked_lm(
+            TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at_25
+        )
+    state = torch.load(crash_dir / "checkpoint" / "state.pt", weights_only=False)
+    assert state["step"] == 20  # the last checkpoint before the crash
+    assert not (crash_dir / "model.safetensors").exists()
+    res = train_masked_lm(TRAIN, crash_dir, tiny_config(), progress=False)  # tokenizer from checkpoint
+    assert res.resumed_from_step == 20 and res.steps == 40 and res.completed
+    assert _equal(_state(out), _state(crash_dir))
+    # a changed configuration is refused rather than silently mixed
+    with pytest.raises(ValueError, match="configuration"):
+        train_masked_lm(TRAIN, crash_dir, tiny_config(learning_rate=1e-3), progress=False)
+
+
+def test_saved_folder_loads_and_scores(baseline):
+    from biaskit.mlm import load_masked_lm, score_sentences
+
+    out, res = baseline
+    assert (out / "model.safetensors").exists()
+    lm = load_masked_lm(out, device="cpu")
+    assert lm.lowercase is True
+    scores = score_sentences(lm, HELD_OUT[:5], "sz", cache=False, progress=False)
+    assert len(scores.scores) == 5
+    assert np.isfinite(scores.scores["score"]).all() and (scores.scores["score"] < 0).all()
+    info = json.loads((out / "training.json").read_text())
+    for key in (
+        "steps",
+        "train_seconds",
+        "tokens_seen",
+        "tokens_per_second",
+        "final_loss",
+        "held_out_pppl",
+        "held_out_tokens",
+        "config",
+        "device",
+        "n_parameters",
+    ):
+        assert key in info, key
+    assert info["steps"] == 40 and info["tokens_per_second"] > 0 and info["device"] == "cpu"
+    assert info["held_out_pppl"] == pytest.approx(res.held_out_pppl)
+    # the recorded PPPL is the one the reloaded model gives
+    pppl, n = pseudo_perplexity(lm, HELD_OUT)
+    assert n == info["held_out_tokens"]
+    assert pppl == pytest.approx(info["held_out_pppl"], rel=1e-4)
+
+
+def test_trained_model_has_lower_held_out_pppl_than_untrained(baseline, tokenizer):
+    from biaskit.mlm import MaskedLM
+    from biaskit.training import _build_model
+
+    _, res = baseline
+    untrained = _build_model(tiny_config(), tokenizer).eval()
+    lm0 = MaskedLM(model=untrained, tokenizer=tokenizer, name="untrained", in_process=True)
+    pppl0, _ = pseudo_perplexity(lm0, HELD_OUT)
+    assert pppl0 > 0.8 * len(tokenizer.get_vocab())  # about uniform
+    assert res.held_out_pppl < 0.25 * pppl0, (res.held_out_pppl, pppl0)
+
+
+def test_caller_rng_untouched(tokenizer, tmp_path):
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    train_masked_lm(TRAIN[:40], tmp_path / "m", tiny_config(max_steps=3), tokenizer=tokenizer, progress=False)
+    assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_resume_bit_identical(tokenizer, tmp_path):
+    cfg = tiny_config(device="cuda", deterministic_cuda=True, max_steps=20)
+    a = train_masked_lm(TRAIN, tmp_path / "a", cfg, tokenizer=tokenizer, progress=False)
+    assert a.device.startswith("cuda")
+
+    def crash(step, loss):
+        if step == 15:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train_masked_lm(TRAIN, tmp_path / "b", cfg, tokenizer=tokenizer, progress=False, callback=crash)
+    train_masked_lm(TRAIN, tmp_path / "b", cfg, tokenizer=tokenizer, progress=False)
+    assert _equal(_state(tmp_path / "a"), _state(tmp_path / "b"))
+
+
+def test_epochs_token_lists_own_tokenizer_and_rerun_after_completion(tmp_path):
+    token_lists = [s.split() for s in TRAIN[:48]]
+    cfg = tiny_config(max_steps=None, epochs=2, vocab_size=200, checkpoint_every=0)
+    res = train_masked_lm(token_lists, tmp_path / "m", cfg, progress=False)
+    assert res.total_steps == res.steps == 2 * 3 and res.completed  # 48 sentences / batch 16
+    assert (tmp_path / "m" / "tokenizer.json").exists()
+    first = _state(tmp_path / "m")
+    again = train_masked_lm(token_lists, tmp_path / "m", cfg, progress=False)
+    assert again.resumed_from_step == 6 and again.steps == 6 and again.losses == res.losses
+    assert _equal(first, _state(tmp_path / "m"))
