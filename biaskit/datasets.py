@@ -549,6 +549,8 @@ def _finish(
     context: str,
     errors: Errors,
     n_records: int | None = None,
+    *,
+    log: bool = True,
 ) -> pd.DataFrame:
     """Attach the :class:`ValidationReport` to ``df.attrs["report"]``, log it and apply ``errors``.
 
@@ -561,12 +563,18 @@ def _finish(
     report = ValidationReport.from_records(issues, context=context, n_records=n_records, n_loaded=len(df))
     if errors == "raise":
         report.raise_if_any(("skipped",))
+    if log:
+        _log_report(report)
+    df.attrs["report"] = report
+    return df
+
+
+def _log_report(report: ValidationReport) -> None:
+    """A report with problems as a WARNING (counts and lines), a clean one as one INFO line."""
     if len(report):
         report.log(logger, logging.WARNING)
     else:
         logger.info("%s", report.summary())
-    df.attrs["report"] = report
-    return df
 
 
 # ---------------------------------------------------------------------------------------------
@@ -645,6 +653,13 @@ def load_crows_pairs_es_table(
     logged, and they are labelled ``None`` (callers group them as they see fit).
     ``line`` is the 1-based line of the row in the CSV file (header = line 1).
     """
+    return _load_es_table(path, encoding, repair, errors, log=True)
+
+
+def _load_es_table(
+    path: str | Path | None, encoding: str, repair: bool, errors: Errors, *, log: bool
+) -> pd.DataFrame:
+    """:func:`load_crows_pairs_es_table`; ``log=False`` leaves the logging to the caller."""
     context = "Spanish CrowS-Pairs (es_en.csv)" if path is None else f"Spanish CrowS-Pairs ({path})"
     p = _bundled("crows-pairs-es/es_en.csv", path)
     df, issues, n_records = _read_csv_frame(p, encoding, context, _ES_COLUMNS)
@@ -664,7 +679,7 @@ def load_crows_pairs_es_table(
             int(lines.min()),
             int(lines.max()),
         )
-    return _finish(df, issues, context, errors, n_records)
+    return _finish(df, issues, context, errors, n_records, log=log)
 
 
 def load_crows_pairs_es(
@@ -684,11 +699,11 @@ def load_crows_pairs_es(
     ``row`` numbers in ``attrs["report"]`` refer to the returned frame (``None`` for records
     that are not in it); the report keeps the file's problems that concern this variant's
     columns and the malformed records, and the file's ``n_records`` / ``n_loaded``.  See
-    :func:`load_crows_pairs_es_table` for the checks (logged there, once).
+    :func:`load_crows_pairs_es_table` for the checks; the log shows this variant's report only.
     """
     if variant not in _VARIANT_SUFFIX:
         raise ValueError(f"variant must be one of {list(_VARIANT_SUFFIX)}, got {variant!r}")
-    table = load_crows_pairs_es_table(path=path, encoding=encoding, repair=repair, errors=errors)
+    table = _load_es_table(path, encoding, repair, errors, log=False)
     sfx = _VARIANT_SUFFIX[variant]
     more, less = f"sent_more{sfx}", f"sent_less{sfx}"
     keep = table[more].notna() | table[less].notna()
@@ -711,6 +726,7 @@ def load_crows_pairs_es(
         n_records=rep.n_records,
         n_loaded=rep.n_loaded,
     )
+    _log_report(report)
     df.attrs["report"] = report
     df.attrs["variant"] = variant
     df.attrs["source"] = "data/crows-pairs-es/es_en.csv" if path is None else str(path)

@@ -214,3 +214,15 @@ def test_english_docstring_states_the_official_direction_rule():
     assert "sent1 = sent_less, sent2 = sent_more" in doc
     assert "a pair counts as" in doc and "biased when **sent_more** scores higher" in doc
     assert "score_pairs(direction=" in doc
+
+
+def test_variant_loader_logs_its_own_report_once(caplog):
+    """The variant's log line names the variant's problems, not the whole table's (7, not 8)."""
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+        df = ds.load_crows_pairs_es("original")
+    warnings = [r.getMessage() for r in caplog.records if r.name == "biaskit.datasets"]
+    assert len(warnings) == 1
+    assert "Spanish CrowS-Pairs (original, 1503 pairs)" in warnings[0] and "7 issue(s)" in warnings[0]
+    assert len(df.attrs["report"]) == 7
