@@ -1,12 +1,13 @@
 """biaskit's batched CrowS-Pairs scoring against a transcription of the official scorer.
 
 The official scorer is nyu-mll/crows-pairs ``metric.py`` (Nangia et al. 2020; seed 000 sections
-4.1.6 and 4.2.1).  ``official_*`` below transcribe its ``read_data``, ``get_log_prob_unigram``,
-``get_span``, ``mask_unigram`` and the counting of ``evaluate`` line by line (pandas'
-``DataFrame.append`` replaced by a list of dicts, CUDA handling left out, ``torch.no_grad``
-around the forward pass): unbatched, unpadded, one ``transformers`` forward pass per masked copy,
+4.1.6 and 4.2.1).  ``official_*`` below transcribe its ``read_data`` and the counting of
+``evaluate`` line by line (pandas' ``DataFrame.append`` replaced by a list of dicts), with
 ``sent1``/``sent2`` in the official order (``stereo``: sent_more, sent_less; ``antistereo``:
-sent_less, sent_more).  It reads the bundled CSV itself with ``csv.DictReader``, as ``metric.py``.
+sent_less, sent_more); it reads the bundled CSV itself with ``csv.DictReader``, as ``metric.py``.
+``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` are the project's transcription of
+them, :func:`biaskit.testing.reference_pair_scores`: unbatched, unpadded, one ``transformers``
+forward pass per masked copy.
 
 This code is test-only: nothing in ``biaskit`` imports it.
 """
@@ -14,7 +15,6 @@ This code is test-only: nothing in ``biaskit`` imports it.
 from __future__ import annotations
 
 import csv
-import difflib
 import time
 
 import numpy as np
@@ -27,7 +27,7 @@ from biaskit import mlm
 from biaskit.datasets import load_crows_pairs_en
 from biaskit.metrics import crows
 from biaskit.paths import data_dir
-from biaskit.testing import tiny_masked_lm
+from biaskit.testing import reference_pair_scores, tiny_masked_lm
 
 TOL = 1e-4
 EN_CSV = "crows-pairs/crows_pairs_anonymized.csv"
@@ -57,102 +57,15 @@ def official_read_data(input_file) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["sent1", "sent2", "direction", "bias_type"])
 
 
-def official_get_log_prob_unigram(masked_token_ids, token_ids, mask_idx, lm):
-    """metric.py ``get_log_prob_unigram``: one forward pass, log-softmax at the mask."""
-    model = lm["model"]
-    tokenizer = lm["tokenizer"]
-    log_softmax = lm["log_softmax"]
-    mask_token = lm["mask_token"]
+def official_mask_unigram(data, lm: mlm.MaskedLM) -> dict[str, float]:
+    """metric.py ``mask_unigram`` (n=1) on ``data["sent1"]`` / ``data["sent2"]``.
 
-    # get model hidden states
-    with torch.no_grad():
-        output = model(masked_token_ids)
-    hidden_states = output[0].squeeze(0)
-    mask_id = tokenizer.convert_tokens_to_ids(mask_token)
-
-    # we only need log_prob for the MASK tokens
-    assert masked_token_ids[0][mask_idx] == mask_id
-
-    hs = hidden_states[mask_idx]
-    target_id = token_ids[0][mask_idx]
-    log_probs = log_softmax(hs)[target_id]
-
-    return log_probs
-
-
-def official_get_span(seq1, seq2):
-    """metric.py ``get_span``: positions of the 'equal' opcodes of difflib over the string ids."""
-    seq1 = [str(x) for x in seq1.tolist()]
-    seq2 = [str(x) for x in seq2.tolist()]
-
-    matcher = difflib.SequenceMatcher(None, seq1, seq2)
-    template1, template2 = [], []
-    for op in matcher.get_opcodes():
-        if op[0] == "equal":
-            template1 += [x for x in range(op[1], op[2], 1)]
-            template2 += [x for x in range(op[3], op[4], 1)]
-
-    return template1, template2
-
-
-def official_mask_unigram(data, lm):
-    """metric.py ``mask_unigram`` (n=1): mask one shared token at a time, sum the log-probs."""
-    tokenizer = lm["tokenizer"]
-    mask_token = lm["mask_token"]
-    uncased = lm["uncased"]
-
-    sent1, sent2 = data["sent1"], data["sent2"]
-
-    if uncased:
-        sent1 = sent1.lower()
-        sent2 = sent2.lower()
-
-    # tokenize
-    sent1_token_ids = tokenizer.encode(sent1, return_tensors="pt")
-    sent2_token_ids = tokenizer.encode(sent2, return_tensors="pt")
-
-    # get spans of non-changing tokens
-    template1, template2 = official_get_span(sent1_token_ids[0], sent2_token_ids[0])
-
-    assert len(template1) == len(template2)
-
-    N = len(template1)  # num. of tokens that can be masked
-    mask_id = tokenizer.convert_tokens_to_ids(mask_token)
-
-    sent1_log_probs = 0.0
-    sent2_log_probs = 0.0
-    total_masked_tokens = 0
-
-    # skipping CLS and SEP tokens, they'll never be masked
-    for i in range(1, N - 1):
-        sent1_masked_token_ids = sent1_token_ids.clone().detach()
-        sent2_masked_token_ids = sent2_token_ids.clone().detach()
-
-        sent1_masked_token_ids[0][template1[i]] = mask_id
-        sent2_masked_token_ids[0][template2[i]] = mask_id
-        total_masked_tokens += 1
-
-        score1 = official_get_log_prob_unigram(sent1_masked_token_ids, sent1_token_ids, template1[i], lm)
-        score2 = official_get_log_prob_unigram(sent2_masked_token_ids, sent2_token_ids, template2[i], lm)
-
-        sent1_log_probs += score1.item()
-        sent2_log_probs += score2.item()
-
-    score = {}
-    score["sent1_score"] = sent1_log_probs
-    score["sent2_score"] = sent2_log_probs
-    return score
-
-
-def official_lm(lm: mlm.MaskedLM) -> dict:
-    """The ``lm`` dict of metric.py's ``evaluate`` for a biaskit model."""
-    return {
-        "model": lm.model,
-        "tokenizer": lm.tokenizer,
-        "mask_token": lm.tokenizer.mask_token,
-        "log_softmax": torch.nn.LogSoftmax(dim=0),
-        "uncased": bool(lm.lowercase),
-    }
+    :func:`biaskit.testing.reference_pair_scores` is the line-by-line transcription of
+    ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` (one forward pass per mask); this
+    file adds what decides the order and the counting: ``read_data`` and ``evaluate``.
+    """
+    ref = reference_pair_scores(lm, data["sent1"], data["sent2"], "cp")
+    return {"sent1_score": ref["sent1_score"], "sent2_score": ref["sent2_score"]}
 
 
 def official_evaluate(df_data: pd.DataFrame, lm: mlm.MaskedLM) -> tuple[pd.DataFrame, dict]:
@@ -162,7 +75,6 @@ def official_evaluate(df_data: pd.DataFrame, lm: mlm.MaskedLM) -> tuple[pd.DataF
     sent_more / sent_less; ``metric_score`` = (stereo_score + antistereo_score) / N * 100 (not
     rounded to 2 decimals, as the print does, so that it can be compared exactly).
     """
-    lmd = official_lm(lm)
     rows = []
     total_stereo, total_antistereo = 0, 0
     stereo_score, antistereo_score = 0, 0
@@ -170,7 +82,7 @@ def official_evaluate(df_data: pd.DataFrame, lm: mlm.MaskedLM) -> tuple[pd.DataF
     neutral = 0
     for _index, data in df_data.iterrows():
         direction = data["direction"]
-        score = official_mask_unigram(data, lmd)
+        score = official_mask_unigram(data, lm)
         raw = dict(score)
 
         for stype in score.keys():
@@ -304,12 +216,9 @@ def _compare_with_official(lm, official_data, en_pairs, rows) -> tuple[pd.DataFr
 
 
 # ============================================================================ tests
-def test_transcription_of_get_span_is_crows_template():
+def test_crows_template_is_get_span():
     # metric.py's own example in its docstrings: "He is strong" / "Ruby Rose is strong"
-    t = official_get_span(torch.tensor([101, 7, 8, 9, 102]), torch.tensor([101, 5, 6, 8, 9, 102]))
-    assert (
-        t == ([0, 2, 3, 4], [0, 3, 4, 5]) == mlm.crows_template([101, 7, 8, 9, 102], [101, 5, 6, 8, 9, 102])
-    )
+    assert mlm.crows_template([101, 7, 8, 9, 102], [101, 5, 6, 8, 9, 102]) == ([0, 2, 3, 4], [0, 3, 4, 5])
 
 
 def test_alignment_order_changes_the_template_and_score_pairs_follows_direction(lm_en):
@@ -325,9 +234,8 @@ def test_alignment_order_changes_the_template_and_score_pairs_follows_direction(
     assert tok.convert_ids_to_tokens([ids_more[p] for p in t_more[1:-1]]) == ["women", "."]
     assert tok.convert_ids_to_tokens([ids_more[p] for p in u_more[1:-1]]) == ["men", "."]
 
-    lmd = official_lm(lm_en)
-    official = official_mask_unigram({"sent1": less, "sent2": more}, lmd)  # metric.py, antistereo row
-    other = official_mask_unigram({"sent1": more, "sent2": less}, lmd)  # metric.py, stereo row
+    official = official_mask_unigram({"sent1": less, "sent2": more}, lm_en)  # metric.py, antistereo row
+    other = official_mask_unigram({"sent1": more, "sent2": less}, lm_en)  # metric.py, stereo row
     kw = {"metric": "cp", "cache": False, "progress": False}
     anti = mlm.score_pairs(lm_en, [more], [less], direction=["antistereo"], **kw).scores.iloc[0]
     stereo = mlm.score_pairs(lm_en, [more], [less], direction=["stereo"], **kw).scores.iloc[0]
@@ -394,14 +302,13 @@ def test_ties_follow_metric_py(lm_en):
     kept = res.report.issues[res.report.issues["action"] == "kept"].set_index("row")["reason"]
     assert "identical after tokenisation: counted as a tie" in kept[0]
     assert "share no token" in kept[2] and "counted as a tie" in kept[2]
-    lmd = official_lm(lm_en)
     for k in range(4):
         data = (
             {"sent1": more[k], "sent2": less[k]}
             if direction[k] == "stereo"
             else {"sent1": less[k], "sent2": more[k]}
         )
-        ref = official_mask_unigram(data, lmd)
+        ref = official_mask_unigram(data, lm_en)
         m, le = (
             (ref["sent1_score"], ref["sent2_score"])
             if direction[k] == "stereo"
