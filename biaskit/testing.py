@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from biaskit.mlm import MaskedLM
-from biaskit.training import build_wordpiece_vocab
+from biaskit.training import bert_wordpiece_tokenizer, build_wordpiece_vocab
 
 __all__ = ["tiny_masked_lm", "tiny_tokenizer"]
 
@@ -44,23 +44,6 @@ def _default_vocab(vocab_size: int, lowercase: bool) -> tuple[str, ...]:
     return tuple(build_wordpiece_vocab(_default_texts(), vocab_size, lowercase=lowercase))
 
 
-@functools.lru_cache(maxsize=8)
-def _tokenizer_json(vocab: tuple[str, ...], lowercase: bool) -> str:
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-
-    ids = {t: i for i, t in enumerate(vocab)}
-    tok = Tokenizer(models.WordPiece(vocab=ids, unk_token="[UNK]", max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=False, clean_text=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])],
-    )
-    tok.decoder = decoders.WordPiece(prefix="##")
-    return tok.to_str()
-
-
 def tiny_tokenizer(
     texts: Sequence[str] | None = None,
     vocab_size: int = 1500,
@@ -69,24 +52,11 @@ def tiny_tokenizer(
     model_max_length: int = 128,
 ):
     """A ``transformers`` BERT tokenizer over :func:`build_wordpiece_vocab` (bundled Spanish text by default)."""
-    from tokenizers import Tokenizer
-    from transformers import BertTokenizer
-
     if texts is None:
         vocab = _default_vocab(vocab_size, lowercase)
     else:
         vocab = tuple(build_wordpiece_vocab(list(texts), vocab_size, lowercase=lowercase))
-    backend = Tokenizer.from_str(_tokenizer_json(vocab, lowercase))
-    return BertTokenizer(
-        tokenizer_object=backend,
-        unk_token="[UNK]",
-        sep_token="[SEP]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        mask_token="[MASK]",
-        do_lower_case=lowercase,
-        model_max_length=model_max_length,
-    )
+    return bert_wordpiece_tokenizer(vocab, lowercase=lowercase, model_max_length=model_max_length)
 
 
 def tiny_masked_lm(

@@ -48,6 +48,7 @@ loop only.  Not yet checked on a GPU.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -66,6 +67,7 @@ import torch
 __all__ = [
     "SPECIAL_TOKENS",
     "MLMTrainingConfig",
+    "bert_wordpiece_tokenizer",
     "build_wordpiece_vocab",
     "TrainingResult",
     "mask_tokens",
@@ -158,6 +160,52 @@ def _as_text(sentences: Sequence[Any]) -> list[str]:
 # =============================================================================================
 # tokenizer
 # =============================================================================================
+@functools.lru_cache(maxsize=8)
+def _wordpiece_backend_json(vocab: tuple[str, ...], lowercase: bool) -> str:
+    """The ``tokenizers`` pipeline of a BERT WordPiece tokenizer over ``vocab``, serialised (cached)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+    ids = {t: i for i, t in enumerate(vocab)}
+    tok = Tokenizer(models.WordPiece(vocab=ids, unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=False, clean_text=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])],
+    )
+    tok.decoder = decoders.WordPiece(prefix="##")
+    return tok.to_str()
+
+
+def bert_wordpiece_tokenizer(vocab: Sequence[str], *, lowercase: bool = True, model_max_length: int = 512):
+    """A BERT tokenizer (``transformers.PreTrainedTokenizerFast``) over a given WordPiece ``vocab``.
+
+    ``vocab`` starts with :data:`SPECIAL_TOKENS` (as :func:`build_wordpiece_vocab` returns it).
+    Tokenising is the ``tokenizers`` ``WordPiece`` model (greedy longest match first) after
+    ``BertNormalizer`` (accents kept) and ``BertPreTokenizer``; the post-processor adds
+    ``[CLS] ... [SEP]``; the decoder joins ``##`` pieces.
+    """
+    from tokenizers import Tokenizer
+    from transformers import BertTokenizer
+
+    backend = Tokenizer.from_str(_wordpiece_backend_json(tuple(vocab), lowercase))
+    # BertTokenizer (a PreTrainedTokenizerFast in transformers 5) so that a saved folder reloads as a
+    # BERT tokenizer with do_lower_case (read by biaskit.mlm.MaskedLM); strip_accents=False must be
+    # stored too, else the reloaded normaliser strips accents whenever it lower-cases.
+    return BertTokenizer(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=lowercase,
+        strip_accents=False,
+        model_max_length=model_max_length,
+    )
+
+
 def train_wordpiece_tokenizer(
     sentences: Sequence[Any],
     vocab_size: int,
@@ -172,44 +220,15 @@ def train_wordpiece_tokenizer(
     ``[PAD] [UNK] [CLS] [SEP] [MASK]`` (ids 0-4), every character seen (word-initial and
     ``##`` forms), then frequent words, word-initial prefixes and ``##`` suffixes occurring
     at least ``min_frequency`` times, ties broken alphabetically, up to ``vocab_size``
-    (more if the characters alone need more).  Tokenising is the ``tokenizers`` ``WordPiece``
-    model (greedy longest match first) after ``BertNormalizer`` (accents kept) and
-    ``BertPreTokenizer``; the post-processor adds ``[CLS] ... [SEP]``; the decoder joins
-    ``##`` pieces.  Same input -> same tokenizer in every process.  ``sentences`` are
-    strings or tokenised sentences (joined with spaces).
+    (more if the characters alone need more); the tokenizer is
+    :func:`bert_wordpiece_tokenizer` over it.  Same input -> same tokenizer in every process.
+    ``sentences`` are strings or tokenised sentences (joined with spaces).
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import BertTokenizer
-
     texts = _as_text(sentences)
     if not any(t.strip() for t in texts):
         raise ValueError("no text to build a vocabulary from")
     vocab = build_wordpiece_vocab(texts, vocab_size, lowercase=lowercase, min_count=min_frequency)
-    ids = {t: i for i, t in enumerate(vocab)}
-    tok = Tokenizer(models.WordPiece(vocab=ids, unk_token="[UNK]", max_input_chars_per_word=100))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase, strip_accents=False, clean_text=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", ids["[CLS]"]), ("[SEP]", ids["[SEP]"])],
-    )
-    tok.decoder = decoders.WordPiece(prefix="##")
-    # BertTokenizer (a PreTrainedTokenizerFast in transformers 5) so that a saved folder reloads as a
-    # BERT tokenizer with do_lower_case (read by biaskit.mlm.MaskedLM); strip_accents=False must be
-    # stored too, else the reloaded normaliser strips accents whenever it lower-cases.
-    fast = BertTokenizer(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        sep_token="[SEP]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        mask_token="[MASK]",
-        do_lower_case=lowercase,
-        strip_accents=False,
-        model_max_length=model_max_length,
-    )
-    return fast
+    return bert_wordpiece_tokenizer(vocab, lowercase=lowercase, model_max_length=model_max_length)
 
 
 # =============================================================================================
