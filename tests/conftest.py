@@ -23,6 +23,20 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("BIASKIT_RESULTS_DIR", str(base / "results"))
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Torch and the BLAS libraries on one thread for a whole test module, restored afterwards
+    (single-threaded sums make the batched and one-at-a-time model scores comparable)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with threadpool_limits(1):
+        yield
+    torch.set_num_threads(old)
+
+
 # ----------------------------------------------------------------------------- executed notebooks
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))

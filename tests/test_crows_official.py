@@ -20,8 +20,6 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-import torch
-from threadpoolctl import threadpool_limits
 
 from biaskit import mlm
 from biaskit.datasets import load_crows_pairs_en
@@ -139,12 +137,8 @@ def official_evaluate(df_data: pd.DataFrame, lm: mlm.MaskedLM) -> tuple[pd.DataF
 
 # ============================================================================ fixtures
 @pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with threadpool_limits(1):
-        yield
-    torch.set_num_threads(old)
+def _one_thread(one_torch_thread):
+    """Every test of this module on one thread (see conftest's ``one_torch_thread``)."""
 
 
 @pytest.fixture(scope="module")

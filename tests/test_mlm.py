@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from threadpoolctl import threadpool_limits
 
 from biaskit import mlm
 from biaskit.datasets import load_crows_pairs_es
@@ -24,12 +23,8 @@ TOL = 1e-4
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with threadpool_limits(1):
-        yield
-    torch.set_num_threads(old)
+def _one_thread(one_torch_thread):
+    """Every test of this module on one thread (see conftest's ``one_torch_thread``)."""
 
 
 @pytest.fixture(scope="module")
