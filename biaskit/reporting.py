@@ -49,7 +49,6 @@ __all__ = [
     "save_figure",
     "save_results",
     "setup_notebook_logging",
-    "result_html",
     "to_jsonable",
     "validation_summary",
     "vectors_label",
@@ -450,41 +449,3 @@ def vectors_label(name: str | os.PathLike[str]) -> str:
     if text in _VECTOR_LABELS:
         return _VECTOR_LABELS[text]
     return Path(text).name or text
-
-
-def result_html(result: TestResult, alpha: float = 0.05) -> str:
-    """A test result as a small HTML table and a verdict at level ``alpha``, for a reader's page.
-
-    Like ``TestResult._repr_html_`` (test, statistic, p-value, estimate, effect size, interval, n),
-    but the verdict uses the notebook's ``alpha`` (not always 0.05), p-values never appear in
-    e-notation, and every value is HTML-escaped (``"< 0.001"``).  In a notebook:
-    ``display(HTML(result_html(result, alpha)))``.
-    """
-
-    def num(x: float | None, digits: int = 4) -> str:
-        if x is None or (isinstance(x, float) and not math.isfinite(x)):
-            return "n/a"
-        return f"{x:,.{digits}f}"
-
-    rows = [("test", result.method), ("statistic", num(result.statistic))]
-    if result.p_value is not None:
-        rows.append(("p-value", f"{format_p_value(result.p_value)} ({result.alternative})"))
-    if result.estimate is not None:
-        rows.append(("estimate", num(result.estimate)))
-    if result.effect_size is not None:
-        rows.append(("effect size", num(result.effect_size, 3)))
-    if result.ci is not None:
-        level = f"{100 * result.confidence:.0f}% " if result.confidence else ""
-        rows.append((f"{level}confidence interval", f"[{num(result.ci[0])}, {num(result.ci[1])}]"))
-    if result.n is not None:
-        rows.append(("n", f"{int(result.n):,}"))
-    body = "".join(
-        f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-        for k, v in rows
-    )
-    verdict = ""
-    if result.p_value is not None:
-        line = result.summary(alpha).splitlines()[-1].strip()
-        line = line[2:].lstrip() if line.startswith("->") else line
-        verdict = f"<p><b>{html.escape(line[:1].upper() + line[1:])}</b></p>"
-    return f"<table>{body}</table>{verdict}"

@@ -129,29 +129,44 @@ class TestResult:
     def __str__(self) -> str:  # pragma: no cover - thin wrapper
         return self.summary()
 
-    def _repr_html_(self) -> str:
-        rows = [
-            ("test", self.method),
-            ("statistic", _fmt(self.statistic)),
-            (
-                "p-value",
-                f"{format_p_value(self.p_value)} ({self.alternative})" if self.p_value is not None else "n/a",
-            ),
-        ]
+    def to_html(self, alpha: float = 0.05) -> str:
+        """The result as a small HTML table and a verdict at level ``alpha``, for a reader's page.
+
+        Test, statistic, p-value, estimate, effect size, interval and n; numbers in plain
+        decimals (p-values as :func:`format_p_value` writes them, never e-notation), every value
+        HTML-escaped (``"< 0.001"``).  In a notebook: ``display(HTML(result.to_html(alpha)))``.
+        """
+
+        def num(x: float | None, digits: int = 4) -> str:
+            if x is None or (isinstance(x, float) and not math.isfinite(x)):
+                return "n/a"
+            return f"{x:,.{digits}f}"
+
+        rows = [("test", self.method), ("statistic", num(self.statistic))]
+        if self.p_value is not None:
+            rows.append(("p-value", f"{format_p_value(self.p_value)} ({self.alternative})"))
         if self.estimate is not None:
-            rows.append(("estimate", _fmt(self.estimate)))
+            rows.append(("estimate", num(self.estimate)))
         if self.effect_size is not None:
-            rows.append(("effect size", _fmt(self.effect_size, 3)))
+            rows.append(("effect size", num(self.effect_size, 3)))
         if self.ci is not None:
-            rows.append(("confidence interval", f"[{_fmt(self.ci[0])}, {_fmt(self.ci[1])}]"))
+            level = f"{100 * self.confidence:.0f}% " if self.confidence else ""
+            rows.append((f"{level}confidence interval", f"[{num(self.ci[0])}, {num(self.ci[1])}]"))
         if self.n is not None:
-            rows.append(("n", str(self.n)))
+            rows.append(("n", f"{int(self.n):,}"))
         body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
             for k, v in rows
         )
-        verdict = self.summary().splitlines()[-1].strip() if self.p_value is not None else ""
-        return f"<table>{body}</table><p><b>{html.escape(verdict)}</b></p>"
+        verdict = ""
+        if self.p_value is not None:
+            line = self.summary(alpha).splitlines()[-1].strip()
+            line = line[2:].lstrip() if line.startswith("->") else line
+            verdict = f"<p><b>{html.escape(line[:1].upper() + line[1:])}</b></p>"
+        return f"<table>{body}</table>{verdict}"
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dictionary (used for ``results/<notebook>.json``)."""

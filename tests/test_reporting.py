@@ -25,7 +25,6 @@ from biaskit.reporting import (
     p_phrase,
     plural,
     resolve_results_dir,
-    result_html,
     save_figure,
     save_results,
     setup_notebook_logging,
@@ -284,28 +283,6 @@ def test_vectors_label():
     assert vectors_label("glove-6b-50d") == "GloVe 6B (Wikipedia and Gigaword, 50 dimensions)"
     assert vectors_label("word2vec-googlenews-wefe") == "word2vec GoogleNews (13,000-word subset)"
     assert vectors_label("~/data/embeddings-m-model.vec") == "embeddings-m-model.vec"
-
-
-def test_result_html_escapes_and_uses_the_notebooks_alpha():
-    res = TestResult(
-        statistic=2.4035,
-        p_value=0.016,
-        method="z test",
-        n=1503,
-        ci=(0.5057, 0.5562),
-        confidence=0.95,
-        h0="no preference",
-        h1="bias",
-    )
-    at_5 = result_html(res, alpha=0.05)
-    at_1 = result_html(res, alpha=0.01)
-    assert "<td>0.016 (two-sided)</td>" in at_5 and "<td>1,503</td>" in at_5
-    assert "<th style='text-align:left'>95% confidence interval</th><td>[0.5057, 0.5562]</td>" in at_5
-    assert "<b>Reject H0 at alpha = 0.05: evidence of bias (H0: no preference).</b>" in at_5
-    assert "<b>Do not reject H0 at alpha = 0.01" in at_1
-    tiny = result_html(TestResult(statistic=8.19, p_value=2.6e-16, method="z"))
-    assert "&lt; 0.001" in tiny and "e-16" not in tiny
-    assert "<p>" not in result_html(TestResult(statistic=1.0, p_value=None, method="descriptive"))
 
 
 # ----------------------------------------------------------------------------- notebook logging

@@ -60,3 +60,25 @@ def test_html_repr_escapes_small_p_values():
 
     page = TestResult(statistic=5.0, p_value=1e-30, method="z test <demo>")._repr_html_()
     assert "&lt; 0.001" in page and "z test &lt;demo&gt;" in page and "e-30" not in page
+
+
+def test_to_html_escapes_and_uses_the_notebooks_alpha():
+    res = TestResult(
+        statistic=2.4035,
+        p_value=0.016,
+        method="z test",
+        n=1503,
+        ci=(0.5057, 0.5562),
+        confidence=0.95,
+        h0="no preference",
+        h1="bias",
+    )
+    at_5 = res.to_html(alpha=0.05)
+    at_1 = res.to_html(alpha=0.01)
+    assert "<td>0.016 (two-sided)</td>" in at_5 and "<td>1,503</td>" in at_5
+    assert "<th style='text-align:left'>95% confidence interval</th><td>[0.5057, 0.5562]</td>" in at_5
+    assert "<b>Reject H0 at alpha = 0.05: evidence of bias (H0: no preference).</b>" in at_5
+    assert "<b>Do not reject H0 at alpha = 0.01" in at_1
+    tiny = TestResult(statistic=8.19, p_value=2.6e-16, method="z").to_html()
+    assert "&lt; 0.001" in tiny and "e-16" not in tiny
+    assert "<p>" not in TestResult(statistic=1.0, p_value=None, method="descriptive").to_html()
