@@ -825,9 +825,11 @@ def _note_output(level: str, message: str) -> Any:
     """A display output showing a log message as a short labelled box (like the notebooks' notes)."""
     from nbformat.v4 import new_output
 
+    from biaskit.reporting import note_html
+
     problem = level in ("ERROR", "CRITICAL", "FATAL")
-    label, cls = ("Problem", "bk-note bk-note-error") if problem else ("Note", "bk-note")
-    box = f'<div class="{cls}" role="note"><b>{label}:</b> {html.escape(message)}</div>'
+    label = "Problem" if problem else "Note"
+    box = note_html(message, logging.ERROR if problem else logging.WARNING)
     return new_output("display_data", data={"text/html": box, "text/plain": f"{label}: {message}"})
 
 

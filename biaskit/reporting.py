@@ -43,6 +43,7 @@ __all__ = [
     "describe_folder",
     "figure_alt_text",
     "format_table",
+    "note_html",
     "p_phrase",
     "plural",
     "resolve_results_dir",
@@ -231,6 +232,27 @@ _NOTE_STYLE = {
 }
 
 
+def _note_style(level: int) -> tuple[str, str, str]:
+    """(label, background, border colour) of a note for a log ``level``."""
+    return _NOTE_STYLE[max(lv for lv in _NOTE_STYLE if lv <= max(level, logging.INFO))]
+
+
+def note_html(message: str, level: int = logging.WARNING) -> str:
+    """A log message as a short labelled box: "Note" (WARNING), "Problem" (ERROR and above), "Info".
+
+    The one rendering of a note, in notebooks (:class:`NotebookNoteHandler`) and on the report's
+    pages (stderr log lines, :mod:`biaskit.report`): the text is the message itself, escaped,
+    with line breaks kept; the style is inline so that it needs no page CSS.
+    """
+    label, bg, border = _note_style(level)
+    cls = "bk-note bk-note-error" if level >= logging.ERROR else "bk-note"
+    body = html.escape(message).replace("\n", "<br>")
+    return (
+        f'<div class="{cls}" role="note" style="background:{bg};border-left:4px solid {border};'
+        f'padding:6px 10px;margin:6px 0;font-size:0.92em"><b>{label}:</b> {body}</div>'
+    )
+
+
 class NotebookNoteHandler(logging.Handler):
     """Shows a log record in a notebook as a short labelled box instead of a raw log line.
 
@@ -252,19 +274,13 @@ class NotebookNoteHandler(logging.Handler):
         if msg in self._seen:
             return
         self._seen.add(msg)
-        level = max(lv for lv in _NOTE_STYLE if lv <= max(record.levelno, logging.INFO))
-        label, bg, border = _NOTE_STYLE[level]
-        body = html.escape(msg).replace("\n", "<br>")
-        box = (
-            f'<div class="bk-note" role="note" style="background:{bg};border-left:4px solid {border};'
-            f'padding:6px 10px;margin:6px 0;font-size:0.92em"><b>{label}:</b> {body}</div>'
-        )
+        box = note_html(msg, record.levelno)
         if _in_ipython_kernel():
             from IPython.display import HTML, display
 
             display(HTML(box))
         else:  # pragma: no cover - scripts get a plain line
-            print(f"{label}: {msg}")
+            print(f"{_note_style(record.levelno)[0]}: {msg}")
 
 
 def setup_notebook_logging(level: int = logging.WARNING) -> logging.Handler:

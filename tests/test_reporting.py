@@ -348,3 +348,16 @@ def test_note_handler_shows_an_html_box_in_a_kernel(monkeypatch):
     assert len(shown) == 1
     box = shown[0].data
     assert "<b>Note:</b> a &lt; b &amp; c" in box and 'role="note"' in box
+
+
+def test_note_html_labels_escapes_and_keeps_line_breaks():
+    import logging
+
+    from biaskit.reporting import note_html
+
+    warn = note_html("loaded 29 of 1503 records\n<lines 31-1504>")
+    assert warn.startswith('<div class="bk-note" role="note"') and "<b>Note:</b>" in warn
+    assert "records<br>&lt;lines 31-1504&gt;" in warn
+    err = note_html("model not found", logging.ERROR)
+    assert 'class="bk-note bk-note-error"' in err and "<b>Problem:</b>" in err and "#ffebe9" in err
+    assert "<b>Info:</b>" in note_html("x", logging.DEBUG)
