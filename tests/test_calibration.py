@@ -1,0 +1,98 @@
+"""Calibration machinery (biaskit.calibration) on synthetic values with a known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from biaskit import calibration as cal
+
+TARGETS = [f"job{i}" for i in range(40)]
+DIRS = {t: ("male" if i % 2 else "female") for i, t in enumerate(TARGETS)}
+
+
+def _items(effect: float, per_target: int = 12, *, kind="sign", seed=0, target_sd=0.0):
+    """Item values male-minus-female: planted effect toward each target's direction plus noise."""
+    rng = np.random.default_rng(seed)
+    tg, val = [], []
+    for t in TARGETS:
+        u = rng.normal(0, target_sd)
+        sign = 1 if DIRS[t] == "male" else -1
+        tg += [t] * per_target
+        val += list(sign * effect + u + rng.normal(0, 1, per_target))
+    return cal.MetricValues("x", kind, np.array(tg, object), np.array(val))
+
+
+def test_control_items_differ_only_in_gendered_words():
+    pairs = cal.control_pairs(["nurse"])
+    assert len(pairs) == len(cal.PAIR_TEMPLATES)
+    for m, f in zip(pairs["male"], pairs["female"], strict=True):
+        diff = [(a, b) for a, b in zip(m.split(), f.split(), strict=True) if a != b]
+        assert len(diff) == 1 and diff[0][0].strip(".,").lower() in {"he", "his", "him"}
+    blanks = cal.control_blanks(["nurse"], cal.TBE_TEMPLATES)
+    assert all(s.count("[MASK]") == 1 and "nurse" in s for s in blanks["sentence"])
+
+
+def test_evaluate_sign_is_the_proportion_test():
+    mv = _items(0.4)
+    ev = cal.evaluate(mv, DIRS)
+    a = np.where([DIRS[t] == "male" for t in mv.target], 1, -1) * mv.value
+    k, n = int((a > 0).sum()), a.size
+    assert ev.effect == pytest.approx(100 * k / n)
+    z = (k / n - 0.5) / np.sqrt((k / n) * (1 - k / n) / n)  # the thesis's sample-proportion SE
+    assert ev.p_value == pytest.approx(2 * stats.norm.sf(abs(z)), rel=1e-6)
+    assert ev.toward_planted and ev.p_value < 1e-6
+    every = cal.evaluate(_items(5.0), DIRS)  # all pairs toward: the exact binomial test takes over
+    assert every.effect == 100 and every.p_value == pytest.approx(2 * 0.5**480)
+
+
+def test_evaluate_mean_and_groups_orientation():
+    mv = _items(0.5, kind="mean")
+    ev = cal.evaluate(mv, DIRS)
+    assert ev.effect == pytest.approx(0.5, abs=0.1) and ev.toward_planted
+    flipped = {t: ("female" if d == "male" else "male") for t, d in DIRS.items()}
+    assert cal.evaluate(mv, flipped).effect == pytest.approx(-ev.effect)
+    g = cal.MetricValues(
+        "g",
+        "groups",
+        np.array(TARGETS, object),
+        np.array([1.0 if DIRS[t] == "male" else -1.0 for t in TARGETS]) + np.linspace(0, 0.1, 40),
+    )
+    evg = cal.evaluate(g, DIRS)
+    assert evg.toward_planted and evg.p_value < 0.01 and evg.effect > 1.5
+
+
+def test_power_matches_the_analytic_power_of_the_t_test():
+    # subsets of a pool much larger than n behave like independent samples (near the pool size the
+    # power is conditional on the pool's own realised effect; the docstring says so)
+    delta = 0.3
+    mv = _items(delta, per_target=24, kind="mean", seed=2)
+    a = np.where([DIRS[t] == "male" for t in mv.target], 1, -1) * mv.value
+    d_pool = a.mean() / a.std(ddof=1)  # resampling estimates the power at the pool's own effect
+    assert d_pool == pytest.approx(delta, abs=0.1)
+    curve = cal.power_curve(mv, DIRS, [20, 40, 80, 120], n_resamples=200)
+    assert list(curve["n"]) == [20, 40, 80, 120]
+    for n, pw in zip(curve["n"], curve["power"], strict=True):
+        crit = stats.t.ppf(0.975, n - 1)
+        analytic = stats.nct.sf(crit, n - 1, d_pool * np.sqrt(n))  # one direction (the planted one)
+        assert pw == pytest.approx(analytic, abs=0.12), n
+    assert cal.sample_size_for_power(curve, 0.6) in (80, 120)
+
+
+@pytest.mark.parametrize("kind", ["sign", "mean"])
+def test_false_positive_rate_is_alpha_without_clustering(kind):
+    fpr = cal.false_positive_rate(_items(0.0, kind=kind, seed=3), TARGETS, n_resamples=300, seed=1)
+    assert abs(fpr["fpr"] - 0.05) < 3 * fpr["se"]
+
+
+def test_false_positive_rate_exposes_clustered_items():
+    # a per-profession random effect makes items of one profession alike: tests that treat them as
+    # independent reject far too often; the group (permutation) test over professions does not
+    clustered = _items(0.0, kind="mean", target_sd=1.0, seed=5)
+    assert cal.false_positive_rate(clustered, TARGETS, n_resamples=200)["fpr"] > 0.3
+    per_target = cal.MetricValues("g", "groups", clustered.target, clustered.value)
+    by_word = np.array([per_target.value[per_target.target == t].mean() for t in TARGETS])
+    g = cal.MetricValues("g", "groups", np.array(TARGETS, object), by_word)
+    fpr = cal.false_positive_rate(g, TARGETS, n_resamples=200)
+    assert abs(fpr["fpr"] - 0.05) < 3 * fpr["se"]
