@@ -262,7 +262,7 @@ def _register_train_models(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_train_models(args: argparse.Namespace) -> int:
-    from biaskit.trained_models import MODEL_NAMES, train_model
+    from biaskit.trained_models import MODEL_NAMES, train_model, write_provenance
 
     names = args.names or list(MODEL_NAMES)
     unknown = [n for n in names if n not in MODEL_NAMES]
@@ -274,6 +274,7 @@ def _cmd_train_models(args: argparse.Namespace) -> int:
         pppl = rec.get("bundled_held_out_pppl")
         extra = f", held-out pseudo-perplexity {pppl:.1f}" if pppl else ""
         print(f"{name}: {rec['train_seconds']:.0f} s{extra}", flush=True)
+    print(f"provenance: {write_provenance()}")
     return 0
 
 #: Sub-command registrars, in the order shown by ``--help``.

@@ -58,11 +58,11 @@ METRIC_LABELS: dict[str, str] = {
     "barza_sld": "Barza sentence pairs, mean signed SLD",
     "thesis_ks": "Thesis KS test, D",
     "thesis_kl": "Thesis KL divergence score",
-    "lpbs": "LPBS (Kurita), effect size",
-    "seat": "SEAT, effect size",
-    "weat": "WEAT (word2vec), effect size",
-    "direct_bias": "DirectBias direction (word2vec), effect size",
-    "pmi": "BIAS_PMI of the corpus, effect size",
+    "lpbs": "LPBS (Kurita), mean difference",
+    "seat": "SEAT, mean difference of s",
+    "weat": "WEAT (word2vec), mean difference of s",
+    "direct_bias": "DirectBias direction (word2vec), mean cosine difference",
+    "pmi": "BIAS_PMI of the corpus, mean difference",
 }
 #: value of the effect when there is no bias
 NO_EFFECT: dict[Kind, float] = {"sign": 50.0, "mean": 0.0, "groups": 0.0, "ks": 0.0, "kl": 50.0}
@@ -376,6 +376,7 @@ class Evaluation:
     p_value: float | None
     toward_planted: bool
     n: int
+    effect_size: float | None = None  # standardised (WEAT's d) for the group tests
 
 
 def _signs(directions: Mapping[str, str], target: np.ndarray) -> np.ndarray:
@@ -424,7 +425,7 @@ def evaluate(
     s_m, s_f = mv.value[d > 0], mv.value[d < 0]
     if s_m.size == 0 or s_f.size == 0:
         return Evaluation(float("nan"), None, False, n)
-    eff = weat_effect_size(s_m, s_f)
+    diff = float(s_m.mean() - s_f.mean())  # raw effect: grows with the planted skew (d saturates near 2)
     perm = permutation_pvalue(
         s_m - mv.value.mean(),
         s_f - mv.value.mean(),
@@ -432,7 +433,7 @@ def evaluate(
         n_permutations=n_permutations,
         random_state=random_state,
     )
-    return Evaluation(float(eff), float(perm["p_value"]), bool(eff > 0), n)
+    return Evaluation(diff, float(perm["p_value"]), bool(diff > 0), n, effect_size=float(weat_effect_size(s_m, s_f)))
 
 
 def _units(mv: MetricValues) -> tuple[np.ndarray, bool]:
@@ -630,6 +631,7 @@ def run_calibration(
                     "family": "static" if m in STATIC_METRICS else "language model",
                     "planted": s,
                     "effect": ev.effect,
+                    "effect_size": ev.effect_size,
                     "no_effect": NO_EFFECT[mv.kind],
                     "p_value": ev.p_value,
                     "toward_planted": ev.toward_planted,

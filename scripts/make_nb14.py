@@ -51,7 +51,7 @@ quick = False        # True: fewer resamples and two skews only (a smoke run, ab
 alpha = 0.05         # significance level of every test
 power_skew = 0.6     # the planted strength at which power is measured
 n_resamples = 200    # resamples for power and for the false-positive rate (>= 200 for the report)
-results_dir = None   # None: results/ beside the executed notebook, or a new run folder
+results_dir = ""     # folder for this run's JSON and figures; empty: beside the executed notebook or a new results/runs/ folder
 """,
     tags=["parameters"],
 )
@@ -68,7 +68,7 @@ from IPython.display import Markdown, display
 from biaskit import calibration as cal
 from biaskit import trained_models as tm
 from biaskit.corpus import tokenize
-from biaskit.reporting import format_table, resolve_results_dir, save_figure, save_results, setup_notebook_logging
+from biaskit.reporting import format_table, resolve_results_dir, save_figure, save_results, setup_notebook_logging, where_saved
 from biaskit.results import format_p_value
 
 NAME = "14_calibration"
@@ -328,7 +328,7 @@ headline = {
 path = save_results(NAME, {"calibration": result.to_json(), "models": models.to_dict("records"),
                            "plan": plan.to_dict("records"), "pmi_correlation": corr_rows, "rejections_static": rej},
                     out_dir=OUT, finding=finding, headline=headline, parameters=PARAMS)
-display(Markdown(f"**This run:** {finding}\n\nIts numbers (`{path.name}`) and figures were written to `{OUT}`."))
+display(Markdown(f"**This run:** {finding}\n\n{where_saved(path)}"))
 """)
 
 
