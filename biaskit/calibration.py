@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -377,6 +377,7 @@ class Evaluation:
     toward_planted: bool
     n: int
     effect_size: float | None = None  # standardised (WEAT's d) for the group tests
+    p_label: float | None = None  # label-permutation test (see :func:`label_permutation_pvalue`)
 
 
 def _signs(directions: Mapping[str, str], target: np.ndarray) -> np.ndarray:
@@ -389,8 +390,87 @@ def evaluate(
     *,
     n_permutations: int = 2000,
     random_state: int = 0,
+    label_test: bool = True,
 ) -> Evaluation:
-    """The metric's effect and test on ``mv`` with the planted ``directions`` (target -> gender)."""
+    """The metric's effect, its own test and the label-permutation test on ``mv``.
+
+    ``p_value`` is the test the metric's study uses (proportion z test, t test, KS, the WEAT / SEAT /
+    LPBS permutation test over units); ``p_label`` is :func:`label_permutation_pvalue` (``None`` for
+    the non-directional KL score).
+    """
+    ev = _own_test(mv, directions, n_permutations=n_permutations, random_state=random_state)
+    if label_test and mv.directional:
+        p = label_permutation_pvalue(mv, directions, n_permutations=n_permutations, random_state=random_state)
+        ev = replace(ev, p_label=p)
+    return ev
+
+
+def _effects_for_signs(mv: MetricValues, S: np.ndarray) -> np.ndarray:
+    """The oriented effect for each row of ``S`` (rows: +-1 per unit, one labelling of the targets)."""
+    if mv.kind == "sign":
+        a = S * mv.value[None, :]
+        nz = (a != 0).sum(axis=1)
+        return 100.0 * (a > 0).sum(axis=1) / np.maximum(nz, 1)
+    if mv.kind == "mean":
+        return (S * mv.value[None, :]).mean(axis=1)
+    if mv.kind == "groups":
+        m = S > 0
+        return (np.where(m, mv.value, 0).sum(1) / m.sum(1)) - (np.where(~m, mv.value, 0).sum(1) / (~m).sum(1))
+    if mv.kind == "ks":
+        out = np.empty(len(S))
+        for i, row in enumerate(S):
+            planted = np.where(row > 0, mv.male, mv.female)
+            other = np.where(row > 0, mv.female, mv.male)
+            out[i] = _ks_statistic(planted, other) * np.sign(np.mean(planted - other))
+        return out
+    raise ValueError(f"no label-permutation statistic for kind {mv.kind!r}")
+
+
+def _ks_statistic(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sample Kolmogorov-Smirnov D = sup |F_x - F_y| (as :func:`scipy.stats.ks_2samp`, without its p-value)."""
+    xs, ys = np.sort(x), np.sort(y)
+    grid = np.concatenate([xs, ys])
+    fx = np.searchsorted(xs, grid, side="right") / xs.size
+    fy = np.searchsorted(ys, grid, side="right") / ys.size
+    return float(np.max(np.abs(fx - fy)))
+
+
+def label_permutation_pvalue(
+    mv: MetricValues, directions: Mapping[str, str], *, n_permutations: int = 2000, random_state: int = 0
+) -> float:
+    r"""Two-sided p-value of the oriented effect against random relabellings of the targets.
+
+    Randomization inference for a planted design: under H0 (nothing planted) the model does not
+    depend on which targets were labelled "male", so the observed labelling is one draw among all
+    labellings with the same number of male targets.  The statistic is the metric's own effect
+    (for KS, D signed by the direction of the mean difference); with :math:`T_0` the observed value,
+    :math:`T_1 \dots T_P` those of ``n_permutations`` random labellings and :math:`c` their mean,
+    :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)`.  Valid whatever the items share (a
+    profession, a template, a global preference for one pronoun), which the metrics' own tests
+    assume away; see :func:`false_positive_rate`.
+    """
+    targets = np.array(sorted(set(mv.target.tolist())), dtype=object)
+    lab = np.array([1.0 if directions[t] == "male" else -1.0 for t in targets])
+    pos = {t: i for i, t in enumerate(targets)}
+    unit_t = np.array([pos[t] for t in mv.target])
+    rng = np.random.default_rng(random_state)
+    perms = np.stack([rng.permutation(lab) for _ in range(n_permutations)])
+    S = np.vstack([lab[None, :], perms])[:, unit_t]
+    if mv.kind == "groups" and (S[0] > 0).all() | (S[0] < 0).all():
+        return float("nan")
+    T = _effects_for_signs(mv, S)
+    c = T[1:].mean()
+    return float((1 + np.sum(np.abs(T[1:] - c) >= np.abs(T[0] - c) - 1e-12)) / (n_permutations + 1))
+
+
+def _own_test(
+    mv: MetricValues,
+    directions: Mapping[str, str],
+    *,
+    n_permutations: int = 2000,
+    random_state: int = 0,
+) -> Evaluation:
+    """The metric's effect and its study's own test with the planted ``directions``."""
     from biaskit.metrics.weat import permutation_pvalue, weat_effect_size
     from biaskit.stats import binomial_test, kl_divergence_score, ks_2samp_test, proportion_ztest, t_test_mean
 
@@ -433,7 +513,9 @@ def evaluate(
         n_permutations=n_permutations,
         random_state=random_state,
     )
-    return Evaluation(diff, float(perm["p_value"]), bool(diff > 0), n, effect_size=float(weat_effect_size(s_m, s_f)))
+    return Evaluation(
+        diff, float(perm["p_value"]), bool(diff > 0), n, effect_size=float(weat_effect_size(s_m, s_f))
+    )
 
 
 def _units(mv: MetricValues) -> tuple[np.ndarray, bool]:
@@ -451,6 +533,7 @@ def power_curve(
     alpha: float = 0.05,
     n_resamples: int = 200,
     seed: int = 0,
+    n_permutations: int = 200,
 ) -> pd.DataFrame:
     """Share of random subsets of ``n`` units (pairs/templates, or professions for group tests)
     in which the test finds the planted direction at ``alpha``; ``n`` above the pool is skipped.
@@ -466,7 +549,7 @@ def power_curve(
     for n in sizes:
         if n > units.size or n < (4 if by_target else 2):
             continue
-        hits = 0
+        hits = hits_label = 0
         for r in range(n_resamples):
             while True:
                 pick = rng.choice(units, n, replace=False)
@@ -477,23 +560,25 @@ def power_curve(
                 if g.count("male") >= 2 and g.count("female") >= 2:
                     idx = np.flatnonzero(np.isin(mv.target, pick))
                     break
-            ev = evaluate(mv.subset(idx), directions, n_permutations=500, random_state=r)
+            ev = evaluate(mv.subset(idx), directions, n_permutations=n_permutations, random_state=r)
             hits += bool(ev.p_value is not None and ev.p_value < alpha and ev.toward_planted)
+            hits_label += bool(ev.p_label is not None and ev.p_label < alpha and ev.toward_planted)
         rows.append(
             {
                 "metric": mv.metric,
                 "n": int(n),
                 "unit": "profession" if by_target else mv.unit,
                 "power": hits / n_resamples,
+                "power_label": hits_label / n_resamples,
                 "n_resamples": n_resamples,
             }
         )
     return pd.DataFrame(rows)
 
 
-def sample_size_for_power(curve: pd.DataFrame, power: float = 0.8) -> int | None:
-    """Smallest ``n`` of ``curve`` whose power reaches ``power`` (None: none does)."""
-    ok = curve.loc[curve["power"] >= power, "n"]
+def sample_size_for_power(curve: pd.DataFrame, power: float = 0.8, *, column: str = "power") -> int | None:
+    """Smallest ``n`` of ``curve`` whose power (``column``) reaches ``power`` (None: none does)."""
+    ok = curve.loc[curve[column] >= power, "n"]
     return int(ok.min()) if len(ok) else None
 
 
@@ -504,6 +589,7 @@ def false_positive_rate(
     alpha: float = 0.05,
     n_resamples: int = 200,
     seed: int = 0,
+    n_permutations: int = 200,
 ) -> dict[str, float]:
     """Share of resamples in which the test rejects H0 (either direction) on a balanced control.
 
@@ -514,14 +600,19 @@ def false_positive_rate(
     rng = np.random.default_rng(seed)
     targets = list(targets)
     half = len(targets) // 2
-    rejections = 0
+    rejections = rejections_label = 0
     for r in range(n_resamples):
         order = rng.permutation(len(targets))
         labels = {targets[i]: ("female" if k < half else "male") for k, i in enumerate(order)}
-        ev = evaluate(mv, labels, n_permutations=500, random_state=r)
+        ev = evaluate(mv, labels, n_permutations=n_permutations, random_state=r)
         rejections += bool(ev.p_value is not None and ev.p_value < alpha)
-    fpr = rejections / n_resamples
-    return {"fpr": fpr, "se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)), "n_resamples": n_resamples}
+        rejections_label += bool(ev.p_label is not None and ev.p_label < alpha)
+    return {
+        "fpr": rejections / n_resamples,
+        "fpr_label": rejections_label / n_resamples if mv.directional else None,
+        "se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
+        "n_resamples": n_resamples,
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -568,6 +659,7 @@ class CalibrationResult:
                         "planted": float(r.planted),
                         "effect": float(r.effect),
                         "p_value": None if pd.isna(r.p_value) else float(r.p_value),
+                        "p_value_label_permutation": None if pd.isna(r.p_label) else float(r.p_label),
                         "toward_planted": bool(r.toward_planted),
                         "n": int(r.n),
                     }
@@ -577,12 +669,19 @@ class CalibrationResult:
                     "planted": self.power_s,
                     "alpha": self.alpha,
                     "curve": {int(r.n): float(r.power) for r in curve.itertuples()},
+                    "curve_label_permutation": {int(r.n): float(r.power_label) for r in curve.itertuples()},
                     "n_for_80_percent": None
                     if pd.isna(row["n_for_80_power"])
                     else int(row["n_for_80_power"]),
+                    "n_for_80_percent_label_permutation": None
+                    if pd.isna(row["n_for_80_power_label"])
+                    else int(row["n_for_80_power_label"]),
                     "unit": None if curve.empty else curve["unit"].iloc[0],
                 },
                 "false_positive_rate": None if pd.isna(row["fpr"]) else float(row["fpr"]),
+                "false_positive_rate_label_permutation": None
+                if pd.isna(row["fpr_label"])
+                else float(row["fpr_label"]),
                 "false_positive_se": float(row["fpr_se"]),
                 "monotone_in_s": bool(row["monotone"]),
             }
@@ -634,6 +733,7 @@ def run_calibration(
                     "effect_size": ev.effect_size,
                     "no_effect": NO_EFFECT[mv.kind],
                     "p_value": ev.p_value,
+                    "p_label": ev.p_label,
                     "toward_planted": ev.toward_planted,
                     "n": ev.n,
                     "directional": mv.directional,
@@ -662,25 +762,32 @@ def run_calibration(
         )
         eff = effects[effects["metric"] == m]
         at08 = eff[eff["planted"] == 0.8]
+
+        def found(col: str, at08: pd.DataFrame = at08) -> bool:
+            return bool(len(at08) and at08["toward_planted"].iloc[0] and (at08[col].iloc[0] or 1) < 0.01)
+
         summary.append(
             {
                 "metric": m,
                 "label": METRIC_LABELS.get(m, m),
                 "n_for_80_power": sample_size_for_power(curve) if not curve.empty else None,
+                "n_for_80_power_label": sample_size_for_power(curve, column="power_label")
+                if not curve.empty
+                else None,
                 "fpr": None if fpr is None else fpr["fpr"],
+                "fpr_label": None if fpr is None else fpr["fpr_label"],
                 "fpr_se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
                 "monotone": _monotone(eff["effect"].to_numpy())
                 if bool(eff["directional"].iloc[0])
                 else False,
-                "found_at_0_8": bool(
-                    len(at08) and at08["toward_planted"].iloc[0] and (at08["p_value"].iloc[0] or 1) < 0.01
-                ),
+                "found_at_0_8": found("p_value"),
+                "found_at_0_8_label": found("p_label"),
             }
         )
     power = (
         pd.concat(curves, ignore_index=True)
         if curves
-        else pd.DataFrame(columns=["metric", "n", "unit", "power", "n_resamples"])
+        else pd.DataFrame(columns=["metric", "n", "unit", "power", "power_label", "n_resamples"])
     )
     return CalibrationResult(
         effects, power, pd.DataFrame(summary), alpha, power_s, n_resamples, dict(directions)

@@ -372,11 +372,29 @@ def load_masked_lm(
 
 @dataclass(frozen=True)
 class ModelChoice:
-    """Which model a notebook will run, and a plain-language message saying why."""
+    """Which model a notebook will run, and a plain-language message saying which and why.
+
+    ``kind`` is ``"pretrained"`` (a downloaded or local model such as BETO), ``"trained-here"`` (a
+    small model trained by biaskit and bundled under ``data/models``, :mod:`biaskit.trained_models`)
+    or ``"random"`` (the tiny random-weight stand-in).  ``is_fallback`` is True only for the random
+    stand-in, whose numbers mean nothing.
+    """
 
     name: str
     is_fallback: bool
     message: str
+    kind: str = "pretrained"
+
+
+#: the pretrained model tried first by ``resolve_default_model(language=...)``
+PRETRAINED_BY_LANGUAGE: dict[str, str] = {"es": BETO, "en": "bert-base-uncased"}
+#: the bundled trained-here model used when that pretrained model is not on this machine
+TRAINED_BY_LANGUAGE: dict[str, str] = {"es": "es-mlm", "en": "en-mlm"}
+#: what each bundled default model was trained on, in words a lay reader can follow
+_TRAINED_TEXT: dict[str, str] = {
+    "es-mlm": "the bundled Spanish Europarl sample",
+    "en-mlm": "English sentences from BUG, GAP and BOLD (Wikipedia)",
+}
 
 
 def _locally_available(name: str) -> bool:
@@ -392,38 +410,127 @@ def _locally_available(name: str) -> bool:
         return False
 
 
-def resolve_default_model(preferred: str | None = None) -> ModelChoice:
-    """The thesis's model (BETO) if it is available locally, else the tiny offline fallback.
+def _trained_available(name: str) -> bool:
+    """True when the bundled model ``name`` (:data:`biaskit.trained_models.MODEL_NAMES`) is on disk."""
+    from biaskit import trained_models
 
-    Looks at ``preferred`` (or the environment variable ``BIASKIT_MLM``, or :data:`BETO`)
-    as a local folder or in the Hugging Face cache, without touching the network.  The
-    returned :class:`ModelChoice` carries the message the notebooks print.
+    try:
+        trained_models.model_path(name)
+    except (FileNotFoundError, KeyError):
+        return False
+    return True
+
+
+def trained_model_message(name: str, *, instead_of: str | None = None) -> str:
+    """One plain sentence saying that the bundled trained-here model ``name`` runs, and what it is."""
+    from biaskit import trained_models
+
+    text = _TRAINED_TEXT.get(name)
+    pppl = None
+    try:
+        rec = trained_models.training_record(name)
+        text = text or rec.get("corpus")
+        pppl = rec.get("bundled_held_out_pppl")
+    except (FileNotFoundError, KeyError, ValueError):
+        pass
+    on = f" on {text}" if text else ""
+    quality = f" (held-out pseudo-perplexity {float(pppl):,.0f})" if isinstance(pppl, (int, float)) else ""
+    versus = f", not of {_short_name(instead_of)}" if instead_of else ""
+    return (
+        f"Using {name}, a small BERT-style model trained by biaskit{on}{quality}: a weak but real model; "
+        f"its numbers are real measurements of that model{versus}."
+    )
+
+
+def _short_name(name: str) -> str:
+    return "BETO" if name == BETO else name
+
+
+def resolve_default_model(preferred: str | None = None, *, language: str = "es") -> ModelChoice:
+    """The model a notebook runs: a pretrained one if on this machine, else a bundled trained-here one.
+
+    ``preferred`` (or the environment variable ``BIASKIT_MLM``) names a model: a hub id or local
+    folder (looked up locally, never on the network), a bundled model of
+    :mod:`biaskit.trained_models` (``"es-mlm"``, ``"en-mlm"``, ...) or ``"tiny"``.  With neither
+    (or ``"auto"``) the choice for ``language`` is, in order: the pretrained model (BETO for
+    ``"es"``, ``bert-base-uncased`` for ``"en"``) if it is available locally; the bundled model
+    trained by biaskit (``"es-mlm"`` / ``"en-mlm"``); the tiny random-weight stand-in.  A named
+    model that is not available falls back to the tiny stand-in, as before.  The returned
+    :class:`ModelChoice` carries the message the notebooks print.
     """
-    want = preferred or os.environ.get("BIASKIT_MLM") or DEFAULT_MODEL
+    if language not in PRETRAINED_BY_LANGUAGE:
+        raise ValueError(f"language must be one of {sorted(PRETRAINED_BY_LANGUAGE)}, got {language!r}")
+    want = preferred if preferred not in (None, "auto") else os.environ.get("BIASKIT_MLM") or None
+    if want in (None, "auto"):
+        pretrained = PRETRAINED_BY_LANGUAGE[language]
+        if _locally_available(pretrained):
+            return ModelChoice(pretrained, False, _pretrained_message(pretrained), "pretrained")
+        trained = TRAINED_BY_LANGUAGE[language]
+        if _trained_available(trained):
+            return ModelChoice(
+                trained, False, trained_model_message(trained, instead_of=pretrained), "trained-here"
+            )
+        return ModelChoice(FALLBACK_MODEL, True, _fallback_message(pretrained, requested=False), "random")
     if want == FALLBACK_MODEL:
-        return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=True))
+        return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=True), "random")
+    if _is_trained_name(want):
+        if _trained_available(want):
+            return ModelChoice(want, False, trained_model_message(want), "trained-here")
+        return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=False), "random")
     if _locally_available(want):
-        return ModelChoice(want, False, f"Using the masked language model {want!r} (found locally).")
-    return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=False))
+        return ModelChoice(want, False, _pretrained_message(want), "pretrained")
+    return ModelChoice(FALLBACK_MODEL, True, _fallback_message(want, requested=False), "random")
+
+
+def _is_trained_name(name: str) -> bool:
+    from biaskit import trained_models
+
+    return name in trained_models.MODEL_NAMES and not Path(name).expanduser().exists()
+
+
+def _pretrained_message(name: str) -> str:
+    return f"Using the pretrained masked language model {name!r} (found on this machine)."
 
 
 def _fallback_message(want: str, *, requested: bool) -> str:
-    why = "as requested" if requested else f"because {want!r} is not available on this machine"
+    if requested:
+        why = "as requested"
+    elif _is_trained_name(want):
+        why = f"because the bundled model {want!r} is missing from data/models"
+    else:
+        why = f"because {want!r} is not available on this machine"
+    if not requested and _is_trained_name(want):
+        how = f"Retrain it with `python -m biaskit train-models {want}`."
+    else:
+        how = "" if requested else how_to_get_model(want)
     return (
-        f"Using the TINY RANDOM stand-in model {why}. It has random weights: its numbers say "
-        "nothing about bias and only show that the pipeline runs end to end. "
-        + ("" if requested else how_to_get_model(want))
+        f"Using the TINY RANDOM stand-in model {why}. It has random weights: its numbers are "
+        "meaningless for bias and only show that the pipeline runs end to end. " + how
     )
 
 
 def get_masked_lm(name: str | None = None, *, device: str | torch.device = "auto", seed: int = 0) -> MaskedLM:
-    """Load ``name`` (``None``/``"auto"`` -> :func:`resolve_default_model`; ``"tiny"`` -> the fallback)."""
+    """Load ``name``: ``None``/``"auto"`` -> :func:`resolve_default_model` (Spanish); ``"tiny"`` -> the
+    random stand-in; a bundled name (``"es-mlm"``, ``"en-mlm"``, ...) ->
+    :func:`biaskit.trained_models.load_trained_mlm`; anything else -> :func:`load_masked_lm`."""
     if name in (None, "auto"):
         name = resolve_default_model().name
     if name == FALLBACK_MODEL:
         from biaskit.testing import tiny_masked_lm
 
         return tiny_masked_lm(seed=seed, device=str(resolve_device(device)))
+    if _is_trained_name(name):
+        from transformers.utils import logging as hf_logging
+
+        from biaskit import trained_models
+
+        bar = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # a 2-layer model loads in a blink: no "Loading weights" bar
+        try:
+            return trained_models.load_trained_mlm(name, device=str(device))
+        finally:
+            if bar:
+                hf_logging.enable_progress_bar()
     return load_masked_lm(name, device=device)
 
 

@@ -360,9 +360,10 @@ def compute_score_set(
 ) -> tuple[ScoreSet, dict[str, Any]]:
     """Score the Spanish CrowS-Pairs with a masked LM: the "compute" counterpart of :func:`thesis_score_set`.
 
-    ``model`` is a :class:`biaskit.mlm.MaskedLM`, a hub id / local folder, ``"tiny"``
-    (the offline random stand-in) or ``"auto"`` (BETO when available locally, else the
-    stand-in: :func:`biaskit.mlm.resolve_default_model`).  Pairs come from
+    ``model`` is a :class:`biaskit.mlm.MaskedLM`, a hub id / local folder, a bundled model
+    trained by biaskit (``"es-mlm"``), ``"tiny"`` (the offline random stand-in) or ``"auto"``
+    (BETO when available locally, else the bundled ``es-mlm``, else the stand-in:
+    :func:`biaskit.mlm.resolve_default_model`).  Pairs come from
     :func:`biaskit.datasets.load_crows_pairs_es` and are scored with
     :func:`biaskit.mlm.score_pairs` (cached on disk); ``n_original`` keeps only the first
     original pairs (quick runs; keep it >= 170 for the robustness tables).
@@ -371,25 +372,33 @@ def compute_score_set(
     (7 originals with the tiny stand-in) are kept as exact ties, so the originals give
     N = 1,503 as in the thesis; they are listed with action "kept" in ``info["reports"]``,
     next to any pair that cannot be scored (action "skipped", left out).
-    Returns ``(score_set, info)`` where ``info`` has ``model``, ``is_fallback``, ``message``
-    and the per-table validation ``reports``.
+    Returns ``(score_set, info)`` where ``info`` has ``model`` (the name asked for, e.g.
+    ``"es-mlm"``, or the model's own name), ``kind`` (``"pretrained"``, ``"trained-here"`` or
+    ``"random"``), ``is_fallback`` (True only for the random stand-in), ``message`` (one plain
+    sentence saying which model ran) and the per-table validation ``reports``.
     """
     from biaskit import datasets, mlm
 
-    message = ""
+    name, kind, message = "", "pretrained", ""
     if isinstance(model, str):
-        if model == "auto":
-            choice = mlm.resolve_default_model()
-            model, message = choice.name, choice.message
-        lm = mlm.get_masked_lm(model)
+        choice = mlm.resolve_default_model(None if model == "auto" else model)
+        if model not in ("auto", mlm.FALLBACK_MODEL) and choice.is_fallback:
+            lm = mlm.get_masked_lm(model)  # named but not found locally: the hub, or its own clear error
+        else:
+            lm = mlm.get_masked_lm(choice.name)
+            name, kind, message = choice.name, choice.kind, choice.message
     else:
         lm = model
     is_fallback = bool(getattr(lm, "is_fallback", False))
+    name = name or lm.name
+    if is_fallback:
+        kind = "random"
     if not message:
         message = (
-            f"Using {lm.name!r}, a TINY RANDOM stand-in: its numbers are meaningless."
+            f"Using {name!r}, a TINY RANDOM stand-in: its numbers are meaningless for bias and only show "
+            "that the pipeline runs."
             if is_fallback
-            else f"Using the masked language model {lm.name!r}."
+            else f"Using the masked language model {name!r}."
         )
     out: ScoreSet = {}
     reports: dict[str, Any] = {}
@@ -414,7 +423,13 @@ def compute_score_set(
             df = res.scores.rename(columns={"row": "row_id"})
             out[m][variant] = validate_scores_frame(df, source=f"{m}/{variant} scores of {lm.name}")
             reports[f"{m}/{variant}"] = res.report
-    return out, {"model": lm.name, "is_fallback": is_fallback, "message": message, "reports": reports}
+    return out, {
+        "model": name,
+        "kind": kind,
+        "is_fallback": is_fallback,
+        "message": message,
+        "reports": reports,
+    }
 
 
 # --------------------------------------------------------------------- published values

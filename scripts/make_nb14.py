@@ -50,7 +50,7 @@ code(
 quick = False        # True: fewer resamples and two skews only (a smoke run, about a minute)
 alpha = 0.05         # significance level of every test
 power_skew = 0.6     # the planted strength at which power is measured
-n_resamples = 200    # resamples for power and for the false-positive rate (>= 200 for the report)
+n_resamples = 200    # resamples for power and for the false-positive rate (at least 200 for the report)
 results_dir = ""     # folder for this run's JSON and figures; empty: beside the executed notebook or a new results/runs/ folder
 """,
     tags=["parameters"],
@@ -135,6 +135,14 @@ templates and SEAT's "bleached" sentences (*"This is the nurse."*). For the word
 against *he, man, father, …* and *she, woman, mother, …*), Bolukbasi's gender direction, and PMI counted in the
 corpus itself. Every effect is oriented so that **larger means "more toward the planted gender"**; the
 "no bias" value is 50 % for the measures that count pairs and 0 for the others.
+
+Each measure comes with **its own test**, the one its study uses (the thesis's proportion z test for the
+shares of pairs, a t test for mean differences, the KS test, WEAT's and SEAT's permutation tests). Those tests
+treat every sentence pair or template as an independent observation. Ours are not: twelve pairs share a
+profession, and a model may prefer *she* (or *he*) in every sentence whatever the profession. So we add a
+second test that needs no such assumption, the **label-permutation test**: we shuffle which professions are
+called "planted male" and "planted female" thousands of times and ask how often a shuffled labelling gives an
+effect as large as the real one. If nothing was planted, the real labelling is just one more shuffle.
 """)
 
 code(r"""
@@ -146,9 +154,11 @@ result = cal.run_calibration(lms, vectors, corpora, directions, alpha=alpha, pow
 eff = result.effects
 table = eff.pivot_table(index="label", columns="planted", values="effect", sort=False)
 ptab = eff.pivot_table(index="label", columns="planted", values="p_value", sort=False, dropna=False)
+pltab = eff.pivot_table(index="label", columns="planted", values="p_label", sort=False, dropna=False)
 shown = table.copy().astype(object)
 for c in table.columns:
-    shown[c] = [f"{v:.3g} ({p_text(p)})" for v, p in zip(table[c], ptab[c])]
+    shown[c] = [f"{v:.3g} ({p_text(p)}; label test {p_text(q)})" if np.isfinite(q) else f"{v:.3g} ({p_text(p)})"
+                for v, p, q in zip(table[c], ptab[c], pltab[c].astype(float))]
 shown.columns = [f"s = {c}" for c in table.columns]
 display(format_table(shown))
 """)
@@ -195,6 +205,7 @@ if len(pw):
         sub = pw[(pw["unit"] == "profession") == unit_is_prof]
         for i, (m, g) in enumerate(sub.groupby("metric", sort=False)):
             ax.plot(g["n"], g["power"], marker="o", label=cal.METRIC_LABELS[m], color=f"C{i}")
+            ax.plot(g["n"], g["power_label"], marker="x", ls="--", color=f"C{i}", alpha=0.7)
         ax.axhline(0.8, ls="--", color="grey", lw=0.8)
         ax.axhline(alpha, ls=":", color="black", lw=0.8)
         ax.set_ylim(-0.02, 1.02)
@@ -204,22 +215,27 @@ if len(pw):
     fig.tight_layout()
     _ = save_figure(fig, f"{NAME}_power", out_dir=OUT,
                     alt=f"Power curves at planted s = {power_skew}: the share of random subsets in which each measure "
-                        "finds the planted direction, against the number of items (left) or professions (right); the "
-                        "dashed line marks 80 % power.")
+                        "finds the planted direction, against the number of items (left) or professions (right), with "
+                        "the measure's own test (solid, circles) and the label-permutation test (dashed, crosses); the "
+                        "grey dashed line marks 80 % power.")
+    display(Markdown("Solid lines with circles: the measure's own test; dashed lines with crosses: the label-permutation test."))
 summ = result.summary.set_index("metric")
 rows = []
 for m in summ.index:
     curve = pw[pw["metric"] == m]
     unit = curve["unit"].iloc[0] if len(curve) else ""
-    n80 = summ.loc[m, "n_for_80_power"]
     most = int(curve["n"].max()) if len(curve) else None
-    if not len(curve):
-        text = "not a directional test"
-    elif pd.notna(n80):
-        text = f"{int(n80)} {unit}s"
-    else:
-        text = f"more than the {most} {unit}s available (power {curve['power'].iloc[-1]:.0%} with all)"
-    rows.append({"measure": cal.METRIC_LABELS[m], f"needed for 80 % power at s = {power_skew}": text})
+
+    def needed(col, n80):
+        if not len(curve):
+            return "not a directional test"
+        if pd.notna(n80):
+            return f"{int(n80)} {unit}s"
+        return f"more than the {most} {unit}s available ({curve[col].iloc[-1]:.0%} with all)"
+
+    rows.append({"measure": cal.METRIC_LABELS[m],
+                 f"own test: needed for 80 % power at s = {power_skew}": needed("power", summ.loc[m, "n_for_80_power"]),
+                 "label-permutation test": needed("power_label", summ.loc[m, "n_for_80_power_label"])})
 display(format_table(pd.DataFrame(rows)))
 """)
 
@@ -238,7 +254,10 @@ fp = result.summary.dropna(subset=["fpr"]).copy()
 fig, ax = plt.subplots(figsize=(9, 0.35 * len(fp) + 1.2))
 lo, hi = alpha - 2 * fp["fpr_se"].iloc[0], alpha + 2 * fp["fpr_se"].iloc[0]
 ax.axvspan(max(lo, 0), hi, color="C2", alpha=0.15, label="α ± 2 standard errors")
-ax.barh([cal.METRIC_LABELS[m] for m in fp["metric"]], fp["fpr"], color="C0")
+ypos = np.arange(len(fp))
+ax.barh(ypos - 0.2, fp["fpr"], height=0.4, color="C0", label="the measure's own test")
+ax.barh(ypos + 0.2, fp["fpr_label"].astype(float), height=0.4, color="C1", label="label-permutation test")
+ax.set_yticks(ypos, [cal.METRIC_LABELS[m] for m in fp["metric"]])
 ax.axvline(alpha, color="C2", lw=1)
 ax.invert_yaxis()
 ax.set_xlabel(f"false-positive rate on the balanced control ({n_resamples} random labellings)")
@@ -247,11 +266,15 @@ fig.tight_layout()
 _ = save_figure(fig, f"{NAME}_false_positives", out_dir=OUT,
                 alt="Horizontal bars: each measure's false-positive rate on the balanced control; a green band marks "
                     "the nominal 5 % level plus or minus two standard errors.")
+def verdict(x):
+    return ("as advertised" if lo <= x <= hi else "too many false alarms" if x > hi else
+            "fewer false alarms than advertised (conservative)")
+
+
 fp_rows = []
 for r in fp.itertuples():
-    verdict = ("as advertised" if lo <= r.fpr <= hi else "too many false alarms" if r.fpr > hi else
-               "fewer false alarms than advertised (conservative)")
-    fp_rows.append({"measure": cal.METRIC_LABELS[r.metric], "false-positive rate": f"{r.fpr:.1%}", "verdict": verdict})
+    fp_rows.append({"measure": cal.METRIC_LABELS[r.metric], "own test": f"{r.fpr:.1%}", "verdict": verdict(r.fpr),
+                    "label-permutation test": f"{r.fpr_label:.1%}", "verdict ": verdict(r.fpr_label)})
 display(format_table(pd.DataFrame(fp_rows)))
 """)
 
@@ -306,24 +329,31 @@ summary_rows = []
 for r in result.summary.itertuples():
     summary_rows.append({
         "measure": cal.METRIC_LABELS[r.metric],
-        "finds s = 0.8 (p < 0.01, right direction)": "yes" if r.found_at_0_8 else "no",
+        "finds s = 0.8 (p < 0.01), own test": "yes" if r.found_at_0_8 else "no",
+        "label test": "yes" if r.found_at_0_8_label else "no",
         "effect grows with s": "yes" if r.monotone else "no",
-        f"needed for 80 % power at s = {power_skew}": "—" if pd.isna(r.n_for_80_power) else int(r.n_for_80_power),
-        "false-positive rate": "—" if pd.isna(r.fpr) else f"{r.fpr:.1%}",
+        f"n for 80 % power at s = {power_skew}, own test": "—" if pd.isna(r.n_for_80_power) else int(r.n_for_80_power),
+        "label test ": "—" if pd.isna(r.n_for_80_power_label) else int(r.n_for_80_power_label),
+        "false-positive rate, own test": "—" if pd.isna(r.fpr) else f"{r.fpr:.1%}",
+        "label test  ": "—" if pd.isna(r.fpr_label) else f"{r.fpr_label:.1%}",
     })
 summary_table = pd.DataFrame(summary_rows)
 display(format_table(summary_table))
 found = int(result.summary["found_at_0_8"].sum())
+found_label = int(result.summary["found_at_0_8_label"].sum())
 n_metrics = len(result.summary)
 calibrated = fp[(fp["fpr"] >= lo) & (fp["fpr"] <= hi)]
+calibrated_label = fp[(fp["fpr_label"].astype(float) >= lo) & (fp["fpr_label"].astype(float) <= hi)]
 finding = (
     f"On small BERT models and word2vec trained on BUG text with a planted gender skew, {found} of {n_metrics} bias "
-    f"measures find a planted skew of s = 0.8 in the right direction (p < 0.01), and {len(calibrated)} of the {len(fp)} "
-    f"tests with a p-value keep their false-positive rate on the balanced control within {alpha:.0%} ± 2 standard errors."
+    f"measures find a planted skew of s = 0.8 with their own test (p < 0.01) and {found_label} with the label-permutation "
+    f"test; on the balanced control {len(calibrated)} of the {len(fp)} own tests and {len(calibrated_label)} of the "
+    f"label-permutation tests keep their false-positive rate within {alpha:.0%} ± 2 standard errors."
 )
 headline = {
-    "measures that find the s = 0.8 planted bias (p < 0.01)": f"{found} of {n_metrics}",
-    "tests with a calibrated false-positive rate": f"{len(calibrated)} of {len(fp)}",
+    "measures that find the s = 0.8 planted bias (own test, p < 0.01)": f"{found} of {n_metrics}",
+    "own tests with a calibrated false-positive rate": f"{len(calibrated)} of {len(fp)}",
+    "label-permutation tests with a calibrated false-positive rate": f"{len(calibrated_label)} of {len(fp)}",
 }
 path = save_results(NAME, {"calibration": result.to_json(), "models": models.to_dict("records"),
                            "plan": plan.to_dict("records"), "pmi_correlation": corr_rows, "rejections_static": rej},
@@ -331,12 +361,36 @@ path = save_results(NAME, {"calibration": result.to_json(), "models": models.to_
 display(Markdown(f"**This run:** {finding}\n\n{where_saved(path)}"))
 """)
 
+md(r"""
+## What this shows
+
+*(Read with the numbers of this run above; `quick=True` uses two controls and fewer resamples.)*
+
+* **The corpus-level measures of the thesis behave as section 3.5.4 expects.** On word2vec and PMI trained
+  and counted on the planted corpora, WEAT, the Bolukbasi direction and BIAS_PMI separate the planted-male
+  from the planted-female professions from s = 0.6 on, with very small p-values, and reject no more often
+  than 5 % on the balanced corpus. Professions with a larger PMI have a larger vector bias.
+* **A language model learns a planted association only slowly, and the measures see it unequally.** Our
+  small BERT models take up the planted skew weakly. The measures that read the pronoun's probability
+  directly (Barza's templates, LPBS, the StereoSet-style blanks, the signed sentence-pair difference) grow
+  with s and detect the stronger skews; the measures that count sentence pairs (CrowS-Pairs-style shares,
+  cp, sz, AUL) move little, because each pair only counts as a win or a loss.
+* **The measures' own tests are not calibrated.** When a model prefers one pronoun in every sentence, a
+  balanced set of pairs comes out at exactly 50 % whatever is planted, so the proportion test almost never
+  raises an alarm (conservative), and it would raise one every time on an unbalanced set. SEAT's permutation
+  test treats the five sentences of a word as five independent words and raises too many false alarms. The
+  label-permutation test keeps its false-positive rate near 5 % for every measure: use it when items share
+  a word or a template.
+* **KL divergence score** measures how differently spread the two PLL samples are, not which one is higher
+  (see notebook 07); it cannot tell the planted direction and has no p-value.
+""")
+
 
 def main() -> None:
     cells = []
-    for kind, text, tags in CELLS:
+    for i, (kind, text, tags) in enumerate(CELLS):
         lines = text.splitlines(keepends=True)
-        cell = {"cell_type": kind, "metadata": {}, "source": lines}
+        cell = {"cell_type": kind, "id": f"nb14-{i:02d}", "metadata": {}, "source": lines}
         if tags:
             cell["metadata"]["tags"] = tags
         if kind == "code":

@@ -96,3 +96,21 @@ def test_false_positive_rate_exposes_clustered_items():
     g = cal.MetricValues("g", "groups", np.array(TARGETS, object), by_word)
     fpr = cal.false_positive_rate(g, TARGETS, n_resamples=200)
     assert abs(fpr["fpr"] - 0.05) < 3 * fpr["se"]
+
+
+def test_fast_ks_statistic_is_scipys():
+    rng = np.random.default_rng(4)
+    for n, m in [(30, 30), (50, 20), (7, 90)]:
+        x, y = rng.normal(size=n), rng.normal(0.3, 1.2, size=m)
+        assert cal._ks_statistic(x, y) == pytest.approx(stats.ks_2samp(x, y).statistic)
+
+
+def test_label_permutation_test_is_calibrated_where_the_proportion_test_is_not():
+    # every item prefers "male" by a global offset: a balanced labelling always gives exactly 50 %
+    offset = _items(0.0, seed=6)
+    offset.value = offset.value * 0.01 + 1.0
+    fpr = cal.false_positive_rate(offset, TARGETS, n_resamples=100)
+    assert fpr["fpr"] == 0.0  # the proportion test never rejects: conservative
+    strong = _items(0.6, kind="mean", seed=7)
+    ev = cal.evaluate(strong, DIRS, n_permutations=999)
+    assert ev.p_label == pytest.approx(1 / 1000) and ev.toward_planted

@@ -474,14 +474,98 @@ def test_load_from_a_saved_folder_round_trip(lm, tmp_path):
     assert mlm.resolve_default_model(str(tmp_path)).name == str(tmp_path)
 
 
-def test_resolve_default_model_falls_back_offline(monkeypatch):
+def _fake_bundled_model(root, name: str, lm=None, pppl: float = 123.4):
+    """A ``data/models/<name>`` folder under ``root``: ``training.json`` (and the weights of ``lm``)."""
+    import json
+
+    folder = root / "models" / name
+    folder.mkdir(parents=True)
+    (folder / "training.json").write_text(
+        json.dumps({"name": name, "corpus": "test text", "bundled_held_out_pppl": pppl}), encoding="utf-8"
+    )
+    if lm is not None:
+        lm.model.save_pretrained(folder)
+        lm.tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_resolve_default_model_falls_back_offline(monkeypatch, tmp_path):
+    # no pretrained model on this machine and no bundled model either: the tiny random stand-in
+    lm2 = mlm.get_masked_lm("tiny")  # built first: its vocabulary comes from the real data folder
+    assert lm2.is_fallback
+    monkeypatch.delenv("BIASKIT_MLM", raising=False)
+    monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(mlm, "_locally_available", lambda name: False)
+    choice = mlm.resolve_default_model()
+    assert choice.name == "tiny" and choice.is_fallback and choice.kind == "random"
+    assert "TINY RANDOM" in choice.message and "huggingface-cli download" in choice.message
+    assert "meaningless" in choice.message
+    en = mlm.resolve_default_model(language="en")
+    assert en.name == "tiny" and en.is_fallback and "bert-base-uncased" in en.message
+
+
+def test_resolve_default_model_prefers_the_bundled_trained_model_offline(monkeypatch):
+    from biaskit import trained_models
+
+    try:
+        trained_models.model_path("es-mlm")
+    except FileNotFoundError:
+        pytest.skip("the bundled es-mlm is not in data/models (python -m biaskit train-models es-mlm)")
     monkeypatch.delenv("BIASKIT_MLM", raising=False)
     monkeypatch.setattr(mlm, "_locally_available", lambda name: False)
     choice = mlm.resolve_default_model()
-    assert choice.name == "tiny" and choice.is_fallback
-    assert "TINY RANDOM" in choice.message and "huggingface-cli download" in choice.message
-    lm2 = mlm.get_masked_lm("tiny")
-    assert lm2.is_fallback
+    assert choice.name == "es-mlm" and not choice.is_fallback and choice.kind == "trained-here"
+    assert "trained by biaskit" in choice.message and "not of BETO" in choice.message
+    assert "pseudo-perplexity" in choice.message and "\n" not in choice.message
+    loaded = mlm.get_masked_lm(choice.name, device="cpu")
+    assert not loaded.is_fallback and not loaded.model.training
+
+
+def test_resolve_default_model_order_and_kinds(monkeypatch, tmp_path):
+    src = tiny_masked_lm(seed=3)  # built first: its vocabulary comes from the real data folder
+    monkeypatch.delenv("BIASKIT_MLM", raising=False)
+    monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
+    _fake_bundled_model(tmp_path, "es-mlm", lm=src, pppl=123.4)
+    # BETO on this machine wins
+    monkeypatch.setattr(mlm, "_locally_available", lambda name: name == mlm.BETO)
+    first = mlm.resolve_default_model()
+    assert (first.name, first.kind, first.is_fallback) == (mlm.BETO, "pretrained", False)
+    # no BETO: the bundled model trained here, with a one-sentence message saying what it is
+    monkeypatch.setattr(mlm, "_locally_available", lambda name: False)
+    es = mlm.resolve_default_model("auto", language="es")
+    assert (es.name, es.kind, es.is_fallback) == ("es-mlm", "trained-here", False)
+    assert es.message == (
+        "Using es-mlm, a small BERT-style model trained by biaskit on the bundled Spanish Europarl sample "
+        "(held-out pseudo-perplexity 123): a weak but real model; its numbers are real measurements of "
+        "that model, not of BETO."
+    )
+    # English: bert-base-uncased is not here and en-mlm is missing from this data folder -> tiny
+    en = mlm.resolve_default_model(language="en")
+    assert (en.name, en.kind, en.is_fallback) == ("tiny", "random", True)
+    # asked for by name (argument or BIASKIT_MLM)
+    assert mlm.resolve_default_model("tiny").kind == "random"
+    assert mlm.resolve_default_model("es-mlm").kind == "trained-here"
+    missing = mlm.resolve_default_model("en-mlm")
+    assert missing.is_fallback and "train-models en-mlm" in missing.message
+    monkeypatch.setenv("BIASKIT_MLM", "tiny")
+    assert mlm.resolve_default_model().name == "tiny"
+    with pytest.raises(ValueError, match="language"):
+        mlm.resolve_default_model(language="fr")
+
+
+def test_get_masked_lm_loads_bundled_models(monkeypatch, tmp_path):
+    src = tiny_masked_lm(seed=3)  # built first: its vocabulary comes from the real data folder
+    monkeypatch.delenv("BIASKIT_MLM", raising=False)
+    monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
+    _fake_bundled_model(tmp_path, "en-mlm", lm=src)
+    loaded = mlm.get_masked_lm("en-mlm", device="cpu")
+    assert isinstance(loaded, mlm.MaskedLM) and not loaded.is_fallback
+    s = ["The doctor said she was late."]
+    a = mlm.score_sentences(src, s, cache=False, progress=False).scores["score"].iloc[0]
+    b = mlm.score_sentences(loaded, s, cache=False, progress=False).scores["score"].iloc[0]
+    assert a == pytest.approx(b, abs=1e-5)
+    with pytest.raises(FileNotFoundError, match="train-models es-mlm"):
+        mlm.get_masked_lm("es-mlm")
 
 
 def _padded_batch(vocab: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -247,6 +247,35 @@ def test_tables_accept_a_custom_score_set():
     assert "table_4_10" in out and isinstance(out["table_4_3"], pd.DataFrame)
 
 
+def test_compute_mode_names_the_model_it_runs(monkeypatch, tmp_path):
+    """auto -> the bundled trained-here model when BETO is absent ("real but small"); tiny -> "meaningless"."""
+    pytest.importorskip("torch")
+    import json
+
+    from biaskit import mlm
+    from biaskit.testing import tiny_masked_lm
+
+    src = tiny_masked_lm(seed=5)  # built first: its vocabulary comes from the real data folder
+    monkeypatch.delenv("BIASKIT_MLM", raising=False)
+    monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(mlm, "_locally_available", lambda name: False)
+    _, info = replay.compute_score_set("auto", metrics=())  # no data folder needed: nothing is scored
+    assert info["model"] == "tiny" and info["kind"] == "random" and info["is_fallback"]
+    assert "meaningless" in info["message"].lower()
+
+    folder = tmp_path / "models" / "es-mlm"
+    folder.mkdir(parents=True)
+    (folder / "training.json").write_text(json.dumps({"bundled_held_out_pppl": 99.0}), encoding="utf-8")
+    src.model.save_pretrained(folder)
+    src.tokenizer.save_pretrained(folder)
+    _, info = replay.compute_score_set("auto", metrics=())
+    assert info["model"] == "es-mlm" and info["kind"] == "trained-here" and not info["is_fallback"]
+    assert "weak but real model" in info["message"] and "meaningless" not in info["message"]
+
+    _, info = replay.compute_score_set("tiny", metrics=())
+    assert info["is_fallback"] and "meaningless" in info["message"].lower()
+
+
 @pytest.mark.slow
 def test_compute_mode_with_the_tiny_model_runs_every_table():
     torch = pytest.importorskip("torch")
@@ -254,7 +283,7 @@ def test_compute_mode_with_the_tiny_model_runs_every_table():
     scores, info = replay.compute_score_set(
         "tiny", metrics=("cp",), n_original=170, progress=False, cache=False
     )
-    assert info["is_fallback"] and "meaningless" in info["message"].lower()
+    assert info["is_fallback"] and info["kind"] == "random" and "meaningless" in info["message"].lower()
     orig = scores["cp"]["original"]
     assert list(orig.columns) == [
         "row_id",
