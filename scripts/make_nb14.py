@@ -83,6 +83,10 @@ if quick:
     power_skew = 0.8
 
 
+def num(v):  # an effect for a table cell: 1 decimal above 10 (percentages), else 4; never e-notation
+    return f"{v:.1f}" if abs(v) >= 10 else f"{v:.4f}"
+
+
 def p_text(p):
     if p is None or not np.isfinite(p):
         return "no p-value"
@@ -106,7 +110,7 @@ plan = pd.DataFrame(rec90["targets"]).rename(columns={
     "original": "share toward planted gender, real text", "realised": f"share after planting (s = {max(skews)})"})
 plan = plan.drop(columns=["n_direction"]).sort_values(["planted gender", "profession"]).reset_index(drop=True)
 directions = {t: d for t, d in rec90["directions"].items()}
-display(format_table(plan, digits=2))
+display(format_table(plan, digits=2, index=False))
 """)
 
 code(r"""
@@ -116,7 +120,7 @@ for s in skews:
     models.append({"planted s": s, "model": r["name"], "training sentences": r["n_train_sentences"],
                    "training time (s)": r["train_seconds"], "held-out pseudo-perplexity": r["bundled_held_out_pppl"]})
 models = pd.DataFrame(models)
-display(format_table(models, digits=1))
+display(format_table(models, digits=1, index=False))
 display(Markdown(
     f"Each model saw about {models['training sentences'].iloc[0]:,} sentences. Pseudo-perplexity measures how well "
     "a masked model predicts held-out text (lower is better; an untrained model scores around the size of its "
@@ -157,7 +161,7 @@ ptab = eff.pivot_table(index="label", columns="planted", values="p_value", sort=
 pltab = eff.pivot_table(index="label", columns="planted", values="p_label", sort=False, dropna=False)
 shown = table.copy().astype(object)
 for c in table.columns:
-    shown[c] = [f"{v:.3g} ({p_text(p)}; label test {p_text(q)})" if np.isfinite(q) else f"{v:.3g} ({p_text(p)})"
+    shown[c] = [f"{num(v)} ({p_text(p)}; label test {p_text(q)})" if np.isfinite(q) else f"{num(v)} ({p_text(p)})"
                 for v, p, q in zip(table[c], ptab[c], pltab[c].astype(float))]
 shown.columns = [f"s = {c}" for c in table.columns]
 display(format_table(shown))
@@ -236,7 +240,7 @@ for m in summ.index:
     rows.append({"measure": cal.METRIC_LABELS[m],
                  f"own test: needed for 80 % power at s = {power_skew}": needed("power", summ.loc[m, "n_for_80_power"]),
                  "label-permutation test": needed("power_label", summ.loc[m, "n_for_80_power_label"])})
-display(format_table(pd.DataFrame(rows)))
+display(format_table(pd.DataFrame(rows), index=False))
 """)
 
 md(r"""
@@ -275,7 +279,7 @@ fp_rows = []
 for r in fp.itertuples():
     fp_rows.append({"measure": cal.METRIC_LABELS[r.metric], "own test": f"{r.fpr:.1%}", "verdict": verdict(r.fpr),
                     "label-permutation test": f"{r.fpr_label:.1%}", "verdict ": verdict(r.fpr_label)})
-display(format_table(pd.DataFrame(fp_rows)))
+display(format_table(pd.DataFrame(fp_rows), index=False))
 """)
 
 md(r"""
@@ -311,7 +315,7 @@ _ = save_figure(fig, f"{NAME}_pmi_vs_vectors", out_dir=OUT,
                 alt="Two scatter plots, one point per profession on the s = 0.8 control: corpus PMI against the WEAT "
                     "association (left) and against the signed cosine with Bolukbasi's gender direction (right); blue "
                     "points were planted male and red ones female.")
-display(format_table(pd.DataFrame(corr_rows)))
+display(format_table(pd.DataFrame(corr_rows), index=False))
 static = eff[eff["family"] == "static"]
 rej = {s: int((static.loc[static["planted"] == s, "p_value"] < alpha).sum()) for s in skews}
 display(Markdown(
@@ -338,7 +342,7 @@ for r in result.summary.itertuples():
         "label test  ": "—" if pd.isna(r.fpr_label) else f"{r.fpr_label:.1%}",
     })
 summary_table = pd.DataFrame(summary_rows)
-display(format_table(summary_table))
+display(format_table(summary_table, index=False))
 found = int(result.summary["found_at_0_8"].sum())
 found_label = int(result.summary["found_at_0_8_label"].sum())
 n_metrics = len(result.summary)

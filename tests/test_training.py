@@ -275,3 +275,21 @@ def test_epochs_token_lists_own_tokenizer_and_rerun_after_completion(tmp_path):
     again = train_masked_lm(token_lists, tmp_path / "m", cfg, progress=False)
     assert again.resumed_from_step == 6 and again.steps == 6 and again.losses == res.losses
     assert _equal(first, _state(tmp_path / "m"))
+
+
+def test_continued_training_from_a_model_is_deterministic_and_starts_from_it(baseline, tmp_path):
+    out, _ = baseline
+    other = make_sentences(120, 3)
+    a = train_masked_lm(other, tmp_path / "a", tiny_config(max_steps=10), init_model=out, progress=False)
+    b = train_masked_lm(other, tmp_path / "b", tiny_config(max_steps=10), init_model=out, progress=False)
+    assert a.completed and _equal(_state(tmp_path / "a"), _state(tmp_path / "b"))
+    # started from the trained weights, not from scratch: its first loss is the trained model's level
+    scratch = train_masked_lm(other, tmp_path / "c", tiny_config(max_steps=10), progress=False)
+    assert a.losses[0] < scratch.losses[0] - 0.5
+    # the tokenizer comes from the starting model
+    from transformers import AutoTokenizer
+
+    assert (
+        AutoTokenizer.from_pretrained(str(tmp_path / "a")).get_vocab()
+        == AutoTokenizer.from_pretrained(str(out)).get_vocab()
+    )
