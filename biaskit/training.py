@@ -505,7 +505,19 @@ def train_masked_lm(
         )
     tokenizer.model_max_length = config.max_length
 
-    texts = [t for t in _as_text(sentences) if t.strip()]
+    all_texts = _as_text(sentences)
+    texts = [t for t in all_texts if t.strip()]
+    if len(texts) < len(all_texts):
+        logger.warning("train_masked_lm: %d empty sentence(s) skipped", len(all_texts) - len(texts))
+    full = tokenizer(texts, truncation=False)["input_ids"]
+    long = sum(len(ids) > config.max_length for ids in full)
+    if long:
+        logger.warning(
+            "train_masked_lm: %d of %d sentence(s) are longer than max_length=%d tokens and are truncated",
+            long,
+            len(texts),
+            config.max_length,
+        )
     encoded = [
         ids
         for ids in tokenizer(texts, truncation=True, max_length=config.max_length)["input_ids"]

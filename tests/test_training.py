@@ -293,3 +293,19 @@ def test_continued_training_from_a_model_is_deterministic_and_starts_from_it(bas
         AutoTokenizer.from_pretrained(str(tmp_path / "a")).get_vocab()
         == AutoTokenizer.from_pretrained(str(out)).get_vocab()
     )
+
+
+def test_over_long_and_empty_sentences_are_reported(tokenizer, tmp_path, caplog):
+    import logging
+
+    long = " ".join(TRAIN[:6])  # well over max_length=24 tokens
+    with caplog.at_level(logging.WARNING, logger="biaskit.training"):
+        train_masked_lm(
+            [*TRAIN[:40], long, "  "],
+            tmp_path / "m",
+            tiny_config(max_steps=2),
+            tokenizer=tokenizer,
+            progress=False,
+        )
+    assert "1 of 41 sentence(s) are longer than max_length=24 tokens and are truncated" in caplog.text
+    assert "1 empty sentence(s) skipped" in caplog.text
