@@ -393,7 +393,7 @@ TRAINED_BY_LANGUAGE: dict[str, str] = {"es": "es-mlm", "en": "en-mlm"}
 #: what each bundled default model was trained on, in words a lay reader can follow
 _TRAINED_TEXT: dict[str, str] = {
     "es-mlm": "the bundled Spanish Europarl sample",
-    "en-mlm": "English sentences from BUG, GAP and BOLD (Wikipedia)",
+    "en-mlm": "English sentences from the BUG, GAP and BOLD data sets",
 }
 
 
