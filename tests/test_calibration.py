@@ -60,7 +60,12 @@ def test_evaluate_mean_and_groups_orientation():
         np.array([1.0 if DIRS[t] == "male" else -1.0 for t in TARGETS]) + np.linspace(0, 0.1, 40),
     )
     evg = cal.evaluate(g, DIRS)
-    assert evg.toward_planted and evg.p_value < 0.01 and evg.effect == pytest.approx(2.0, abs=0.05) and evg.effect_size > 1.5
+    assert (
+        evg.toward_planted
+        and evg.p_value < 0.01
+        and evg.effect == pytest.approx(2.0, abs=0.05)
+        and evg.effect_size > 1.5
+    )
 
 
 def test_power_matches_the_analytic_power_of_the_t_test():
@@ -114,3 +119,46 @@ def test_label_permutation_test_is_calibrated_where_the_proportion_test_is_not()
     strong = _items(0.6, kind="mean", seed=7)
     ev = cal.evaluate(strong, DIRS, n_permutations=999)
     assert ev.p_label == pytest.approx(1 / 1000) and ev.toward_planted
+
+
+# ----------------------------------------------------------------------------- the bundled controls
+@pytest.fixture(scope="module")
+def plan():
+    from biaskit import trained_models as tm
+    from biaskit.counterfactual import assign_directions
+
+    return assign_directions(list(tm.CONTROL_TARGETS), seed=tm.CONTROL_SEED)
+
+
+@pytest.mark.parametrize("s", [0.5, 0.8])
+def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
+    """Seed 000 section 3.5.4's expectation, on the bundled planted word2vec and the planted corpus."""
+    from biaskit import trained_models as tm
+    from biaskit.corpus import tokenize
+
+    corpus = [tokenize(x) for x in tm.planted_corpus(s, tm.control_base_corpus().train).sentences]
+    values = cal.static_values(tm.load_trained_vectors("en-planted-w2v", s=s), corpus, list(plan))
+    assert set(values) == {"weat", "direct_bias", "pmi"}
+    for m, mv in values.items():
+        ev = cal.evaluate(mv, plan)
+        if s == 0.5:
+            assert ev.p_value > 0.05 and ev.p_label > 0.05, m
+        else:
+            assert ev.toward_planted and ev.p_value < 0.01 and ev.p_label < 0.01, m
+
+
+def test_bundled_language_model_controls(plan, one_torch_thread):
+    """At s = 0.8 the pronoun-probability measures find the plan; at s = 0.5 they do not."""
+    from biaskit import trained_models as tm
+
+    want = ["crows_sz", "barza_tbe", "lpbs"]
+    for s in (0.5, 0.8):
+        values = cal.language_model_values(
+            tm.load_trained_mlm(tm.control_name(s), device="cpu"), list(plan), metrics=want
+        )
+        for m in want:
+            ev = cal.evaluate(values[m], plan)
+            if s == 0.5:
+                assert ev.p_label > 0.05, m
+            else:
+                assert ev.toward_planted and ev.p_label < 0.01, m
