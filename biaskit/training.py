@@ -510,19 +510,19 @@ def train_masked_lm(
     if len(texts) < len(all_texts):
         logger.warning("train_masked_lm: %d empty sentence(s) skipped", len(all_texts) - len(texts))
     full = tokenizer(texts, truncation=False)["input_ids"]
-    long = sum(len(ids) > config.max_length for ids in full)
+    long = [i for i, ids in enumerate(full) if len(ids) > config.max_length]
     if long:
         logger.warning(
             "train_masked_lm: %d of %d sentence(s) are longer than max_length=%d tokens and are truncated",
-            long,
+            len(long),
             len(texts),
             config.max_length,
         )
-    encoded = [
-        ids
-        for ids in tokenizer(texts, truncation=True, max_length=config.max_length)["input_ids"]
-        if len(ids) > 2
-    ]
+        # only the long ones are tokenised again, with the tokenizer's own truncation
+        cut = tokenizer([texts[i] for i in long], truncation=True, max_length=config.max_length)["input_ids"]
+        for i, ids in zip(long, cut, strict=True):
+            full[i] = ids
+    encoded = [ids for ids in full if len(ids) > 2]
     if not encoded:
         raise ValueError("no training sentence left after tokenising")
     data_key = _data_hash(encoded) + (f"|init={Path(init_model).resolve()}" if init_model is not None else "")
