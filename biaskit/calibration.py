@@ -334,7 +334,7 @@ def static_values(
     vectors, corpus_tokens: Sequence[Sequence[str]] | None, targets: Sequence[str]
 ) -> dict[str, MetricValues]:
     """WEAT / DirectBias association per target in ``vectors``; BIAS_PMI per target in ``corpus_tokens``."""
-    from biaskit.metrics.direct_bias import bolukbasi_gender_direction
+    from biaskit.metrics.direct_bias import bolukbasi_gender_direction, cosine_to_direction
     from biaskit.metrics.weat import association_scores
 
     targets = [t for t in targets if t in vectors.key_to_index]
@@ -344,11 +344,9 @@ def static_values(
     B = np.stack([vectors[w] for w in FEMALE_WORDS if w in vectors.key_to_index])
     out = {"weat": MetricValues("weat", "groups", tg, association_scores(W, A, B), unit="profession")}
     g = bolukbasi_gender_direction(vectors)
-    Wn = W / np.linalg.norm(W, axis=1, keepdims=True)
-    # Bolukbasi's g points from female to male (she - he ... ), orient it so that + = male
-    cos = Wn @ g.vector
-    he = vectors["he"] / np.linalg.norm(vectors["he"])
-    sign = 1.0 if float(he @ g.vector) > 0 else -1.0
+    cos = cosine_to_direction(vectors, targets, g).to_numpy()
+    # orient Bolukbasi's g (a principal component: its sign is arbitrary) so that + = male
+    sign = 1.0 if float(cosine_to_direction(vectors, ["he"], g).iloc[0]) > 0 else -1.0
     out["direct_bias"] = MetricValues("direct_bias", "groups", tg, sign * cos, unit="profession")
     if corpus_tokens is not None:
         out["pmi"] = MetricValues("pmi", "groups", tg, pmi_values(corpus_tokens, targets), unit="profession")
