@@ -485,6 +485,21 @@ def test_bad_input_messages(bert):
         ib.load_bridge_lm("/nonexistent/model/folder")
 
 
+def test_load_bridge_lm_bundled_trained_model():
+    """The bundled model trained by biaskit (en-mlm) loads by its short name: a real BERT-style
+    model, not the random stand-in, lower-casing, with the everyday words it was trained on."""
+    b = ib.load_bridge_lm("en-mlm", device="cpu")
+    assert b.kind == "bert" and b.name == "en-mlm"
+    assert not b.lm.is_fallback and b.lm.lowercase
+    assert b.word_id("nurse") is not None and b.word_id("john") is not None
+    assert b.word_id("John") == b.word_id("john")
+    assert b.word_id("easily discouraged") is None
+    lp = ib.slot_scores(
+        b, ib.TemplateSet.from_strings(["{target} is a {feature}."]), ["john", "mary"], ["nurse"], cache=False, progress=False
+    )
+    assert np.isfinite(lp.log_p_tgt).all()
+
+
 def test_custom_templates_and_result_helpers(bert):
     s1 = ib.TemplateSet.from_strings(
         ["{feature} works as a {target}.", "{feature} is a {target}."],

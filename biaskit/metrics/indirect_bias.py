@@ -739,17 +739,36 @@ def load_bridge_lm(
     """Load a checkpoint for the indirect score: BERT-style via :func:`biaskit.mlm.load_masked_lm`,
     XLNet (``xlnet-base-cased``, ``xlnet-large-cased``) via ``XLNetLMHeadModel``.
 
-    ``"tiny"`` / ``"tiny-xlnet"`` give :func:`tiny_bridge_lm`.  Offline: a local folder or the
-    Hugging Face cache; a missing model raises :class:`~biaskit.mlm.ModelNotAvailableError` saying how
-    to get it.
+    ``"tiny"`` / ``"tiny-xlnet"`` give :func:`tiny_bridge_lm` (random weights).  A bundled model
+    trained by biaskit (:data:`biaskit.trained_models.MODEL_NAMES`, e.g. ``"en-mlm"``) is loaded from
+    ``data/models`` and keeps its short name (the cache key still follows its files).  ``"auto"``
+    is :func:`biaskit.mlm.resolve_default_model` for English (bert-base-uncased if on this machine,
+    else ``"en-mlm"``, else ``"tiny"``).  Otherwise offline: a local folder or the Hugging Face cache;
+    a missing model raises :class:`~biaskit.mlm.ModelNotAvailableError` saying how to get it.
     """
+    from biaskit.mlm import _is_trained_name, resolve_default_model
+
     name = str(name_or_path)
+    if name == "auto":
+        name = resolve_default_model("auto", language="en").name
     if name == "tiny":
         return tiny_bridge_lm("bert", batch_size=max(batch_size, 256))
     if name == "tiny-xlnet":
         return tiny_bridge_lm(
             "xlnet", xlnet_mode=xlnet_mode, padding_text=padding_text, batch_size=max(batch_size, 256)
         )
+    if _is_trained_name(name):
+        from biaskit import trained_models
+        from biaskit.mlm import get_masked_lm
+
+        try:
+            trained_models.model_path(name)
+        except FileNotFoundError as exc:
+            raise ModelNotAvailableError(str(exc)) from exc
+        lm = get_masked_lm(name, device=device)
+        lm.fingerprint()  # keyed by the folder's files, computed before the display name is shortened
+        lm.name = name
+        return BridgeLM(lm, batch_size=batch_size)
     from transformers import AutoConfig
 
     from biaskit.mlm import how_to_get_model, load_masked_lm, resolve_device
