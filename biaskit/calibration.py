@@ -20,6 +20,8 @@ metric               value per unit (male minus female)                     test
 ``thesis_kl``        the same two samples                                    KL divergence score, no p-value (000 4.1.4)
 ``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups (001 4.3)
 ``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over professions (001 4.2)
+``indirect_names``   IBS through first names: mean over man/boy(/male) minus  permutation test over professions (004 3.2)
+                     mean over woman/girl(/female) (Louis-Alexandre 2022)
 ``weat``             s(w, male words, female words) in word2vec             permutation test (000 3.4.2)
 ``direct_bias``      signed cos(w, g), g = Bolukbasi's gender direction      permutation test (000 3.4.1)
 ``pmi``              BIAS_PMI(w; male words, female words) of the corpus     permutation test (000 3.1.2)
@@ -60,6 +62,7 @@ METRIC_LABELS: dict[str, str] = {
     "thesis_kl": "Thesis KL divergence score",
     "lpbs": "LPBS (Kurita), mean difference",
     "seat": "SEAT, mean difference of s",
+    "indirect_names": "Indirect score through names (IBS), mean difference",
     "weat": "WEAT (word2vec), mean difference of s",
     "direct_bias": "DirectBias direction (word2vec), mean cosine difference",
     "pmi": "BIAS_PMI of the corpus, mean difference",
@@ -327,7 +330,52 @@ def language_model_values(
         out["seat"] = MetricValues(
             "seat", "groups", np.array([t for t, _ in sents], object), s, unit="sentence"
         )
+    if "indirect_names" in want:
+        out["indirect_names"] = indirect_name_values(lm, targets, progress=progress)
     return out
+
+
+#: the gender words of seed 004's occupation x gender templates, by side
+IBS_GENDER_WORDS: dict[str, tuple[str, ...]] = {
+    "male": ("male", "boy", "man"),
+    "female": ("female", "girl", "woman"),
+}
+
+
+def indirect_name_values(lm, targets: Sequence[str], *, progress: bool = False) -> MetricValues:
+    r"""Louis-Alexandre's indirect bias score (seed 004, section 3.2) of each target, through first names.
+
+    The bridge is the 40 name pairs of the bundled CDS list (:func:`biaskit.counterfactual.load_gender_lexicon`),
+    whose gender the control corpora plant along with the pronouns: in a planted corpus, a profession
+    planted "male" co-occurs with the male names as well.  With seed 004's occupation-name (S1) and
+    name-gender (S2) templates, :math:`IBS(t, f) = \mathrm{corr}_{names}(BS_1(t, \cdot), BS_2(\cdot, f))`
+    (:func:`biaskit.metrics.indirect_bias.indirect_bias`), and the value of target ``t`` is
+    :math:`\overline{IBS}(t, \text{male words}) - \overline{IBS}(t, \text{female words})` over the words
+    of :data:`IBS_GENDER_WORDS` that are single tokens of the model (the others are logged and dropped).
+    Names that are not single tokens leave the bridge (logged).
+    """
+    from biaskit.counterfactual import load_gender_lexicon
+    from biaskit.metrics import indirect_bias as ib
+
+    lex = load_gender_lexicon()
+    names = [*lex.name_to_female, *lex.name_to_male]  # male names, then female names
+    bridge = ib.BridgeLM(lm, batch_size=256)
+    res = ib.indirect_bias(bridge, "occupation", "gender", targets=list(targets), names=names,
+                           progress=progress, cache=False, direct=False)  # fmt: skip
+    ibs = res.ibs.reindex(list(targets))
+    sides = {g: [w for w in words if w in ibs.columns] for g, words in IBS_GENDER_WORDS.items()}
+    missing = [g for g, cols in sides.items() if not cols]
+    if missing:
+        raise ValueError(
+            f"indirect_names: no {' or '.join(missing)} gender word is a single token of {lm.name}"
+        )
+    if ibs.isna().any(axis=None):
+        raise ValueError(f"indirect_names: {int(ibs.isna().any(axis=1).sum())} target(s) got no IBS")
+    value = ibs[sides["male"]].mean(axis=1) - ibs[sides["female"]].mean(axis=1)
+    return MetricValues(
+        "indirect_names", "groups", np.array(list(targets), object), value.to_numpy(float), unit="profession",
+        details={"n_bridge": int(res.details["n_bridge"]), "gender_words": sides},
+    )  # fmt: skip
 
 
 def static_values(
@@ -618,7 +666,7 @@ def false_positive_rate(
 # --------------------------------------------------------------------------------------------
 LM_METRICS: tuple[str, ...] = (
     "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld",
-    "thesis_ks", "thesis_kl", "lpbs", "seat",
+    "thesis_ks", "thesis_kl", "lpbs", "seat", "indirect_names",
 )  # fmt: skip
 STATIC_METRICS: tuple[str, ...] = ("weat", "direct_bias", "pmi")
 ITEM_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320, 480)

@@ -162,3 +162,18 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
                 assert ev.p_label > 0.05, m
             else:
                 assert ev.toward_planted and ev.p_label < 0.01, m
+
+
+def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_thread):
+    """The names' gender is planted along with the pronouns: the IBS through names leans to the plan
+    at s = 0.9 and not at s = 0.5 (measured: p = 0.021 and 0.35; weak, as names are rare in BUG)."""
+    from biaskit import trained_models as tm
+
+    got = {}
+    for s in (0.5, 0.9):
+        mv = cal.indirect_name_values(tm.load_trained_mlm(tm.control_name(s), device="cpu"), list(plan))
+        assert mv.unit == "profession" and mv.details["n_bridge"] >= 60
+        assert set(mv.target) == set(plan) and np.isfinite(mv.value).all()
+        got[s] = cal.evaluate(mv, plan)
+    assert got[0.5].p_label > 0.05
+    assert got[0.9].toward_planted and got[0.9].p_label < 0.05 and got[0.9].p_value < 0.05
