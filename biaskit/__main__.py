@@ -277,6 +277,7 @@ def _cmd_train_models(args: argparse.Namespace) -> int:
     print(f"provenance: {write_provenance()}")
     return 0
 
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)

@@ -495,7 +495,12 @@ def test_load_bridge_lm_bundled_trained_model():
     assert b.word_id("John") == b.word_id("john")
     assert b.word_id("easily discouraged") is None
     lp = ib.slot_scores(
-        b, ib.TemplateSet.from_strings(["{target} is a {feature}."]), ["john", "mary"], ["nurse"], cache=False, progress=False
+        b,
+        ib.TemplateSet.from_strings(["{target} is a {feature}."]),
+        ["john", "mary"],
+        ["nurse"],
+        cache=False,
+        progress=False,
     )
     assert np.isfinite(lp.log_p_tgt).all()
 

@@ -198,4 +198,6 @@ def test_data_only_packages_are_never_imported():
         assert name in _lock()[1], f"{name} is not a no-deps pin"
         for path in (ROOT / "biaskit").rglob("*.py"):
             text = path.read_text(encoding="utf-8")
-            assert not re.search(rf"^\s*(import|from)\s+{name}\b", text, re.M | re.I), f"{path} imports {name}"
+            assert not re.search(rf"^\s*(import|from)\s+{name}\b", text, re.M | re.I), (
+                f"{path} imports {name}"
+            )

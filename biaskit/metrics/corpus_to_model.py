@@ -89,10 +89,14 @@ def corpus_model_table(
     words = list(dict.fromkeys(w.lower() for w in words))
     if not words:
         raise ValueError("no words given")
-    tab = bias_pmi_table({w: [w] for w in words}, {"gender": (list(male_words), list(female_words))}, corpus_tokens)
+    tab = bias_pmi_table(
+        {w: [w] for w in words}, {"gender": (list(male_words), list(female_words))}, corpus_tokens
+    )
     tab = tab.set_index("group").reindex(words)
     count = (tab["f_AX"] + tab["f_BX"]).fillna(0).astype(int)
-    out = pd.DataFrame({"word": words, "sentences_with_groups": count.to_numpy(), "pmi": tab["pmi"].to_numpy(float)})
+    out = pd.DataFrame(
+        {"word": words, "sentences_with_groups": count.to_numpy(), "pmi": tab["pmi"].to_numpy(float)}
+    )
     out["note"] = ""
     low = out["sentences_with_groups"] < min_count
     out.loc[low, "note"] = f"fewer than {min_count} sentences with a group word"
@@ -108,22 +112,32 @@ def corpus_model_table(
         s = np.full(len(words), np.nan)
         if any(have):
             W = np.stack([vectors[w] for w, h in zip(words, have, strict=True) if h])
-            s[np.array(have)] = association_scores(W, np.stack([vectors[w] for w in a]), np.stack([vectors[w] for w in b]))
+            s[np.array(have)] = association_scores(
+                W, np.stack([vectors[w] for w in a]), np.stack([vectors[w] for w in b])
+            )
         out["w2v"] = s
     if lm is not None:
         out["mlm"] = fill_mask_bias(lm, words, templates=templates, pronouns=pronouns)
     n_out = int(out["pmi"].isna().sum())
     if n_out:
-        logger.warning("corpus_model_table: %d of %d words have no PMI (rare or one-sided): %s", n_out, len(words),
-                       out.loc[out["pmi"].isna(), "word"].tolist()[:15])
+        logger.warning(
+            "corpus_model_table: %d of %d words have no PMI (rare or one-sided): %s",
+            n_out,
+            len(words),
+            out.loc[out["pmi"].isna(), "word"].tolist()[:15],
+        )
     return out
 
 
-def corpus_model_correlation(table: pd.DataFrame, model_column: str, *, method: str = "spearman") -> TestResult:
+def corpus_model_correlation(
+    table: pd.DataFrame, model_column: str, *, method: str = "spearman"
+) -> TestResult:
     """Rank correlation between the corpus PMI and a model's bias over the words with both values."""
     from biaskit.stats import correlation
 
     ok = table["pmi"].notna() & table[model_column].notna()
     if ok.sum() < 3:
         raise ValueError(f"only {int(ok.sum())} words have both a PMI and a {model_column} value")
-    return correlation(table.loc[ok, "pmi"].to_numpy(float), table.loc[ok, model_column].to_numpy(float), method=method)
+    return correlation(
+        table.loc[ok, "pmi"].to_numpy(float), table.loc[ok, model_column].to_numpy(float), method=method
+    )
