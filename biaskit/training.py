@@ -70,6 +70,7 @@ __all__ = [
     "bert_wordpiece_tokenizer",
     "build_wordpiece_vocab",
     "TrainingResult",
+    "build_mlm_batch",
     "mask_tokens",
     "mlm_loss",
     "pseudo_perplexity",
@@ -242,6 +243,12 @@ class MLMTrainingConfig:
     ``mask_random`` are BERT's 15 % and 80/10/10 (Devlin et al. 2019).  ``max_length``
     counts ``[CLS]``/``[SEP]``; longer sentences are truncated.  ``checkpoint_every=0``
     writes a checkpoint only at the end.  ``device="auto"``: CUDA when available, else CPU.
+    The optimiser is ``torch.optim.AdamW(lr=learning_rate, eps=adam_epsilon)`` with
+    ``weight_decay`` on all but biases and LayerNorm weights, under a linear schedule
+    (``warmup_steps`` of linear warm-up, then linear decay to 0 at the last step); gradients
+    are clipped to norm ``max_grad_norm`` (0: no clipping).  ``bartl_pad_quirk`` (default off)
+    builds the batches as Bartl et al.'s fine-tuning code does, [MASK] padding attended and
+    drawn as targets: see :func:`build_mlm_batch`; :mod:`biaskit.fine_tuning` explains it.
     """
 
     hidden_size: int = 128
@@ -266,8 +273,12 @@ class MLMTrainingConfig:
     checkpoint_every: int = 500
     device: str = "auto"
     deterministic_cuda: bool = False
+    adam_epsilon: float = 1e-8  # torch's AdamW default
+    bartl_pad_quirk: bool = False
 
     def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError("hidden_size must be a multiple of num_attention_heads")
         if not 0 < self.mask_probability < 1:
@@ -305,8 +316,65 @@ class TrainingResult:
 
 
 # =============================================================================================
-# masking
+# batches and masking
 # =============================================================================================
+def build_mlm_batch(
+    seqs: Sequence[Sequence[int]],
+    tokenizer: Any,
+    *,
+    bartl_pad_quirk: bool = False,
+    pad_to: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pad token-id sequences into one masked-LM batch: ``(input_ids, attention_mask, special)``.
+
+    ``special`` (bool) marks the positions :func:`mask_tokens` never picks as prediction targets.
+    Each sequence is padded "post" to the longest one of the batch, or to ``pad_to`` tokens
+    when that is longer.
+
+    Default (standard padding): the padding is the tokenizer's pad id; the attention mask is
+    1 on the tokens and 0 on the padding, as the tokenizer itself returns it; special tokens
+    (``tokenizer.all_special_ids``) and the padding are never targets.
+
+    ``bartl_pad_quirk=True``: the batches of Bartl, Marchiori & Lenci's (2020) fine-tuning code
+    (``input_pipeline``, ``attention_mask_creator`` and ``mask_tokens`` in
+    ``marionbartl/gender-bias-BERT/code/bias_utils/utils.py``), reproduced on purpose:
+
+    * the padding value is the **[MASK]** id (keras ``pad_sequences(value=tokenizer.mask_token_id)``,
+      103 for ``bert-base-uncased``), not the pad id;
+    * the attention mask is ``id > 0`` (meant to hide ``[PAD]`` = 0, of which there is none), so
+      the [MASK] padding **is attended**;
+    * only [CLS], [SEP] (what the transformers 2.x ``BertTokenizer.get_special_tokens_mask(...,
+      already_has_special_tokens=True)`` marked) and the pad id are excluded from the targets,
+      so padding positions are drawn as targets with probability ``mask_probability`` and label
+      [MASK]: the model is also trained to predict [MASK] after a sentence.
+
+    Bartl's code pads every sequence to a fixed ``max_len`` (``pad_to``), so the quirk acts
+    even with batch size 1; :func:`biaskit.training.train_masked_lm` and
+    :func:`biaskit.fine_tuning.fine_tune` pass ``pad_to=max_length`` when the quirk is on.
+    """
+    lengths = [len(x) for x in seqs]
+    if not seqs or min(lengths) == 0:
+        raise ValueError("build_mlm_batch needs at least one non-empty sequence")
+    width = max(max(lengths), pad_to or 0)
+    pad_id = tokenizer.pad_token_id
+    fill = tokenizer.mask_token_id if bartl_pad_quirk else pad_id
+    if fill is None:
+        raise ValueError("the tokenizer has no pad token" if not bartl_pad_quirk else "no mask token")
+    ids = torch.full((len(seqs), width), int(fill), dtype=torch.long)
+    for i, x in enumerate(seqs):
+        ids[i, : len(x)] = torch.as_tensor(list(x), dtype=torch.long)
+    padding = torch.arange(width)[None, :] >= torch.tensor(lengths)[:, None]
+    if bartl_pad_quirk:
+        attention = (ids > 0).long()
+        never = [tokenizer.cls_token_id, tokenizer.sep_token_id, pad_id]
+        special = torch.isin(ids, torch.tensor([t for t in never if t is not None], dtype=torch.long))
+    else:
+        attention = (~padding).long()
+        special = torch.isin(ids, torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long))
+        special |= padding
+    return ids, attention, special
+
+
 def mask_tokens(
     input_ids: torch.Tensor,
     special_mask: torch.Tensor,
@@ -350,15 +418,22 @@ def mask_tokens(
 def mlm_loss(
     model, input_ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor
 ) -> torch.Tensor:
-    """Masked-LM cross-entropy of a ``BertForMaskedLM``, the head applied to the target positions only.
+    """Masked-LM cross-entropy, the output layer applied to the target positions only.
 
     Equal (up to float rounding) to ``model(input_ids, attention_mask, labels=labels).loss``, but the
     vocabulary logits are computed for the ~15 % of positions with a label instead of all of them
-    (about 10x faster training for a small model with an 8k vocabulary on a CPU).
+    (about 10x faster training for a small model with an 8k vocabulary on a CPU).  For the
+    classes whose forward is ``head(base_model(...)[0])`` (BERT, RoBERTa, ALBERT, ...;
+    :func:`biaskit.mlm._mlm_head`); any other masked LM goes through its own forward and loss.
     """
-    hidden = model.bert(input_ids=input_ids, attention_mask=attention_mask)[0]
+    from biaskit.mlm import _mlm_head
+
+    head = _mlm_head(model)
+    if head is None:
+        return model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+    hidden = model.base_model(input_ids=input_ids, attention_mask=attention_mask)[0]
     sel = labels != -100
-    return torch.nn.functional.cross_entropy(model.cls(hidden[sel]), labels[sel])
+    return torch.nn.functional.cross_entropy(head(hidden[sel]), labels[sel])
 
 
 def _seed_of(*parts: int) -> int:
@@ -424,6 +499,60 @@ def _build_model(config: MLMTrainingConfig, tokenizer):
     return model
 
 
+def encode_for_training(
+    sentences: Sequence[Any], tokenizer: Any, max_length: int, *, who: str = "train_masked_lm"
+) -> list[list[int]]:
+    """Token ids of the training sentences, as :func:`train_masked_lm` and ``fine_tune`` use them.
+
+    Empty sentences are dropped and over-long ones truncated to ``max_length`` tokens (the
+    tokenizer's own truncation, ``[SEP]`` kept), each with a WARNING that counts them (prefixed
+    by ``who``); sequences with no token between ``[CLS]`` and ``[SEP]`` are left out.
+    ``ValueError`` when nothing is left.
+    """
+    all_texts = _as_text(sentences)
+    texts = [t for t in all_texts if t.strip()]
+    if len(texts) < len(all_texts):
+        logger.warning("%s: %d empty sentence(s) skipped", who, len(all_texts) - len(texts))
+    full = tokenizer(texts, truncation=False, verbose=False)["input_ids"] if texts else []
+    long = [i for i, ids in enumerate(full) if len(ids) > max_length]
+    if long:
+        logger.warning(
+            "%s: %d of %d sentence(s) are longer than max_length=%d tokens and are truncated",
+            who,
+            len(long),
+            len(texts),
+            max_length,
+        )
+        # only the long ones are tokenised again, with the tokenizer's own truncation
+        cut = tokenizer([texts[i] for i in long], truncation=True, max_length=max_length)["input_ids"]
+        for i, ids in zip(long, cut, strict=True):
+            full[i] = ids
+    encoded = [ids for ids in full if len(ids) > 2]
+    if not encoded:
+        raise ValueError("no training sentence left after tokenising")
+    return encoded
+
+
+def _load_checkpoint(
+    ckpt_file: Path, record: dict[str, Any], defaults: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The checkpoint's state, or ``None`` when there is none; ``ValueError`` if its config differs.
+
+    Keys of ``defaults`` missing from the stored config (fields added since it was written)
+    count as their default values.
+    """
+    if not ckpt_file.exists():
+        return None
+    state = torch.load(ckpt_file, map_location="cpu", weights_only=False)
+    saved = {**{k: v for k, v in (defaults or {}).items() if k not in state["config"]}, **state["config"]}
+    if saved != record:
+        raise ValueError(
+            f"checkpoint {ckpt_file} was written with another configuration; "
+            "use the same config or resume=False"
+        )
+    return state
+
+
 def train_masked_lm(
     sentences: Sequence[Any],
     out_dir: str | Path,
@@ -456,7 +585,9 @@ def train_masked_lm(
         Sentences whose pseudo-perplexity (:func:`pseudo_perplexity`) is measured at the end.
     resume:
         Continue from ``out_dir/checkpoint`` when it exists (its config and data must match,
-        else ``ValueError``); ``False`` starts afresh, overwriting the checkpoint.
+        else ``ValueError``); ``False`` starts afresh, overwriting the checkpoint.  A run found
+        complete writes nothing (the saved weights keep their file times, so caches keyed on
+        them stay valid).
     progress:
         tqdm progress bar (loss and tokens/s in its postfix).
     callback:
@@ -466,35 +597,26 @@ def train_masked_lm(
         A masked-LM folder to start from (continued pre-training / fine-tuning) instead of
         random weights; its tokenizer is used unless ``tokenizer`` is given, and the
         architecture fields of ``config`` are ignored (the folder's config rules).
+        :func:`biaskit.fine_tuning.fine_tune` is the entry point for fine-tuning any masked LM
+        with Bartl et al.'s (2020) settings.
 
     Returns a :class:`TrainingResult`, also stored as ``out_dir/training.json`` with the
     training time, steps, tokens/s, final training loss (mean of the last
     ``min(10, steps)`` step losses) and held-out PPPL.
     """
-    from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
-
-    from biaskit.mlm import MaskedLM, resolve_device
-
     config = config or MLMTrainingConfig()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ckpt_dir = out / CHECKPOINT_DIR
-    ckpt_file = ckpt_dir / CHECKPOINT_FILE
-    device = resolve_device(config.device)
+    record = asdict(config)
 
-    state = None
-    if resume and ckpt_file.exists():
-        state = torch.load(ckpt_file, map_location="cpu", weights_only=False)
-        if state["config"] != asdict(config):
-            raise ValueError(
-                f"checkpoint {ckpt_file} was written with another configuration; "
-                "use the same config or resume=False"
-            )
-        if tokenizer is None:
-            from transformers import AutoTokenizer
+    state = (
+        _load_checkpoint(ckpt_dir / CHECKPOINT_FILE, record, asdict(MLMTrainingConfig())) if resume else None
+    )
+    if state is not None and tokenizer is None:
+        from transformers import AutoTokenizer
 
-            tokenizer = AutoTokenizer.from_pretrained(str(ckpt_dir))
+        tokenizer = AutoTokenizer.from_pretrained(str(ckpt_dir))
     if tokenizer is None and init_model is not None:
         from transformers import AutoTokenizer
 
@@ -505,27 +627,63 @@ def train_masked_lm(
         )
     tokenizer.model_max_length = config.max_length
 
-    all_texts = _as_text(sentences)
-    texts = [t for t in all_texts if t.strip()]
-    if len(texts) < len(all_texts):
-        logger.warning("train_masked_lm: %d empty sentence(s) skipped", len(all_texts) - len(texts))
-    full = tokenizer(texts, truncation=False)["input_ids"]
-    long = [i for i, ids in enumerate(full) if len(ids) > config.max_length]
-    if long:
-        logger.warning(
-            "train_masked_lm: %d of %d sentence(s) are longer than max_length=%d tokens and are truncated",
-            len(long),
-            len(texts),
-            config.max_length,
-        )
-        # only the long ones are tokenised again, with the tokenizer's own truncation
-        cut = tokenizer([texts[i] for i in long], truncation=True, max_length=config.max_length)["input_ids"]
-        for i, ids in zip(long, cut, strict=True):
-            full[i] = ids
-    encoded = [ids for ids in full if len(ids) > 2]
-    if not encoded:
-        raise ValueError("no training sentence left after tokenising")
+    encoded = encode_for_training(sentences, tokenizer, config.max_length, who="train_masked_lm")
     data_key = _data_hash(encoded) + (f"|init={Path(init_model).resolve()}" if init_model is not None else "")
+
+    if init_model is not None:
+        from transformers import BertForMaskedLM
+
+        model = BertForMaskedLM.from_pretrained(str(init_model), dtype=torch.float32)
+    else:
+        model = _build_model(config, tokenizer)
+    return _train_loop(
+        model,
+        tokenizer,
+        encoded,
+        out,
+        config,
+        data_key=data_key,
+        record=record,
+        state=state,
+        held_out=held_out,
+        progress=progress,
+        callback=callback,
+        desc="masked LM",
+    )
+
+
+def _train_loop(
+    model: Any,
+    tokenizer: Any,
+    encoded: list[list[int]],
+    out: Path,
+    config: MLMTrainingConfig,
+    *,
+    data_key: str,
+    record: dict[str, Any],
+    state: dict[str, Any] | None,
+    held_out: Sequence[str] | None,
+    progress: bool,
+    callback: Callable[[int, float], None] | None,
+    desc: str,
+) -> TrainingResult:
+    """The masked-LM training loop shared by :func:`train_masked_lm` and ``fine_tune``.
+
+    Trains ``model`` (moved to ``config.device``, trained in place) on the token-id sequences
+    ``encoded`` with the optimiser, schedule, clipping, masking and padding settings of
+    ``config`` (its architecture and vocabulary fields are not read here); resumes from
+    ``state`` (a loaded checkpoint: ``state["data"]`` must equal ``data_key``); writes
+    checkpoints (with ``record`` as their config), the model, the tokenizer and
+    ``training.json`` to ``out``.  See the module docstring for the determinism scheme.
+    """
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    from biaskit.mlm import MaskedLM, resolve_device
+
+    ckpt_dir = out / CHECKPOINT_DIR
+    ckpt_file = ckpt_dir / CHECKPOINT_FILE
+    device = resolve_device(config.device)
     if state is not None and state["data"] != data_key:
         raise ValueError(f"checkpoint {ckpt_file} was written for other training data; use resume=False")
 
@@ -533,17 +691,14 @@ def train_masked_lm(
     bs = config.batch_size
     steps_per_epoch = math.ceil(n / bs)
     total_steps = config.max_steps if config.max_steps is not None else config.epochs * steps_per_epoch
-    special_ids = set(tokenizer.all_special_ids)
     vocab_n = len(tokenizer.get_vocab())
-    pad_id = tokenizer.pad_token_id
     mask_id = tokenizer.mask_token_id
+    pad_to = config.max_length if config.bartl_pad_quirk else None
 
-    if init_model is not None:
-        from transformers import BertForMaskedLM
-
-        model = BertForMaskedLM.from_pretrained(str(init_model), dtype=torch.float32).to(device)
-    else:
-        model = _build_model(config, tokenizer).to(device)
+    model = model.to(device)
+    with torch.no_grad():  # fresh, aligned storage: weights loaded from safetensors sit at arbitrary
+        for prm in model.parameters():  # offsets, which changes the float rounding of the CPU kernels
+            prm.data = prm.data.clone(memory_format=torch.contiguous_format)
     decay = [p for nm, p in model.named_parameters() if not (nm.endswith("bias") or "LayerNorm" in nm)]
     no_decay = [p for nm, p in model.named_parameters() if nm.endswith("bias") or "LayerNorm" in nm]
     optimizer = torch.optim.AdamW(
@@ -552,6 +707,7 @@ def train_masked_lm(
             {"params": no_decay, "weight_decay": 0.0},
         ],
         lr=config.learning_rate,
+        eps=config.adam_epsilon,
     )
     scheduler = get_linear_schedule_with_warmup(optimizer, config.warmup_steps, total_steps)
 
@@ -583,7 +739,7 @@ def train_masked_lm(
                 "losses": losses,
                 "tokens_seen": tokens_seen,
                 "train_seconds": elapsed,
-                "config": asdict(config),
+                "config": record,
                 "data": data_key,
             },
             ckpt_file,
@@ -609,7 +765,7 @@ def train_masked_lm(
     try:
         with (
             torch.random.fork_rng(devices=rng_devices),  # the caller's RNG state is left as it was
-            tqdm(total=total_steps, initial=step, disable=not progress, desc="masked LM", unit="step") as bar,
+            tqdm(total=total_steps, initial=step, disable=not progress, desc=desc, unit="step") as bar,
         ):
             if state is not None:  # inside fork_rng: the caller's RNG state is not touched
                 # (every step re-seeds from (seed, step) anyway; the states are restored for completeness)
@@ -617,15 +773,9 @@ def train_masked_lm(
                 if device.type == "cuda" and state["rng"].get("cuda") is not None:
                     torch.cuda.set_rng_state_all(state["rng"]["cuda"])
             while step < total_steps:
-                seqs = batch_for(step)
-                width = max(len(x) for x in seqs)
-                ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-                for i, x in enumerate(seqs):
-                    ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
-                attn = (ids != pad_id).long()
-                special = torch.zeros_like(ids, dtype=torch.bool)
-                for sid in special_ids:
-                    special |= ids == sid
+                ids, attn, special = build_mlm_batch(
+                    batch_for(step), tokenizer, bartl_pad_quirk=config.bartl_pad_quirk, pad_to=pad_to
+                )
                 gen = torch.Generator().manual_seed(_seed_of(config.seed, step, 1))
                 inputs, labels = mask_tokens(
                     ids,
@@ -658,12 +808,16 @@ def train_masked_lm(
                     callback(step, lv)
     finally:
         torch.use_deterministic_algorithms(was_deterministic)
-    elapsed = time.perf_counter() - t_start
-    save_checkpoint()
+    elapsed = time.perf_counter() - t_start if step > resumed_from else elapsed
 
     model.eval()
-    model.save_pretrained(str(out), safe_serialization=True)
-    tokenizer.save_pretrained(str(out))
+    # a run found complete (nothing trained in this call) rewrites nothing
+    saved = (out / "config.json").exists() and any(out.glob("*.safetensors"))
+    found_complete = step == resumed_from and state is not None and saved
+    if not found_complete:
+        save_checkpoint()
+        model.save_pretrained(str(out), safe_serialization=True)
+        tokenizer.save_pretrained(str(out))
 
     pppl = held_n = None
     if held_out:
@@ -686,7 +840,14 @@ def train_masked_lm(
         losses=losses,
         device=str(device),
         n_parameters=sum(p.numel() for p in model.parameters()),
-        config=asdict(config),
+        config=record,
     )
-    (out / TRAINING_JSON).write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+    json_file = out / TRAINING_JSON
+    record_json = result.to_json()
+    if found_complete and json_file.exists():  # keep the record of the run that trained it
+        old = json.loads(json_file.read_text(encoding="utf-8"))
+        record_json = {**old, **({"held_out_pppl": pppl, "held_out_tokens": held_n} if held_out else {})}
+        if record_json == old:
+            return result
+    json_file.write_text(json.dumps(record_json, indent=2), encoding="utf-8")
     return result
