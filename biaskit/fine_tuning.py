@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.mlm import MaskedLM
-from biaskit.paths import cache_dir
+from biaskit.paths import cache_dir, cache_name
 from biaskit.training import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
@@ -137,17 +137,7 @@ class FineTuneConfig:
     deterministic_cuda: bool = False
 
     def __post_init__(self) -> None:
-        if not self.learning_rate > 0:
-            raise ValueError("learning_rate must be > 0")
-        if not self.adam_epsilon > 0:
-            raise ValueError("adam_epsilon must be > 0")
-        if self.epochs < 1:
-            raise ValueError("epochs must be >= 1")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1 (or None)")
-        if self.warmup_steps < 0 or self.max_grad_norm < 0 or self.weight_decay < 0:
-            raise ValueError("warmup_steps, max_grad_norm and weight_decay must be >= 0")
-        self.training_config(self.max_length or 512)  # batch size, masking rates, max_length
+        self.training_config(self.max_length or 512)  # MLMTrainingConfig checks every value
 
     def training_config(self, max_length: int) -> MLMTrainingConfig:
         """The :class:`biaskit.training.MLMTrainingConfig` the shared loop runs with (architecture
@@ -207,16 +197,12 @@ def _resolve_max_length(texts: Sequence[str], config: FineTuneConfig, window: in
     return max(3, min(bartl_max_length(texts), window))
 
 
-def _slug(name: str) -> str:
-    base = Path(name).name or name
-    return "".join(c if c.isalnum() or c in "-._" else "_" for c in base)[-40:]
-
-
 def fine_tune_output_dir(base_name: str, record: dict[str, Any], data_key: str) -> Path:
     """Default output folder: ``<cache>/fine_tuned/<model>-<sha256(settings, data, model)[:16]>``."""
     h = hashlib.sha256(json.dumps(record, sort_keys=True).encode())
     h.update(data_key.encode())
-    return cache_dir() / CACHE_SUBDIR / f"{_slug(base_name)}-{h.hexdigest()[:16]}"
+    folder = f"{cache_name(Path(base_name).name or base_name, 40)}-{h.hexdigest()[:16]}"
+    return cache_dir() / CACHE_SUBDIR / folder
 
 
 def fine_tune(

@@ -77,7 +77,7 @@ import pandas as pd
 import torch
 
 from biaskit.datasets import ValidationReport, dataset_fingerprint, detect_encoding_problem
-from biaskit.paths import cache_dir
+from biaskit.paths import cache_dir, cache_name
 
 logger = logging.getLogger(__name__)
 
@@ -984,8 +984,8 @@ def _example_key(metric: str, lowercase: bool, texts: Sequence[Any], order: str 
 
 
 def _cache_file(lm: MaskedLM, metric: str, dataset_hash: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in lm.name)[-60:]
-    return cache_dir() / "pll" / f"{safe}-{lm.fingerprint()}" / f"{metric}-{dataset_hash}.jsonl"
+    folder = f"{cache_name(lm.name, 60)}-{lm.fingerprint()}"
+    return cache_dir() / "pll" / folder / f"{metric}-{dataset_hash}.jsonl"
 
 
 def _read_cache(path: Path) -> dict[int, dict[str, Any]]:

@@ -40,3 +40,9 @@ def results_dir() -> Path:
     path = Path(os.environ.get("BIASKIT_RESULTS_DIR", REPO_ROOT / "results"))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def cache_name(name: str, max_chars: int) -> str:
+    """``name`` (a model id or path) as a cache folder name: characters other than letters, digits
+    and ``-._`` become ``_``; the last ``max_chars`` are kept (the informative end of a path)."""
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in name)[-max_chars:]

@@ -279,6 +279,16 @@ class MLMTrainingConfig:
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if not self.learning_rate > 0:
+            raise ValueError("learning_rate must be > 0")
+        if not self.adam_epsilon > 0:
+            raise ValueError("adam_epsilon must be > 0")
+        if self.epochs < 1:
+            raise ValueError("epochs must be >= 1")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError("max_steps must be >= 1 (or None)")
+        if self.warmup_steps < 0 or self.max_grad_norm < 0 or self.weight_decay < 0:
+            raise ValueError("warmup_steps, max_grad_norm and weight_decay must be >= 0")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError("hidden_size must be a multiple of num_attention_heads")
         if not 0 < self.mask_probability < 1:

@@ -309,3 +309,25 @@ def test_over_long_and_empty_sentences_are_reported(tokenizer, tmp_path, caplog)
         )
     assert "1 of 41 sentence(s) are longer than max_length=24 tokens and are truncated" in caplog.text
     assert "1 empty sentence(s) skipped" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("learning_rate", 0.0, "learning_rate"),
+        ("adam_epsilon", 0.0, "adam_epsilon"),
+        ("epochs", 0, "epochs"),
+        ("max_steps", 0, "max_steps"),
+        ("warmup_steps", -1, "warmup_steps"),
+        ("max_grad_norm", -1.0, "max_grad_norm"),
+        ("weight_decay", -0.1, "weight_decay"),
+    ],
+)
+def test_training_and_fine_tuning_configs_refuse_impossible_values(field, value, message):
+    """One set of checks (MLMTrainingConfig) serves both configurations."""
+    from biaskit.fine_tuning import FineTuneConfig
+
+    with pytest.raises(ValueError, match=message):
+        MLMTrainingConfig(**{field: value})
+    with pytest.raises(ValueError, match=message):
+        FineTuneConfig(**{field: value})

@@ -81,7 +81,7 @@ import pandas as pd
 import torch
 
 from biaskit.mlm import MaskedLM, ModelNotAvailableError
-from biaskit.paths import cache_dir, data_dir, wordlists_dir
+from biaskit.paths import cache_dir, cache_name, data_dir, wordlists_dir
 from biaskit.results import TestResult
 
 logger = logging.getLogger(__name__)
@@ -898,8 +898,7 @@ def _slot_key(
 
 
 def _cache_path(bridge: BridgeLM, key: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in bridge.name)[-50:]
-    return cache_dir() / "indirect_bias" / f"{safe}-{bridge.cache_id()}" / f"{key}.npz"
+    return cache_dir() / "indirect_bias" / f"{cache_name(bridge.name, 50)}-{bridge.cache_id()}" / f"{key}.npz"
 
 
 def slot_scores(
