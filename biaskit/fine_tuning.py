@@ -61,11 +61,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from biaskit.mlm import MaskedLM
+from biaskit.mlm import MaskedLM, quiet_hf_progress
 from biaskit.paths import cache_dir, cache_name
 from biaskit.training import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
+    TRAINING_JSON,
     MLMTrainingConfig,
     _as_text,
     _data_hash,
@@ -285,21 +286,34 @@ def fine_tune(
     state = _load_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE, record) if resume else None
 
     net = copy.deepcopy(base.model) if shared else base.model
-    _train_loop(
-        net.float(),
-        tokenizer,
-        encoded,
-        out,
-        config.training_config(max_length),
-        data_key=data_key,
-        record=record,
-        state=state,
-        held_out=held_out,
-        progress=progress,
-        callback=callback,
-        desc="fine-tune",
-    )
-    del net
-    tuned = load_masked_lm(out, device=config.device, lowercase=base.lowercase)
+    with quiet_hf_progress(not progress):  # no "Writing model shards" / "Loading weights" bars either
+        _train_loop(
+            net.float(),
+            tokenizer,
+            encoded,
+            out,
+            config.training_config(max_length),
+            data_key=data_key,
+            record=record,
+            state=state,
+            held_out=held_out,
+            progress=progress,
+            callback=callback,
+            desc="fine-tune",
+        )
+        del net
+        tuned = load_masked_lm(out, device=config.device, lowercase=base.lowercase)
     tuned.is_fallback = base.is_fallback  # a fine-tuned random stand-in still measures nothing
     return tuned
+
+
+def fine_tune_record(model: MaskedLM | str | Path) -> dict[str, Any]:
+    """The ``training.json`` of a fine-tuned model (steps, losses, time, tokens/s, settings); ``{}`` when it has none.
+
+    ``model`` is what :func:`fine_tune` returned (its ``name`` is its folder) or the folder itself.
+    """
+    folder = Path(str(model.name if isinstance(model, MaskedLM) else model))
+    path = folder / TRAINING_JSON
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -59,6 +59,7 @@ the two orders.  :func:`score_pairs` takes the per-pair ``direction`` (the
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -67,7 +68,7 @@ import math
 import os
 import re
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -520,18 +521,29 @@ def get_masked_lm(name: str | None = None, *, device: str | torch.device = "auto
 
         return tiny_masked_lm(seed=seed, device=str(resolve_device(device)))
     if _is_trained_name(name):
-        from transformers.utils import logging as hf_logging
-
         from biaskit import trained_models
 
-        bar = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # a 2-layer model loads in a blink: no "Loading weights" bar
-        try:
+        with quiet_hf_progress():  # a 2-layer model loads in a blink: no "Loading weights" bar
             return trained_models.load_trained_mlm(name, device=str(device))
-        finally:
-            if bar:
-                hf_logging.enable_progress_bar()
     return load_masked_lm(name, device=device)
+
+
+@contextlib.contextmanager
+def quiet_hf_progress(quiet: bool = True) -> Iterator[None]:
+    """Hide transformers' own progress bars ("Loading weights", "Writing model shards") inside the block.
+
+    With ``quiet=False`` nothing changes.  The previous setting is restored on exit.
+    """
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    if quiet:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if quiet and was:
+            hf_logging.enable_progress_bar()
 
 
 # =============================================================================================

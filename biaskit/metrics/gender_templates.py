@@ -101,6 +101,8 @@ __all__ = [
     "asld_sample_size_curve",
     "asld_table",
     "build_tbd_instances",
+    "compare_sbe",
+    "compare_tbe",
     "fill_template",
     "load_barza_published",
     "load_tbd_professions",
@@ -113,6 +115,7 @@ __all__ = [
     "pronoun_probability_difference",
     "score_sentence_pairs",
     "sentence_likelihood_difference",
+    "tbd_pronoun_pairs",
     "template_based_evaluation",
     "tiny_model_texts",
 ]
@@ -381,6 +384,47 @@ def build_tbd_instances(
     return pd.DataFrame(rows)
 
 
+def tbd_pronoun_pairs(
+    instances: pd.DataFrame | None = None,
+    *,
+    pronouns: Mapping[str, tuple[str, str]] = DEFAULT_PRONOUNS,
+) -> pd.DataFrame:
+    """Sentence pairs for the SBE made from the TBD: each template filled with the male and the female pronoun.
+
+    "[MASK] is a competent doctor." gives ("He is a competent doctor.", "She is a competent
+    doctor.") for a subject slot, (his, her) for a possessive slot (:data:`DEFAULT_PRONOUNS`);
+    a pronoun that opens the sentence is capitalised.  The pairs differ only in the gendered
+    word, as the thesis's Triple Gender Bias pairs do (seed 002 section 4.1.1), so their SLD
+    measures the same occupation bias through the pseudo-log-likelihood instead of the
+    fill-in probability.  biaskit's construction (the thesis's 300 TGB pairs are unpublished).
+    Columns: ``category``, ``profession``, ``template_index``, ``sent_stereo`` (male version),
+    ``sent_anti`` (female version), ``expected_sign``.
+    """
+    inst = build_tbd_instances() if instances is None else instances
+    missing = {"sentence", "slot", "category", "profession"} - set(inst.columns)
+    if missing:
+        raise ValueError(f"instances lack the column(s) {sorted(missing)}")
+    unknown = sorted(set(inst["slot"]) - set(pronouns))
+    if unknown:
+        raise ValueError(f"no pronoun pair for slot(s) {unknown}; known: {sorted(pronouns)}")
+
+    def fill(sentence: str, word: str) -> str:
+        i = sentence.index("[MASK]")
+        at_start = not sentence[:i].strip()
+        return (
+            sentence[:i] + (word[0].upper() + word[1:] if at_start else word) + sentence[i + len("[MASK]") :]
+        )
+
+    out = inst[
+        [c for c in ("category", "profession", "template_index", "expected_sign") if c in inst.columns]
+    ].copy()
+    out["sent_stereo"] = [
+        fill(s, pronouns[k][0]) for s, k in zip(inst["sentence"], inst["slot"], strict=True)
+    ]
+    out["sent_anti"] = [fill(s, pronouns[k][1]) for s, k in zip(inst["sentence"], inst["slot"], strict=True)]
+    return out.reset_index(drop=True)
+
+
 def _unpack(mlm: Any) -> tuple[Any, Any]:
     if isinstance(mlm, tuple) and len(mlm) == 2:
         return mlm
@@ -562,23 +606,29 @@ def template_based_evaluation(
     return table, appd(table)
 
 
-def appd_shrinkage(before: Any, after: Any) -> dict[str, Any]:
-    """Least-squares line after = a + b * before over professions, with Pearson r (Fig. 10 of seed 002, quantified).
+def appd_shrinkage(before: Any, after: Any, *, confidence: float = 0.95) -> dict[str, Any]:
+    r"""Least-squares line after = a + b * before over professions, with Pearson r (Fig. 10 of seed 002, quantified).
 
     The thesis reads "a positive linear relationship" off a scatter plot; a slope
     0 < b < 1 with a high r means the same shrinkage for every profession
-    (context-independent pronoun equalisation).  Not in the thesis.
+    (context-independent pronoun equalisation).  Not in the thesis.  ``slope_ci`` is the
+    t interval :math:`b \pm t_{n-2,\,(1+c)/2}\,\mathrm{SE}(b)` (:func:`scipy.stats.linregress`).
     """
     from biaskit.stats import correlation
 
     x, y = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if x.shape != y.shape or x.size < 3:
         raise ValueError("before and after need the same length, at least 3 professions")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
     fit = sps.linregress(x, y)
+    half = float(sps.t.ppf((1 + confidence) / 2, x.size - 2) * fit.stderr)
     return {
         "slope": float(fit.slope),
         "intercept": float(fit.intercept),
         "slope_stderr": float(fit.stderr),
+        "slope_ci": (float(fit.slope) - half, float(fit.slope) + half),
+        "confidence": confidence,
         "r": float(fit.rvalue),
         "pearson": correlation(x, y, "pearson"),
         "n": int(x.size),
@@ -849,3 +899,132 @@ def paired_difference_test(
             },
         )
     raise ValueError(f"method must be 'wilcoxon' or 't', got {method!r}")
+
+
+def _one_sided_drop(
+    before: np.ndarray, after: np.ndarray, names: tuple[str, str], what: str
+) -> TestResult | None:
+    """Wilcoxon test of H1: ``before`` > ``after``; None when it cannot be computed (fewer than 2 or all equal)."""
+    if before.size < 2 or np.all(before == after):
+        return None
+    return paired_difference_test(
+        before, after, method="wilcoxon", alternative="greater", names=names, what=what
+    )
+
+
+def compare_tbe(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    *,
+    names: tuple[str, str] = ("before", "after"),
+    min_professions: int = 5,
+) -> pd.DataFrame:
+    r"""Per TBD category: does the template bias shrink from model ``before`` to model ``after``?
+
+    ``before`` and ``after`` are per-sentence PPD tables of the same instances
+    (:func:`pronoun_probability_difference`).  Per category: the number of professions and
+    sentences, mean APPD before and after, mean :math:`|\mathrm{APPD}|` before and after, and two
+    one-sided Wilcoxon signed-rank tests of H1 "smaller bias after" (:func:`paired_difference_test`):
+
+    * ``p_sentences``: on :math:`|\mathrm{PPD}|` per sentence (template x profession), the
+      paired unit of the TBE; sentences of one profession share its word and are not
+      independent, so this p-value is optimistic;
+    * ``p_professions``: on :math:`|\mathrm{APPD}|` per profession, the conservative unit; with
+      fewer than ``min_professions`` professions it is left empty (NaN): an exact one-sided
+      test needs 5 professions to reach p < 0.05 and 7 to reach p < 0.01.
+
+    A last row ``all occupations`` pools the categories whose items have no expected sign
+    (the ordinary professions).  Seed 002 compares before/after bars by eye (Figs. 8-9, 14-19);
+    the tests are biaskit's.
+    """
+    keys = ["category", "profession", "sentence"]
+    for name, t in (("before", before), ("after", after)):
+        missing = {*keys, "ppd"} - set(t.columns)
+        if missing:
+            raise ValueError(f"{name} lacks the column(s) {sorted(missing)}")
+    m = before.merge(after[[*keys, "ppd"]], on=keys, suffixes=("_before", "_after"), validate="one_to_one")
+    if len(m) != len(before) or len(m) != len(after):
+        raise ValueError(
+            f"before ({len(before)} rows) and after ({len(after)} rows) must hold the same sentences; {len(m)} match"
+        )
+    if "expected_sign" not in m.columns:
+        m["expected_sign"] = 0
+    groups = [(str(c), g) for c, g in m.groupby("category", sort=False)]
+    ordinary = m[m["expected_sign"] == 0]
+    if ordinary["category"].nunique() > 1:
+        groups.append(("all occupations", ordinary))
+    rows = []
+    for cat, g in groups:
+        per = g.groupby("profession", sort=False)[["ppd_before", "ppd_after"]].mean()
+        row: dict[str, Any] = {
+            "category": cat,
+            "n_professions": len(per),
+            "n_sentences": len(g),
+            "appd_before": float(per["ppd_before"].mean()),
+            "appd_after": float(per["ppd_after"].mean()),
+            "abs_appd_before": float(per["ppd_before"].abs().mean()),
+            "abs_appd_after": float(per["ppd_after"].abs().mean()),
+        }
+        t_s = _one_sided_drop(
+            g["ppd_before"].abs().to_numpy(), g["ppd_after"].abs().to_numpy(), names, "|PPD|"
+        )
+        row["p_sentences"] = t_s.p_value if t_s else math.nan
+        row["effect_sentences"] = t_s.effect_size if t_s else math.nan
+        t_p = (
+            _one_sided_drop(
+                per["ppd_before"].abs().to_numpy(), per["ppd_after"].abs().to_numpy(), names, "|APPD|"
+            )
+            if len(per) >= min_professions
+            else None
+        )
+        row["p_professions"] = t_p.p_value if t_p else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare_sbe(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    *,
+    names: tuple[str, str] = ("before", "after"),
+    category: str = "category",
+    combined: str | None = "combined",
+) -> pd.DataFrame:
+    """Per category (and combined): ASLD of two models on the same pairs, with a one-sided paired test.
+
+    ``before`` and ``after`` are :func:`score_sentence_pairs` outputs for the same pairs in
+    the same order.  Columns: ``n_pairs``, ``asld_before``, ``asld_after``, ``change``
+    (after - before), ``p`` and ``effect_size`` of the Wilcoxon signed-rank test of H1
+    "smaller SLD after" (:func:`paired_difference_test`; the matched-pairs rank-biserial
+    correlation).  The thesis's Table 4 compares ASLDs without a test.
+    """
+    for name, t in (("before", before), ("after", after)):
+        if category not in t.columns or "sld" not in t.columns:
+            raise ValueError(f"{name} needs the columns {category!r} and 'sld' (score_sentence_pairs output)")
+    if len(before) != len(after) or not np.array_equal(
+        before[category].to_numpy(), after[category].to_numpy()
+    ):
+        raise ValueError("before and after must score the same pairs in the same order")
+    for col in ("sent_stereo", "sent_anti"):
+        if col in before.columns and col in after.columns and not before[col].equals(after[col]):
+            raise ValueError(f"before and after differ in {col!r}: not the same pairs")
+    b, a = before["sld"].to_numpy(float), after["sld"].to_numpy(float)
+    cats = before[category].astype(str).to_numpy()
+    groups = [(c, cats == c) for c in dict.fromkeys(cats)]
+    if combined and len(groups) > 1:
+        groups.append((combined, np.ones(cats.size, dtype=bool)))
+    rows = []
+    for c, sel in groups:
+        t = _one_sided_drop(b[sel], a[sel], names, "SLD")
+        rows.append(
+            {
+                category: c,
+                "n_pairs": int(sel.sum()),
+                "asld_before": float(b[sel].mean()),
+                "asld_after": float(a[sel].mean()),
+                "change": float(a[sel].mean() - b[sel].mean()),
+                "p": t.p_value if t else math.nan,
+                "effect_size": t.effect_size if t else math.nan,
+            }
+        )
+    return pd.DataFrame(rows)
