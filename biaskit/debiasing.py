@@ -26,7 +26,8 @@ second run, or a run that was stopped, picks up the finished models.
 Presets: :data:`BARZA_2023` is the thesis's configuration (the whole CDS-GAP, 3 epochs, n up to
 12,000 sentences x 5 samples); :data:`CPU_REDUCED` is the default of notebook 15 and of
 ``make reproduce`` (a sample of CDS-GAP, 1 epoch, fewer and smaller learning-curve points), so that
-the whole notebook runs in a few minutes on 2 CPU cores.
+the whole notebook runs in about six minutes on 2 CPU cores (independent fine-tunes run in parallel
+processes, :func:`fine_tune_many`).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class ExperimentPreset:
 
     ``n_debias``: CDS-GAP sentences used to debias (None: all); ``epochs``: epochs of every
     fine-tune (Bartl: 3); ``reinforcement_times``: the k of "CDS-GAP + k x 50 sentences";
-    ``label_free_seeds``: fine-tuning seeds per corpus in the label-free method;
+    ``label_free_seeds``: fine-tuning seeds per corpus in the label-free method, each fine-tune
+    ``label_free_epochs`` passes long (Bartl's 3: with 1 the comments move the model too little);
     ``curve_sizes`` / ``curve_samples``: the learning curve's n and repetitions;
     ``reinforce_separately``: one model per gender-specific word (the thesis) or one model with
     both words' sentences (half the fine-tunes).
@@ -65,6 +67,7 @@ class ExperimentPreset:
     epochs: int
     reinforcement_times: tuple[int, ...] = (1, 2, 3)
     label_free_seeds: tuple[int, ...] = (42, 43, 44)
+    label_free_epochs: int = 3
     curve_sizes: tuple[int, ...] = (500, 1000, 2000, 4000, 6000, 8000, 10000, 12000)
     curve_samples: int = 5
     reinforce_separately: bool = True
@@ -76,11 +79,12 @@ class ExperimentPreset:
 
 #: The thesis's configuration (seed 002 sections 5.2.1, 6.3.1, 6.4.1 with Bartl's 3 epochs).
 BARZA_2023 = ExperimentPreset(name="Barza 2023 (full)", n_debias=None, epochs=3)
-#: The default on a 2-core CPU: 3,000 CDS-GAP sentences, 1 epoch, a shorter learning curve.
+#: The default on a 2-core CPU: 2,000 CDS-GAP sentences, 1 epoch, two label-free seeds, a shorter learning curve.
 CPU_REDUCED = ExperimentPreset(
     name="reduced for a CPU",
-    n_debias=3000,
+    n_debias=2000,
     epochs=1,
+    label_free_seeds=(42, 43),
     curve_sizes=(250, 500, 1000, 2000),
     curve_samples=2,
     reinforce_separately=False,
@@ -365,6 +369,103 @@ def professions_in_corpus(professions: Sequence[str], sentences: Sequence[str]) 
 # =============================================================================================
 # repeated fine-tunings
 # =============================================================================================
+class _Collect(logging.Handler):
+    """Keeps the log records of a worker process, to be logged again by the parent."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.name, record.levelno, record.getMessage()))
+
+
+def _fine_tune_job(
+    model: Any, sentences: list[str], config: FineTuneConfig
+) -> tuple[str, list[tuple[str, int, str]]]:
+    """One fine-tune in a worker process (single-threaded): ``(output folder, its log records)``."""
+    import torch
+
+    from biaskit.fine_tuning import fine_tune
+
+    torch.set_num_threads(1)
+    root = logging.getLogger("biaskit")
+    handler = _Collect()
+    root.addHandler(handler)
+    root.propagate = False  # not to the worker's stderr: the parent logs them where its reader looks
+    try:
+        folder = str(fine_tune(model, sentences, config=config, progress=False).name)
+    finally:
+        root.removeHandler(handler)
+    return folder, handler.records
+
+
+def fine_tune_many(
+    model: Any,
+    jobs: Sequence[tuple[Sequence[str], FineTuneConfig]],
+    *,
+    n_jobs: int = 1,
+    on_done: Callable[[int, Any], None] | None = None,
+    progress: bool = True,
+    desc: str = "fine-tunes",
+) -> list[Any]:
+    """Fine-tune ``model`` once per job ``(sentences, config)``; in ``n_jobs`` parallel processes when > 1.
+
+    Fine-tuning with batch size 1 (Bartl's preset) is a long chain of small steps that one CPU
+    core runs as fast as several, so independent fine-tunes are spread over processes, one
+    thread each (``spawn``; the model is sent to each worker).  Every fine-tune is
+    :func:`biaskit.fine_tuning.fine_tune` with its own cache folder (the same folder whatever
+    ``n_jobs``), so finished ones are found again; the weights equal those of a serial run bit
+    for bit when that run is single-threaded too (the number of threads changes the float
+    rounding of the CPU kernels, by about 1e-6).  ``on_done(i, model)``
+    is called in the parent as each job finishes (in completion order), so evaluation overlaps
+    training; the workers' log records are logged again in the parent (with the job's number).
+    Returns the fine-tuned models in job order.
+    """
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    from tqdm.auto import tqdm
+
+    from biaskit.fine_tuning import fine_tune
+    from biaskit.mlm import load_masked_lm, quiet_hf_progress
+
+    if n_jobs < 1:
+        raise ValueError("n_jobs must be at least 1")
+    out: list[Any] = [None] * len(jobs)
+    bar = tqdm(total=len(jobs), desc=desc, disable=not progress)
+    if n_jobs == 1 or len(jobs) < 2:
+        for i, (sents, cfg) in enumerate(jobs):
+            out[i] = fine_tune(model, list(sents), config=cfg, progress=False)
+            if on_done is not None:
+                on_done(i, out[i])
+            bar.update(1)
+        bar.close()
+        return out
+    lowercase = getattr(model, "lowercase", None)
+    fallback = bool(getattr(model, "is_fallback", False))
+    with cf.ProcessPoolExecutor(
+        max_workers=min(n_jobs, len(jobs)), mp_context=mp.get_context("spawn")
+    ) as pool:
+        futures = {
+            pool.submit(_fine_tune_job, model, list(sents), cfg): i for i, (sents, cfg) in enumerate(jobs)
+        }
+        for fut in cf.as_completed(futures):
+            i = futures[fut]
+            folder, records = fut.result()
+            for name, level, message in records:  # the worker's WARNINGs, visible where the caller looks
+                logging.getLogger(name).log(level, "%s (fine-tune %d of %d)", message, i + 1, len(jobs))
+            with quiet_hf_progress():
+                tuned = load_masked_lm(folder, device=jobs[i][1].device, lowercase=lowercase)
+            tuned.is_fallback = fallback
+            out[i] = tuned
+            if on_done is not None:
+                on_done(i, tuned)
+            bar.update(1)
+    bar.close()
+    return out
+
+
 def learning_curve(
     model: Any,
     corpus: Sequence[str],
@@ -374,19 +475,18 @@ def learning_curve(
     n_samples: int,
     config: FineTuneConfig = BARTL,
     seed: int = 0,
+    n_jobs: int = 1,
     progress: bool = True,
 ) -> pd.DataFrame:
     """Fig. 13 of seed 002: fine-tune a fresh copy of ``model`` on n random sentences of ``corpus``, repeated.
 
     For each n in ``sizes`` and each of ``n_samples`` repetitions, n sentences are drawn without
     replacement (``numpy.random.default_rng([seed, n, k])``), ``model`` is fine-tuned on them
-    (:func:`biaskit.fine_tuning.fine_tune`, cached, so an interrupted curve resumes) and
+    (:func:`fine_tune_many`: cached, so an interrupted curve resumes; ``n_jobs`` processes) and
     ``evaluate(model) -> {metric: value}`` is recorded.  Returns one row per run: ``n``,
     ``sample``, the metrics, ``steps`` and ``train_seconds``.
     """
-    from tqdm.auto import tqdm
-
-    from biaskit.fine_tuning import fine_tune, fine_tune_record
+    from biaskit.fine_tuning import fine_tune_record
 
     if n_samples < 1:
         raise ValueError("n_samples must be at least 1")
@@ -394,20 +494,24 @@ def learning_curve(
     if bad:
         raise ValueError(f"sizes {bad} are not in 1..{len(corpus)} (the corpus size)")
     runs = [(int(n), k) for n in sizes for k in range(n_samples)]
-    rows = []
-    for n, k in tqdm(runs, desc="learning curve", disable=not progress):
-        idx = np.random.default_rng([seed, n, k]).choice(len(corpus), size=n, replace=False)
-        tuned = fine_tune(model, [corpus[i] for i in np.sort(idx)], config=config, progress=False)
+    jobs = []
+    for n, k in runs:
+        idx = np.sort(np.random.default_rng([seed, n, k]).choice(len(corpus), size=n, replace=False))
+        jobs.append(([corpus[i] for i in idx], config))
+    rows: list[dict[str, Any]] = [{} for _ in runs]
+
+    def done(i: int, tuned: Any) -> None:
         rec = fine_tune_record(tuned)
-        rows.append(
-            {
-                "n": n,
-                "sample": k,
-                **evaluate(tuned),
-                "steps": rec.get("steps"),
-                "train_seconds": rec.get("train_seconds"),
-            }
-        )
+        n, k = runs[i]
+        rows[i] = {
+            "n": n,
+            "sample": k,
+            **evaluate(tuned),
+            "steps": rec.get("steps"),
+            "train_seconds": rec.get("train_seconds"),
+        }
+
+    fine_tune_many(model, jobs, n_jobs=n_jobs, on_done=done, progress=progress, desc="learning curve")
     return pd.DataFrame(rows)
 
 
@@ -490,6 +594,7 @@ def corpus_bias_by_fine_tuning(
     *,
     seeds: Sequence[int] = (42,),
     config: FineTuneConfig = BARTL,
+    n_jobs: int = 1,
     progress: bool = True,
 ) -> CorpusBiasResult:
     """The label-free corpus-bias method of seed 002 section 5.2.1, with repeated seeds.
@@ -499,10 +604,8 @@ def corpus_bias_by_fine_tuning(
     every fine-tuned model and with ``debiased`` itself.  A corpus whose model has the higher ASLD
     is the more biased; :meth:`CorpusBiasResult.compare` tests it pair by pair.  The thesis runs
     one seed and no test (Table 4: toxic 4.14 vs severe toxic 4.41, "the gap is not huge").
+    ``n_jobs`` parallel processes (:func:`fine_tune_many`).
     """
-    from tqdm.auto import tqdm
-
-    from biaskit.fine_tuning import fine_tune
     from biaskit.metrics.gender_templates import score_sentence_pairs
 
     if not corpora:
@@ -510,14 +613,19 @@ def corpus_bias_by_fine_tuning(
     if not seeds:
         raise ValueError("at least one seed")
     reference = score_sentence_pairs(debiased, pairs)["sld"].to_numpy(float)
-    sld: dict[str, np.ndarray] = {}
-    runs = [(name, s) for name in corpora for s in seeds]
-    cols: dict[str, list[np.ndarray]] = {name: [] for name in corpora}
-    for name, s in tqdm(runs, desc="label-free fine-tunes", disable=not progress):
-        tuned = fine_tune(debiased, list(corpora[name]), config=replace(config, seed=int(s)), progress=False)
-        cols[name].append(score_sentence_pairs(tuned, pairs)["sld"].to_numpy(float))
-    for name, v in cols.items():
-        sld[name] = np.column_stack(v)
+    runs = [(name, int(s)) for name in corpora for s in seeds]
+    jobs = [(list(corpora[name]), replace(config, seed=s)) for name, s in runs]
+    scores: list[np.ndarray] = [np.empty(0)] * len(runs)
+
+    def done(i: int, tuned: Any) -> None:
+        scores[i] = score_sentence_pairs(tuned, pairs)["sld"].to_numpy(float)
+
+    fine_tune_many(
+        debiased, jobs, n_jobs=n_jobs, on_done=done, progress=progress, desc="label-free fine-tunes"
+    )
+    sld = {
+        name: np.column_stack([scores[i] for i, (nm, _) in enumerate(runs) if nm == name]) for name in corpora
+    }
     return CorpusBiasResult(
         pairs=pairs.reset_index(drop=True),
         sld=sld,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+import torch
 from scipy import stats as sps
 
 from biaskit import debiasing as db
@@ -349,3 +350,35 @@ def test_presets():
     assert db.BARZA_2023.curve_sizes == (500, 1000, 2000, 4000, 6000, 8000, 10000, 12000)
     assert db.BARZA_2023.curve_samples == 5 and db.BARZA_2023.reinforce_separately
     assert db.CPU_REDUCED.config().epochs == 1 and db.CPU_REDUCED.config().learning_rate == 2e-5
+
+
+def test_fine_tune_many_in_processes_equals_serial(tiny, tmp_path, monkeypatch, caplog):
+    from pathlib import Path
+
+    long = " ".join(["he reads a book"] * 40) + " ."  # over the window: truncated, with a WARNING
+    jobs = [(_sentences(6, 7), _cfg()), ([*_sentences(5, 8), long], dataclasses.replace(_cfg(), seed=3))]
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "parallel"))  # inherited by the worker processes
+    done = []
+    with caplog.at_level(logging.WARNING, logger="biaskit"):
+        parallel = db.fine_tune_many(
+            tiny, jobs, n_jobs=2, progress=False, on_done=lambda i, m: done.append(i)
+        )
+    # the worker's WARNING is logged again in the parent, with the job's number
+    assert "1 of 6 sentence(s) are longer than" in caplog.text and "(fine-tune 2 of 2)" in caplog.text
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "serial"))  # trained again, not found in a cache
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the workers: the thread count changes the float rounding of CPU kernels
+    try:
+        serial = db.fine_tune_many(tiny, jobs, n_jobs=1, progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    assert sorted(done) == [0, 1]
+    for a, b in zip(serial, parallel, strict=True):
+        assert str(tmp_path / "serial") in a.name and str(tmp_path / "parallel") in b.name
+        assert Path(a.name).name == Path(b.name).name  # the same cache key: same model, data and settings
+        sa, sb = a.model.state_dict(), b.model.state_dict()
+        assert all(np.array_equal(sa[k].numpy(), sb[k].numpy()) for k in sa)
+    bias = [m.model.state_dict()["cls.predictions.bias"].numpy() for m in serial]
+    assert not np.array_equal(bias[0], bias[1])
+    with pytest.raises(ValueError, match="n_jobs"):
+        db.fine_tune_many(tiny, jobs, n_jobs=0)
