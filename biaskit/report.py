@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import datetime as _dt
 import html
 import io
 import json
@@ -571,6 +572,36 @@ def _figures_by_stem(results_dir: Path, stems: Sequence[str]) -> dict[str, list[
     return out
 
 
+def _drop_stale_figures(pngs: list[Path], nb: Any, stem: str) -> list[Path]:
+    """The figures written by the run of the executed notebook ``nb``; older ones are left out with a WARNING.
+
+    A run that draws fewer figures than an earlier one (a parameter turned a plot off) leaves the
+    earlier run's PNGs in the folder; they belong to another run and must not be shown as this
+    one's.  The run's start is papermill's ``metadata.papermill.start_time``; without it every
+    figure is kept.
+    """
+    start = (
+        (nb.get("metadata", {}).get("papermill", {}) or {}).get("start_time")
+        if isinstance(nb, dict)
+        else None
+    )
+    if not start:
+        return pngs
+    try:
+        t0 = _dt.datetime.fromisoformat(str(start)).timestamp()
+    except ValueError:
+        return pngs
+    stale = [p for p in pngs if p.stat().st_mtime < t0 - 1.0]
+    if stale:
+        logger.warning(
+            "%s: %d figure(s) predate this run of the notebook (left from an earlier run), not shown: %s",
+            stem,
+            len(stale),
+            ", ".join(p.name for p in stale),
+        )
+    return [p for p in pngs if p not in stale]
+
+
 def discover_studies(results_dir: str | Path) -> list[Study]:
     """Collect every study found in ``results_dir``, in file-name (reading) order.
 
@@ -635,6 +666,7 @@ def discover_studies(results_dir: str | Path) -> list[Study]:
                         nb_path.name,
                         "; ".join(mismatch),
                     )
+            figures[stem] = _drop_stale_figures(figures[stem], nb, stem)
         studies.append(
             Study(
                 stem=stem,

@@ -26,6 +26,7 @@ Two layers:
 from __future__ import annotations
 
 import base64
+import datetime
 import html
 import io
 import json
@@ -537,6 +538,28 @@ def test_discover_assigns_figures_to_longest_stem(tmp_path: Path) -> None:
     assert [p.name for p in studies["01_a"].figures] == ["01_a_fig.png"]
     assert [p.name for p in studies["01_a_b"].figures] == ["01_a_b_fig.png"]
     assert studies["01_a"].notebook is None and studies["01_a"].page is None
+
+
+def test_discover_leaves_out_figures_of_an_earlier_run(tmp_path: Path, caplog) -> None:
+    import nbformat
+
+    nb = new_notebook(cells=[new_code_cell("1")])
+    start = time.time()
+    nb.metadata["papermill"] = {
+        "start_time": datetime.datetime.fromtimestamp(start, tz=datetime.UTC).isoformat()
+    }
+    nbformat.write(nb, tmp_path / "01_a.ipynb")
+    for name in ("01_a_old.png", "01_a_new.png"):
+        (tmp_path / name).write_bytes(_png_bytes())
+    os.utime(tmp_path / "01_a_old.png", (start - 3600, start - 3600))  # drawn an hour before this run
+    with caplog.at_level(logging.WARNING, logger="biaskit.report"):
+        (study,) = discover_studies(tmp_path)
+    assert [p.name for p in study.figures] == ["01_a_new.png"]
+    assert "1 figure(s) predate this run" in caplog.text and "01_a_old.png" in caplog.text
+    del nb.metadata["papermill"]  # no start time: every figure is kept
+    nbformat.write(nb, tmp_path / "01_a.ipynb")
+    (study,) = discover_studies(tmp_path)
+    assert len(study.figures) == 2
 
 
 def test_discover_rejects_bad_input(tmp_path: Path) -> None:
