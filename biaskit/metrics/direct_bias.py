@@ -65,6 +65,7 @@ __all__ = [
     "cosine_to_direction",
     "direct_bias",
     "direct_bias_experiment",
+    "indirect_bias",
     "load_bolukbasi_wordlists",
     "pca_direction",
     "random_direction_null",
@@ -349,6 +350,39 @@ def direct_bias(
         raise ValueError(f"c must be a finite number >= 0, got {c}")
     cos = cosine_to_direction(vectors, neutral_words, direction, policy=policy, name=name).to_numpy()
     return float(np.mean(np.abs(cos) ** c))
+
+
+def indirect_bias(
+    vectors: KeyedVectors | Mapping[str, np.ndarray],
+    w: str,
+    v: str,
+    direction: BiasDirection | np.ndarray,
+) -> float:
+    """Bolukbasi et al.'s indirect bias β(w, v): the share of the similarity of w and v due to g.
+
+    .. math:: \\beta(w, v) = \\Big(w \\cdot v - \\frac{w_\\perp \\cdot v_\\perp}
+              {\\lVert w_\\perp\\rVert \\lVert v_\\perp\\rVert}\\Big) \\Big/ (w \\cdot v),
+              \\qquad w_\\perp = w - (w \\cdot g)\\, g
+
+    with w, v and g unit vectors (Bolukbasi et al. 2016 section 5.2; ``responsibly``'s
+    ``GenderBiasWE.calc_indirect_bias``, which the thesis's package provides).  β = 0: the
+    similarity of w and v owes nothing to the direction; β > 0: part of it does (e.g. w =
+    "receptionist", v = "softball" with the gender direction).  Seed 000 section 3.4.1 defines
+    DirectBias and notes that indirect bias is not analysed there.  ``KeyError`` for a word
+    without a vector; ``ValueError`` when w · v = 0 (β undefined) or a word lies along g.
+    """
+    for word in (w, v):
+        if word not in vectors:
+            raise KeyError(f"indirect_bias: no vector for {word!r}")
+    wv = _unit(np.asarray(vectors[w], dtype=np.float64).ravel(), f"vector of {w!r}")
+    vv = _unit(np.asarray(vectors[v], dtype=np.float64).ravel(), f"vector of {v!r}")
+    g = _direction_vector(direction, wv.shape[0])
+    inner = float(wv @ vv)
+    if inner == 0.0:
+        raise ValueError(f"indirect_bias undefined: {w!r} and {v!r} are orthogonal (w . v = 0)")
+    w_perp = _unit(wv - (wv @ g) * g, f"{w!r} without its component along g")
+    v_perp = _unit(vv - (vv @ g) * g, f"{v!r} without its component along g")
+    return float((inner - float(w_perp @ v_perp)) / inner)
 
 
 # --------------------------------------------------------------------------- E^Boluk
