@@ -10,16 +10,23 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from biaskit.metrics.direct_bias import direct_bias_experiment
 from biaskit.metrics.frequency import (
     THESIS_SWAP_GENDER,
     THESIS_SWAP_RELIGION,
+    attribute_set_pairs,
     attribute_swap_experiment,
     frequency_correlations,
     frequency_table,
     group_frequency_stats,
     mean_frequency,
+    pmi_direct_bias_cells,
+    pmi_direct_bias_correlations,
     seed_frequency_stats,
+    weat_pmi_correlations,
+    weat_pmi_experiment,
 )
+from biaskit.metrics.pmi import bias_pmi_table
 from biaskit.metrics.weat import WEAT, group_associations, weat
 
 GROUPS = {
@@ -153,3 +160,153 @@ def test_bad_input():
         frequency_table(GROUPS, COUNTS, language=None, multiword="drop")
     with pytest.raises(ValueError, match="pair"):
         attribute_swap_experiment(["x1"], ["y1"], {"bad": (["a1"],)}, _toy_vectors(), language=None)
+
+
+# --------------------------------------------------------------------------- seed 000 §3.5.2 and §3.5.3
+def _toy_corpus(seed: int = 0, n_sentences: int = 600) -> tuple[list[list[str]], list[str]]:
+    """Random sentences over a small vocabulary with Zipf-like word probabilities."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"n{i}_{k}" for i in range(8) for k in range(3)]
+    vocab += ["m1", "m2", "m3", "f1", "f2", "f3", "c1", "c2", "i1", "i2"]
+    vocab += ["x1", "x2", "x3", "y1", "y2", "y3"] + [f"z{k}" for k in range(10)]
+    p = 1 / np.arange(1, len(vocab) + 1) ** 0.6
+    p = p[rng.permutation(len(vocab))]
+    p /= p.sum()
+    sentences = [list(rng.choice(vocab, size=8, p=p)) for _ in range(n_sentences)]
+    return sentences, vocab
+
+
+def _hand_pmi(X, A, B, sentences) -> float:
+    """log p(X|A) / p(X|B) with sentence counts, by plain set arithmetic (seed 000 section 3.1.2)."""
+    sets = [set(s) for s in sentences]
+    with_a = [s for s in sets if s & set(A)]
+    with_b = [s for s in sets if s & set(B)]
+    p_xa = sum(bool(s & set(X)) for s in with_a) / len(with_a)
+    p_xb = sum(bool(s & set(X)) for s in with_b) / len(with_b)
+    return math.log(p_xa / p_xb)
+
+
+def test_pmi_direct_bias_correlations_match_hand_computation():
+    from gensim.models import KeyedVectors
+
+    sentences, vocab = _toy_corpus()
+    rng = np.random.default_rng(1)
+    kv = KeyedVectors(vector_size=12)
+    kv.add_vectors(vocab, rng.normal(size=(len(vocab), 12)).astype(np.float32))
+    neutral = {f"N{i}": [f"n{i}_{k}" for k in range(3)] for i in range(8)}
+    chars = {"gender": (["m1", "m2"], ["f1", "f2"]), "religion": (["c1"], ["i1"])}
+    dirs = {ch: rng.normal(size=12) for ch in chars}
+
+    # the library's pipeline, as notebook 04 runs it
+    pmi = bias_pmi_table(neutral, chars, sentences).pivot(
+        index="group", columns="characteristic", values="pmi"
+    )
+    db = {ch: direct_bias_experiment(kv, neutral, g, n_resamples=99).values for ch, g in dirs.items()}
+    counts = Counter(w for s in sentences for w in set(s))
+    freq = group_frequency_stats(frequency_table(neutral, counts, language=None))
+    cells = pmi_direct_bias_cells(pmi, db, freq)
+    res = pmi_direct_bias_correlations(cells)
+
+    # the same quantities by hand
+    hand = []
+    for ch, (A, B) in chars.items():
+        g = dirs[ch] / np.linalg.norm(dirs[ch])
+        for words in neutral.values():
+            W = np.array([kv[w] for w in words], dtype=float)
+            cos = W @ g / np.linalg.norm(W, axis=1)
+            c = [counts[w] for w in words]
+            hand.append(
+                (ch, _hand_pmi(words, A, B, sentences), np.abs(cos).mean(), np.mean(c), np.var(c, ddof=1))
+            )
+    hand_df = pd.DataFrame(hand, columns=["ch", "pmi", "db", "mean", "var"])
+    assert len(cells) == 16 and np.isfinite(hand_df.to_numpy()[:, 1:].astype(float)).all()
+    np.testing.assert_allclose(cells["BIAS_PMI"], hand_df["pmi"], rtol=1e-10)
+    np.testing.assert_allclose(cells["DirectBias"], hand_df["db"], rtol=1e-6)
+
+    def get(scope, x, method):
+        return res[(res.scope == scope) & (res.x == x) & (res.method == method)].iloc[0]
+
+    for scope, sub in [("all", hand_df), ("gender", hand_df[hand_df.ch == "gender"])]:
+        for x, col in [("BIAS_PMI", "pmi"), ("mean_count", "mean"), ("var_count", "var")]:
+            for method, fn in [("pearson", sps.pearsonr), ("spearman", sps.spearmanr)]:
+                want = fn(sub[col], sub["db"])
+                row = get(scope, x, method)
+                assert row.n == len(sub)
+                assert row.r == pytest.approx(want.statistic, abs=1e-6)
+                assert row.p_value == pytest.approx(want.pvalue, rel=1e-5)
+        want = sps.pearsonr(sub["pmi"].abs(), sub["db"])
+        assert get(scope, "|BIAS_PMI|", "pearson").r == pytest.approx(want.statistic, abs=1e-6)
+    assert set(res.scope) == {"all", "gender", "religion"}
+    assert get("all", "BIAS_PMI", "pearson").result.ci is not None
+
+
+def test_pmi_direct_bias_cells_align_and_drop():
+    pmi = pd.DataFrame(
+        {"gender": [0.1, np.nan, 0.3, -0.2], "religion": [1.0, 2.0, 4.0, 3.0]}, index=["a", "b", "c", "d"]
+    )
+    db = {
+        "gender": pd.Series([0.2, 0.5, 0.1, 0.4], index=["c", "b", "a", "d"]),
+        "other": pd.Series([1.0], index=["a"]),
+    }
+    cells = pmi_direct_bias_cells(pmi, db)
+    assert list(cells["cell"]) == ["a / gender", "b / gender", "c / gender", "d / gender"]  # shared only
+    assert cells.set_index("group").loc["c", "DirectBias"] == pytest.approx(0.2)  # aligned by name
+    res = pmi_direct_bias_correlations(cells, x_columns=("BIAS_PMI",))
+    row = res[(res.scope == "all") & (res.method == "pearson")].iloc[0]
+    assert row.n == 3 and row.dropped == ["b / gender"]
+    assert row.r == pytest.approx(sps.pearsonr([0.1, 0.3, -0.2], [0.1, 0.2, 0.4]).statistic)
+    too_few = pmi_direct_bias_correlations(cells, x_columns=("BIAS_PMI",), min_n=4)
+    assert too_few["r"].isna().all() and (too_few["n"] == 3).all()
+    with pytest.raises(ValueError, match="share no characteristic"):
+        pmi_direct_bias_cells(pmi, {"x": db["gender"]})
+
+
+def test_attribute_set_pairs():
+    A, B = ["m1", "m2", "m3", "m4", "m5"], ["f1", "f2", "f3", "f4", "f5"]
+    every = attribute_set_pairs(A, B, size=2, n_pairs=30)
+    assert len(every) == 10  # C(5, 2): fewer than asked, all of them
+    assert every["m1, m2 vs f1, f2"] == (["m1", "m2"], ["f1", "f2"])
+    for a, b in every.values():  # aligned: the same positions on both sides
+        assert [w[1] for w in a] == [w[1] for w in b]
+    some = attribute_set_pairs(A, B, size=2, n_pairs=4, random_state=3)
+    assert len(some) == 4 and set(some) <= set(every)
+    assert some == attribute_set_pairs(A, B, size=2, n_pairs=4, random_state=3)
+    free = attribute_set_pairs(["c1", "c2", "c3"], ["i1", "i2", "i3", "i4"], aligned=False, n_pairs=100)
+    assert len(free) == 3 * 6
+    with pytest.raises(ValueError, match="equal length"):
+        attribute_set_pairs(["a"], ["b", "c"])
+
+
+def test_weat_pmi_experiment_matches_hand_computation():
+    sentences, _ = _toy_corpus(seed=2, n_sentences=800)
+    vec = {w: v for w, v in _toy_vectors(3).items()}
+    rng = np.random.default_rng(4)
+    for w in ("m1", "m2", "m3", "f1", "f2", "f3"):
+        vec[w] = rng.normal(size=25)
+    X, Y = ["x1", "x2", "x3"], ["y1", "y2", "y3"]
+    pairs = attribute_set_pairs(["m1", "m2", "m3"], ["f1", "f2", "f3"], size=1, n_pairs=30)
+    pairs.update(attribute_set_pairs(["m1", "m2", "m3"], ["f1", "f2", "f3"], size=2, n_pairs=30))
+    pairs["missing"] = (["qq"], ["rr"])
+    table = weat_pmi_experiment(X, Y, pairs, vec, sentences, test=WEAT(n_permutations=100))
+    assert len(table) == 7 and np.isnan(table.iloc[-1]["d"]) and "WEAT" in table.iloc[-1]["error"]
+
+    def unit(w):
+        return vec[w] / np.linalg.norm(vec[w])
+
+    hand_d, hand_delta = [], []
+    for A, B in list(pairs.values())[:6]:
+        s = np.array(
+            [np.mean([unit(w) @ unit(a) for a in A]) - np.mean([unit(w) @ unit(b) for b in B]) for w in X + Y]
+        )
+        hand_d.append((s[:3].mean() - s[3:].mean()) / s.std(ddof=1))
+        hand_delta.append(_hand_pmi(X, A, B, sentences) - _hand_pmi(Y, A, B, sentences))
+    np.testing.assert_allclose(table["d"].iloc[:6], hand_d, rtol=1e-9)
+    np.testing.assert_allclose(table["delta_pmi"].iloc[:6], hand_delta, rtol=1e-10)
+
+    res = weat_pmi_correlations(table)
+    for method, fn in [("pearson", sps.pearsonr), ("spearman", sps.spearmanr)]:
+        want = fn(hand_delta, hand_d)
+        row = res[res.method == method].iloc[0]
+        assert row.n == 6 and row.dropped == ["missing"]
+        assert row.r == pytest.approx(want.statistic, abs=1e-9)
+        assert row.p_value == pytest.approx(want.pvalue, rel=1e-6)

@@ -15,6 +15,13 @@ drives the PMI, Bolukbasi (DirectBias) and WEAT results:
 * **The attribute-swap experiment** (section 3.5.3, Tables 3.6-3.7): the same target sets,
   attribute sets with the same meaning but very different frequency:
   :func:`attribute_swap_experiment`.  If the WEAT decision changes, frequency matters.
+* **BIAS_PMI against DirectBias** (section 3.5.2, second half): over the 30 x |H| cells
+  (N_i, g_j), the correlation of BIAS_PMI(N_i, g_j) and of the mean and variance of the seed
+  frequencies of N_i with DirectBias(N_i, g_j): :func:`pmi_direct_bias_cells`,
+  :func:`pmi_direct_bias_correlations`.
+* **WEAT effect size against PMI** (section 3.5.3, "Regarding IMP"): 30 attribute pairs
+  (A_i, B_i), the WEAT d_i against PMI_bias(X, A_i, B_i) - PMI_bias(Y, A_i, B_i):
+  :func:`attribute_set_pairs`, :func:`weat_pmi_experiment`, :func:`weat_pmi_correlations`.
 
 Why frequency can matter: Ethayarajh, Duvenaud & Hirst (2019) show that for SGNS / GloVe
 vectors a word is equally similar to x and y only if p(x) = p(y), so attribute words of
@@ -36,11 +43,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from itertools import combinations, product
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from biaskit.metrics.pmi import SentenceIncidence, Variant, ZeroPolicy, bias_pmi_table
 from biaskit.metrics.weat import WEAT
 from biaskit.stats import correlation
 
@@ -50,12 +59,17 @@ __all__ = [
     "THESIS_FIGURE_3_7_R",
     "THESIS_SWAP_GENDER",
     "THESIS_SWAP_RELIGION",
+    "attribute_set_pairs",
     "attribute_swap_experiment",
     "frequency_correlations",
     "frequency_table",
     "group_frequency_stats",
     "mean_frequency",
+    "pmi_direct_bias_cells",
+    "pmi_direct_bias_correlations",
     "seed_frequency_stats",
+    "weat_pmi_correlations",
+    "weat_pmi_experiment",
 ]
 
 # Seed 000 section 3.6.3: Pearson r between the mean seed frequency of the 30 neutral groups and
@@ -370,3 +384,298 @@ def attribute_swap_experiment(
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- section 3.5.2, second half
+def _xy_correlations(
+    data: pd.DataFrame,
+    x_columns: Sequence[str],
+    y_column: str,
+    *,
+    methods: Sequence[str],
+    min_n: int,
+) -> pd.DataFrame:
+    """Correlate each of ``x_columns`` with ``y_column`` of one table (rows = units) through
+    :func:`frequency_correlations`; columns ``x, y, method, n, r, p_value, ci_low, ci_high,
+    dropped, result``.  A correlation needs at least 3 units whatever ``min_n`` says."""
+    data = data.copy()
+    data.index = [str(i) for i in data.index]
+    res = frequency_correlations(
+        data[list(x_columns)],
+        {y_column: data[y_column]},
+        frequency_columns=tuple(x_columns),
+        methods=methods,
+        min_n=max(int(min_n), 3),
+    )
+    return res.rename(columns={"metric": "y", "frequency": "x"})[
+        ["x", "y", "method", "n", "r", "p_value", "ci_low", "ci_high", "dropped", "result"]
+    ]
+
+
+def pmi_direct_bias_cells(
+    pmi: pd.DataFrame | Mapping[str, pd.Series],
+    direct_bias: pd.DataFrame | Mapping[str, pd.Series],
+    frequency: pd.DataFrame | None = None,
+    *,
+    frequency_columns: Sequence[str] = ("mean_count", "var_count"),
+) -> pd.DataFrame:
+    """The 30 x |H| cells (N_i, g_j) of seed 000 section 3.5.2 as one tidy table.
+
+    ``pmi`` and ``direct_bias`` map each characteristic j (gender, religion, ...) to a Series
+    indexed by neutral group N_i: BIAS_PMI(N_i, g_j) (:func:`biaskit.metrics.pmi.bias_pmi_table`,
+    column ``pmi``) and DirectBias_c(N_i, g_j) (:func:`biaskit.metrics.direct_bias.direct_bias_experiment`,
+    ``.values``).  ``frequency`` (:func:`group_frequency_stats`, indexed by group) adds the mean and
+    variance of the seed frequencies of N_i to every cell of that group (they do not depend on j).
+
+    One row per (characteristic, group), for the characteristics present in both inputs and the
+    groups of either: ``cell`` ("group / characteristic"), ``BIAS_PMI``, ``|BIAS_PMI|`` and
+    ``DirectBias`` (NaN where a metric is undefined), then the frequency columns.
+    """
+    pmi_map = {c: pmi[c] for c in pmi.columns} if isinstance(pmi, pd.DataFrame) else dict(pmi)
+    db_map = (
+        {c: direct_bias[c] for c in direct_bias.columns}
+        if isinstance(direct_bias, pd.DataFrame)
+        else dict(direct_bias)
+    )
+    chars = [c for c in pmi_map if c in db_map]
+    if not chars:
+        raise ValueError(f"pmi ({list(pmi_map)}) and direct_bias ({list(db_map)}) share no characteristic")
+    if frequency is not None:
+        missing = [c for c in frequency_columns if c not in frequency.columns]
+        if missing:
+            raise ValueError(f"frequency table lacks columns {missing}; it has {list(frequency.columns)}")
+    frames = []
+    for ch in chars:
+        p = pd.Series(pmi_map[ch], dtype=float)
+        d = pd.Series(db_map[ch], dtype=float)
+        groups = list(dict.fromkeys([*p.index, *d.index]))
+        frame = pd.DataFrame(
+            {
+                "characteristic": ch,
+                "group": groups,
+                "BIAS_PMI": p.reindex(groups).to_numpy(),
+                "DirectBias": d.reindex(groups).to_numpy(),
+            }
+        )
+        frame.insert(2, "|BIAS_PMI|", frame["BIAS_PMI"].abs())
+        frames.append(frame)
+    cells = pd.concat(frames, ignore_index=True)
+    cells.insert(0, "cell", cells["group"].astype(str) + " / " + cells["characteristic"].astype(str))
+    if frequency is not None:
+        for col in frequency_columns:
+            cells[col] = frequency[col].reindex(cells["group"]).to_numpy(dtype=float)
+    return cells
+
+
+def pmi_direct_bias_correlations(
+    cells: pd.DataFrame,
+    *,
+    x_columns: Sequence[str] = ("BIAS_PMI", "|BIAS_PMI|", "mean_count", "var_count"),
+    methods: Sequence[str] = ("pearson", "spearman"),
+    by_characteristic: bool = True,
+    min_n: int = 3,
+) -> pd.DataFrame:
+    r"""Correlations with DirectBias over the cells (N_i, g_j) (seed 000 section 3.5.2, second half).
+
+    The thesis (section 3.5.2) computes, for i = 1..30 and j = 1..|H|,
+
+    .. math::
+
+        BIAS_{PMI;ij} = \log\frac{p(N_i \mid g_{1j})}{p(N_i \mid g_{2j})}, \qquad
+        DirectBias_c(N_i, g_j) = \frac{1}{|N_i|}\sum_{w \in N_i} |\cos(w, g_j)|^c
+
+    (g_{1j}, g_{2j}: the two word sets that define the direction g_j) and draws "a correlation
+    graph" of the 30 x |H| pairs; it also correlates the mean and the variance of the seed
+    frequencies of N_i with DirectBias_c(N_i, g_j).  This function gives that test: Pearson's r
+    (with its Fisher-z 95% interval) and Spearman's rho, each with a two-sided p-value
+    (H0: no correlation), through :func:`biaskit.stats.correlation`.
+
+    ``cells`` is :func:`pmi_direct_bias_cells`.  Each column of ``x_columns`` is correlated with
+    ``DirectBias``, over all cells together (``scope="all"``, n up to 30 x |H|: what the thesis
+    describes) and, with ``by_characteristic``, within each characteristic (``scope`` = its
+    name, n up to 30).  DirectBias is a mean of *absolute* cosines (it has no side) while
+    BIAS_PMI is signed, so ``|BIAS_PMI|`` (the strength of the co-occurrence skew) is offered
+    beside the thesis's signed value.  Pooling characteristics mixes directions whose
+    DirectBias levels differ, and in the pooled frequency rows every group appears |H| times with
+    the same frequency (the cells are not independent, so the pooled p-value is too small): read
+    the per-characteristic rows too.  Cells with a NaN
+    on either side are dropped (listed in ``dropped``); fewer than ``min_n`` cells give NaN.
+
+    One row per (scope, x, method): ``n, r, p_value, ci_low, ci_high`` (Pearson only),
+    ``dropped`` and the :class:`~biaskit.results.TestResult` in ``result``.
+    """
+    if "DirectBias" not in cells or "cell" not in cells:
+        raise ValueError("cells must come from pmi_direct_bias_cells (columns 'cell' and 'DirectBias')")
+    missing = [c for c in x_columns if c not in cells.columns]
+    if missing:
+        raise ValueError(f"cells lack columns {missing}; it has {list(cells.columns)}")
+    scopes: list[tuple[str, pd.DataFrame]] = [("all", cells)]
+    if by_characteristic:
+        scopes += [(str(ch), sub) for ch, sub in cells.groupby("characteristic", sort=False)]
+    frames = []
+    for scope, sub in scopes:
+        res = _xy_correlations(sub.set_index("cell"), x_columns, "DirectBias", methods=methods, min_n=min_n)
+        res.insert(0, "scope", scope)
+        frames.append(res)
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- section 3.5.3, IMP part
+def attribute_set_pairs(
+    A: Sequence[str],
+    B: Sequence[str],
+    *,
+    size: int = 2,
+    n_pairs: int = 30,
+    aligned: bool = True,
+    random_state: int | None = 0,
+) -> dict[str, tuple[list[str], list[str]]]:
+    """n_pairs distinct attribute pairs (A_i, B_i), each a subset of ``size`` words of A and of B.
+
+    Seed 000 section 3.5.3 asks for "30 different sets of A and B" without fixing how they are
+    chosen.  We take them from the characteristic's own attribute sets, in the form of its
+    Tables 3.6-3.7 (two words per side, e.g. *señor, él* vs *señora, ella*, which are subsets of
+    ``espacio_m`` / ``espacio_f``):
+
+    * ``aligned=True`` (A and B are pair lists of equal length, as ``espacio_m`` / ``espacio_f``:
+      *hombre/mujer, él/ella, ...*): A_i and B_i use the same positions, so each pair of sets
+      names matching words;
+    * ``aligned=False``: A_i and B_i are drawn independently (``christianity words`` /
+      ``islam words``).
+
+    All distinct combinations are listed; when there are more than ``n_pairs`` of them,
+    ``n_pairs`` are drawn without replacement (``random_state``) and kept in enumeration
+    order; when there are fewer, all are returned (logged).  Duplicate words are removed first
+    (for ``aligned``, duplicate positions).  Keys are ``"a1, a2 vs b1, b2"``.
+    """
+    if size < 1:
+        raise ValueError(f"size must be >= 1, got {size}")
+    if n_pairs < 1:
+        raise ValueError(f"n_pairs must be >= 1, got {n_pairs}")
+    if isinstance(A, str) or isinstance(B, str):
+        raise TypeError("A and B must be lists of words, not strings")
+    if aligned:
+        if len(A) != len(B):
+            raise ValueError(f"aligned=True needs A and B of equal length, got {len(A)} and {len(B)}")
+        pairs = list(dict.fromkeys(zip(A, B, strict=True)))
+        if len(pairs) < size:
+            raise ValueError(f"need at least {size} word pairs, got {len(pairs)}")
+        combos = [
+            ([pairs[k][0] for k in idx], [pairs[k][1] for k in idx])
+            for idx in combinations(range(len(pairs)), size)
+        ]
+    else:
+        a_words, b_words = list(dict.fromkeys(A)), list(dict.fromkeys(B))
+        if len(a_words) < size or len(b_words) < size:
+            raise ValueError(
+                f"need at least {size} distinct words on each side, got {len(a_words)} and {len(b_words)}"
+            )
+        combos = [
+            (list(a), list(b)) for a, b in product(combinations(a_words, size), combinations(b_words, size))
+        ]
+    if len(combos) > n_pairs:
+        rng = np.random.default_rng(random_state)
+        keep = np.sort(rng.choice(len(combos), size=n_pairs, replace=False))
+        combos = [combos[k] for k in keep]
+    elif len(combos) < n_pairs:
+        logger.warning(
+            "only %d distinct attribute pairs of size %d exist (asked for %d)", len(combos), size, n_pairs
+        )
+    return {f"{', '.join(a)} vs {', '.join(b)}": (a, b) for a, b in combos}
+
+
+def weat_pmi_experiment(
+    X: Sequence[str],
+    Y: Sequence[str],
+    attribute_pairs: Mapping[str, tuple[Sequence[str], Sequence[str]]],
+    vectors: Any,
+    corpus: SentenceIncidence | Sequence[Sequence[str]],
+    *,
+    test: WEAT | None = None,
+    variant: Variant = "proportion",
+    zero: ZeroPolicy = "nan",
+    names: tuple[str, str] = ("X", "Y"),
+) -> pd.DataFrame:
+    r"""WEAT effect size d_i and the PMI difference for each attribute pair (A_i, B_i) (seed 000 section 3.5.3).
+
+    Section 3.5.3 ("Regarding IMP", the Spanish acronym of PMI): for i = 1..30,
+
+    .. math::
+
+        d_i = \frac{\mathrm{mean}_{x\in X} s(x, A_i, B_i) - \mathrm{mean}_{y\in Y} s(y, A_i, B_i)}
+                   {\mathrm{sd}_{w\in X\cup Y}\, s(w, A_i, B_i)}, \qquad
+        \Delta_i = BIAS_{PMI}(X, A_i, B_i) - BIAS_{PMI}(Y, A_i, B_i)
+
+    with BIAS_PMI(X, A, B) = log[(f_AX / (f_AX + f_AnX)) / (f_BX / (f_BX + f_BnX))], the set
+    formula of section 3.1.2 (sentence counts; :func:`biaskit.metrics.pmi.bias_pmi_table`,
+    ``variant``, ``zero``).  d_i comes from :meth:`biaskit.metrics.weat.WEAT.run` (``test``;
+    its p-value is kept too).  Where the text and the formula disagree we follow the formula:
+    the text writes the second term as PMI_bias(Y, A_i, B_i) without the index i that the first
+    term has, and points to "the formulation 3.1.2", a section number; we use the same (A_i, B_i)
+    in both terms and the set formula of section 3.1.2.  The text says "given H, M, X, Y, A, B"
+    (M: the masked models of chapter 4); d_i is computed on the word vectors W, as everywhere
+    else in section 3.5.3.  Both quantities are > 0 when X leans to A_i and Y to B_i, so the
+    thesis's expectation (section 3.5.4: large effect sizes go with large PMI values) is a
+    positive correlation: :func:`weat_pmi_correlations`.
+
+    One row per pair: ``attributes, A, B, d, p_value, pmi_X, pmi_Y, delta_pmi`` and ``error``
+    (why a value is missing: a pair with no word in the vectors or in the corpus gives NaN
+    instead of stopping the table; logged).  The corpus is indexed once
+    (:class:`~biaskit.metrics.pmi.SentenceIncidence`).
+    """
+    if not attribute_pairs:
+        raise ValueError("attribute_pairs is empty")
+    test = test or WEAT()
+    inc = corpus if isinstance(corpus, SentenceIncidence) else SentenceIncidence(corpus)
+    x_name, y_name = names
+    if x_name == y_name:
+        raise ValueError("names must differ")
+    rows: list[dict[str, Any]] = []
+    for label, pair in attribute_pairs.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"attribute pair {label!r} must be a pair (A, B) of word lists")
+        A, B = list(pair[0]), list(pair[1])
+        row: dict[str, Any] = {"attributes": label, "A": A, "B": B}
+        errors = []
+        try:
+            r = test.run(X, Y, A, B, vectors, names=(x_name, y_name, "A", "B"))
+            row.update(d=r.effect_size, p_value=r.p_value)
+        except ValueError as exc:
+            logger.warning("attribute pair %r: WEAT not computed: %s", label, exc)
+            row.update(d=np.nan, p_value=np.nan)
+            errors.append(f"WEAT: {exc}")
+        try:
+            t = bias_pmi_table({x_name: X, y_name: Y}, {label: (A, B)}, inc, variant=variant, zero=zero)
+            pmi = t.set_index("group")["pmi"]
+            row.update(pmi_X=float(pmi[x_name]), pmi_Y=float(pmi[y_name]))
+            for nm, note in zip(t["group"], t["note"], strict=True):
+                if note and str(note).startswith(("undefined", "no seed")):
+                    errors.append(f"BIAS_PMI({nm}): {note}")
+        except ValueError as exc:
+            logger.warning("attribute pair %r: BIAS_PMI not computed: %s", label, exc)
+            row.update(pmi_X=np.nan, pmi_Y=np.nan)
+            errors.append(f"BIAS_PMI: {exc}")
+        row["delta_pmi"] = row["pmi_X"] - row["pmi_Y"]
+        row["error"] = "; ".join(errors)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def weat_pmi_correlations(
+    table: pd.DataFrame,
+    *,
+    methods: Sequence[str] = ("pearson", "spearman"),
+    min_n: int = 3,
+) -> pd.DataFrame:
+    """Correlation of the WEAT effect size d_i with Delta_i = PMI_bias(X, A_i, B_i) - PMI_bias(Y, A_i, B_i).
+
+    Seed 000 section 3.5.3 ("Once the thirty quantities are obtained for the two variables, a
+    correlation graph is generated"): Pearson's r (Fisher-z 95% interval) and Spearman's rho,
+    two-sided p-values (H0: no correlation), over the pairs where both are defined
+    (:func:`weat_pmi_experiment`; dropped pairs are listed in ``dropped``).  Columns as in
+    :func:`pmi_direct_bias_correlations` (``x`` = ``delta_pmi``, ``y`` = ``d``).
+    """
+    for col in ("attributes", "d", "delta_pmi"):
+        if col not in table:
+            raise ValueError(f"table lacks column {col!r}: use weat_pmi_experiment")
+    return _xy_correlations(table.set_index("attributes"), ["delta_pmi"], "d", methods=methods, min_n=min_n)
