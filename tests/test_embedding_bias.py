@@ -471,3 +471,14 @@ def test_indirect_bias_hand_computation():
         indirect_bias({"a": np.array([1.0, 0, 0]), "b": np.array([0, 1.0, 0])}, "a", "b", g)
     with pytest.raises(ValueError, match="shape"):
         indirect_bias(vecs, "w", "v", np.array([1.0, 0.0]))
+
+
+def test_indirect_bias_does_not_embed_words_outside_a_fasttext_vocabulary():
+    from gensim.models import FastText
+
+    sents = [["the", "doctor", "and", "the", "nurse", "work"], ["he", "and", "she", "work"]] * 20
+    ft = FastText(sents, vector_size=8, min_count=1, epochs=2, seed=1, workers=1, bucket=500).wv
+    assert "doctors" in ft  # gensim's fastText vectors accept any word (subwords) ...
+    with pytest.raises(KeyError, match="not in the vocabulary"):  # ... indirect_bias does not
+        indirect_bias(ft, "doctors", "nurse", np.ones(8))
+    assert np.isfinite(indirect_bias(ft, "doctor", "nurse", ft["he"] - ft["she"]))

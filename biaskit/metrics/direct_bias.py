@@ -371,9 +371,10 @@ def indirect_bias(
     DirectBias and notes that indirect bias is not analysed there.  ``KeyError`` for a word
     without a vector; ``ValueError`` when w · v = 0 (β undefined) or a word lies along g.
     """
+    vocab = getattr(vectors, "key_to_index", vectors)  # fastText vectors accept any word: use the vocabulary
     for word in (w, v):
-        if word not in vectors:
-            raise KeyError(f"indirect_bias: no vector for {word!r}")
+        if word not in vocab:
+            raise KeyError(f"indirect_bias: no vector for {word!r} (not in the vocabulary)")
     wv = _unit(np.asarray(vectors[w], dtype=np.float64).ravel(), f"vector of {w!r}")
     vv = _unit(np.asarray(vectors[v], dtype=np.float64).ravel(), f"vector of {v!r}")
     g = _direction_vector(direction, wv.shape[0])
