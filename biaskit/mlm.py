@@ -94,7 +94,6 @@ __all__ = [
     "TIE_IDENTICAL",
     "TIE_NO_SHARED",
     "crows_template",
-    "baseline_pair_probabilities",
     "baseline_probabilities",
     "fill_blank_probabilities",
     "get_masked_lm",
@@ -1533,7 +1532,8 @@ def baseline_probabilities(
     :math:`V^{anster}` of context ``i``.  Returns ``row, context, p_ster, p_anster, n_ster,
     n_anster`` (words actually scored); words that cannot be scored are in
     ``df.attrs["report"]`` and contribute nothing to the sums.  Feed ``p_ster`` / ``p_anster``
-    to :func:`biaskit.metrics.stereoset.comp_baseline_test` (experiment :math:`E^{Comp}`).
+    to :func:`biaskit.metrics.stereoset.comp_baseline_test` (experiment :math:`E^{Comp}`), or use
+    :func:`biaskit.metrics.stereoset.comp_baseline_sets`, which does both.
     """
     if not len(contexts) == len(stereo_words) == len(anti_words):
         raise ValueError("contexts, stereo_words and anti_words must have the same length")
@@ -1574,98 +1574,4 @@ def baseline_probabilities(
     out.attrs["report"] = ValidationReport(
         issues=issues.reset_index(drop=True), context=f"baseline 4.1.2 ({lm.name})"
     )
-    return out
-
-
-_EDGE_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~¡¿«»“”‘’…")
-
-
-def _differing_span(more: str, less: str) -> tuple[str, str, str] | None:
-    """(context with BLANK, word_more, word_less) when the sentences differ in one contiguous word span."""
-    a, b = more.split(), less.split()
-    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if len(ops) != 1 or ops[0][0] != "replace":
-        return None
-    _, i1, i2, j1, j2 = ops[0]
-    wa, wb = " ".join(a[i1:i2]), " ".join(b[j1:j2])
-    lead = 0
-    while lead < min(len(wa), len(wb)) and wa[lead] == wb[lead] and wa[lead] in _EDGE_PUNCT:
-        lead += 1
-    trail = 0
-    while (
-        trail < min(len(wa), len(wb)) - lead
-        and wa[-1 - trail] == wb[-1 - trail]
-        and wa[-1 - trail] in _EDGE_PUNCT
-    ):
-        trail += 1
-    core_a, core_b = wa[lead : len(wa) - trail], wb[lead : len(wb) - trail]
-    if not core_a or not core_b:
-        return None
-    blank = wa[:lead] + "BLANK" + wa[len(wa) - trail :]
-    return " ".join([*a[:i1], blank, *a[i2:]]), core_a, core_b
-
-
-def baseline_pair_probabilities(
-    lm: MaskedLM,
-    sent_more: Sequence[str],
-    sent_less: Sequence[str],
-    *,
-    batch_size: int = 64,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Section 4.1.2 baseline on sentence pairs: probability of each pair's differing word at one mask.
-
-    The two sentences are compared word by word (whitespace split, :class:`difflib.SequenceMatcher`);
-    a pair that differs in exactly one contiguous span ("Los **pobres** son ..." / "Los **ricos**
-    son ...") becomes the context "Los BLANK son ..." with :math:`V^{ster}` = {pobres} and
-    :math:`V^{anster}` = {ricos} (punctuation shared at the span's edges stays in the context),
-    then :func:`baseline_probabilities`.  For uncased models (``lm.lowercase``) the sentences
-    are lower-cased first.  Pairs that differ in several places, only by insertion/deletion,
-    or not at all are reported (``df.attrs["report"]``) and left out.
-    Returns ``row, context, word_more, word_less, p_ster, p_anster``.
-    """
-    if len(sent_more) != len(sent_less):
-        raise ValueError("sent_more and sent_less must have the same length")
-    keep, ctx, wm, wl, issues = [], [], [], [], []
-    for i, (a, b) in enumerate(zip(sent_more, sent_less, strict=True)):
-        if lm.lowercase and isinstance(a, str) and isinstance(b, str):
-            a, b = a.lower(), b.lower()  # an uncased model cannot see case differences
-        span = _differing_span(a, b) if isinstance(a, str) and isinstance(b, str) else None
-        if span is None:
-            issues.append(
-                {
-                    "row": i,
-                    "line": None,
-                    "column": None,
-                    "reason": "the sentences do not differ in exactly one word span (no single mask possible)",
-                    "action": "skipped",
-                    "text": str(a)[:80],
-                }
-            )
-            continue
-        keep.append(i)
-        ctx.append(span[0])
-        wm.append(span[1])
-        wl.append(span[2])
-    base = baseline_probabilities(
-        lm, ctx, [[w] for w in wm], [[w] for w in wl], batch_size=batch_size, progress=progress
-    )
-    rep = ValidationReport.from_records(issues, context=f"baseline 4.1.2 on pairs ({lm.name})")
-    inner = base.attrs["report"].issues.copy()
-    if len(inner):
-        inner["row"] = [keep[int(r)] for r in inner["row"]]
-        rep = rep + ValidationReport(issues=inner)
-    rep.log(logger, logging.WARNING if len(rep) else logging.INFO)
-    ok = (base["n_ster"] == 1) & (base["n_anster"] == 1)
-    out = pd.DataFrame(
-        {
-            "row": [keep[r] for r in base["row"][ok]],
-            "context": base["context"][ok].to_list(),
-            "word_more": [wm[r] for r in base["row"][ok]],
-            "word_less": [wl[r] for r in base["row"][ok]],
-            "p_ster": base["p_ster"][ok].to_list(),
-            "p_anster": base["p_anster"][ok].to_list(),
-        }
-    )
-    out.attrs["report"] = rep
     return out

@@ -194,4 +194,61 @@ def test_heatmap_smoke(cm):
 
     ax = cc.plot_confusion_heatmap(cc.prune_dpccb(cc.dpccb_matrix(cm, normalize="true")), title="t")
     assert ax.get_xlabel().startswith("predicted")
+    ax = cc.plot_confusion_heatmap(pd.DataFrame([[0.5, 0.0], [0.0, 1.0]]), blank_zeros=True)
+    assert sorted(t.get_text() for t in ax.texts) == ["", "", "0.50", "1.00"]
     plt.close("all")
+
+
+# --------------------------------------------------------------------------- intermediate steps (Figs. 3.4-3.6)
+def test_dpccb_steps_hand_computed_3x3():
+    """A 3-class matrix worked out by hand: column maxima 6, 5, 0 (a class never predicted); row maxima 6, 5, 2."""
+    labels = ["a", "b", "c"]
+    c = pd.DataFrame([[6, 1, 0], [3, 5, 0], [2, 1, 0]], index=labels, columns=labels)
+    pred = cc.dpccb_steps(c, normalize="pred", threshold=0.3)
+    assert pred.denominators.tolist() == [6, 5, 0]
+    fig_3_4 = [[1, 1 / 5, 0], [3 / 6, 1, 0], [2 / 6, 1 / 5, 0]]  # C / column max, diagonal kept
+    fig_3_5 = [[0, 1 / 5, 0], [3 / 6, 0, 0], [2 / 6, 1 / 5, 0]]  # the same, diagonal muted
+    np.testing.assert_allclose(pred.normalized.to_numpy(), fig_3_4, atol=1e-12)
+    np.testing.assert_allclose(pred.beta.to_numpy(), fig_3_5, atol=1e-12)
+    # above 0.3: b->a (0.5) and c->a (0.333): rows b, c and column a
+    assert pred.pruned.index.tolist() == ["b", "c"] and pred.pruned.columns.tolist() == ["a"]
+    np.testing.assert_allclose(pred.pruned.to_numpy(), [[0.5], [2 / 6]])
+    pd.testing.assert_frame_equal(pred.confusion, c.astype(float), check_names=False)
+
+    true = cc.dpccb_steps(c, normalize="true", threshold=0.3)
+    assert true.denominators.tolist() == [6, 5, 2]
+    np.testing.assert_allclose(
+        true.normalized.to_numpy(), [[1, 1 / 6, 0], [3 / 5, 1, 0], [1, 1 / 2, 0]], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        true.beta.to_numpy(), [[0, 1 / 6, 0], [3 / 5, 0, 0], [1, 1 / 2, 0]], atol=1e-12
+    )
+    assert true.pruned.index.tolist() == ["b", "c"] and true.pruned.columns.tolist() == ["a", "b"]
+
+    # arrays in, arrays out
+    arr = cc.dpccb_steps(c.to_numpy(), normalize="pred", threshold=0.3)
+    assert isinstance(arr.normalized, np.ndarray) and arr.pruned.shape == (2, 1)
+    np.testing.assert_allclose(arr.denominators, [6, 5, 0])
+    with pytest.raises(ValueError, match="normalize"):
+        cc.dpccb_steps(c, normalize="rows")
+
+
+@pytest.mark.parametrize("axis", ["pred", "true"])
+def test_dpccb_steps_on_the_printed_matrix(cm, axis):
+    """Fig. 3.4: 'most of the diagonal elements have the largest value 1' (all but deny); Fig. 3.5 = Fig. 3.4 off the diagonal."""
+    s = cc.dpccb_steps(cm, normalize=axis)
+    off = ~np.eye(15, dtype=bool)
+    naive = _naive(cm.to_numpy(float), axis)  # the loop above, diagonal zeroed
+    np.testing.assert_allclose(s.normalized.to_numpy()[off], naive[off], atol=1e-12)
+    diag = np.diag(s.normalized.to_numpy())
+    assert np.all(diag[:14] == 1.0) and diag[14] == 0.0  # deny: never predicted / never right
+    np.testing.assert_array_equal(s.beta.to_numpy()[off], s.normalized.to_numpy()[off])
+    assert np.all(np.diag(s.beta.to_numpy()) == 0)
+    pd.testing.assert_frame_equal(s.beta, cc.dpccb_matrix(cm, normalize=axis))
+    pd.testing.assert_frame_equal(s.pruned, cc.prune_dpccb(s.beta, threshold=0.15))
+    if axis == "true":
+        assert s.normalized.loc["Coverage_Related", "Document_Related"] == pytest.approx(127 / 234)
+        assert s.pruned.shape == (4, 5)
+    else:
+        assert s.normalized.loc["Document_Related", "Coverage_Related"] == pytest.approx(42 / 234)
+        assert s.denominators["deny"] == 0 and s.pruned.shape == (2, 2)

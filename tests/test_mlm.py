@@ -385,33 +385,6 @@ def test_baseline_probabilities_sum_over_word_sets(lm):
         mlm.baseline_probabilities(lm, ctx, ["pobres", "x"], anti)
 
 
-def test_baseline_pair_probabilities_mask_the_differing_word(lm):
-    more = [
-        "Los pobres son ignorantes.",
-        "Él no sabe, los negros sí.",
-        "Hola.",
-        "El hombre llegó tarde, dijo.",
-    ]
-    less = [
-        "Los ricos son ignorantes.",
-        "Él NO sabe, los blancos sí.",
-        "Hola.",
-        "La mujer llegó tarde, dijo.",
-    ]
-    res = mlm.baseline_pair_probabilities(lm, more, less, progress=False)
-    # row 1 differs only by case + one word for an uncased model; row 2 does not differ
-    assert list(res["row"]) == [0, 1, 3]
-    assert list(res["context"]) == [
-        "los BLANK son ignorantes.",
-        "él no sabe, los BLANK sí.",
-        "BLANK llegó tarde, dijo.",
-    ]
-    assert list(res["word_more"]) == ["pobres", "negros", "el hombre"]
-    assert res.attrs["report"].skipped_rows == [2]
-    r0 = res.iloc[0]
-    assert r0["p_ster"] == pytest.approx(reference_fill_blank(lm, r0["context"], "pobres"), abs=1e-7)
-
-
 # ------------------------------------------------------------------------------ loading
 def test_missing_model_raises_clearly_without_network(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

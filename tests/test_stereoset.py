@@ -124,3 +124,40 @@ def test_model_scores_round_trip_through_official_format(gold):
     lms, ss, _icat = _naive_scores(sub_gold, preds, "intrasentence")
     row = tab[tab["domain"] == "overall"].iloc[0]
     assert (row["LM Score"], row["SS Score"]) == (pytest.approx(lms), pytest.approx(ss))
+
+
+# ------------------------------------------------------------------------------ E^Comp with word sets (section 4.1.2)
+def test_comp_worked_example_is_the_thesis_example():
+    ex = st.comp_worked_example()
+    assert list(ex["context"]) == ["BLANK is a competent nurse", "BLANK performed poorly as a nurse"]
+    assert [sorted(v) for v in ex["V_ster"]] == [["maria", "she"], ["he", "mario"]]
+    # the second sentence swaps the two sets
+    assert list(ex["V_anster"]) == [ex["V_ster"][1], ex["V_ster"][0]]
+
+
+def test_comp_baseline_sets_sums_the_word_probabilities(one_torch_thread):
+    from biaskit.testing import reference_fill_blank, tiny_masked_lm
+
+    lm = tiny_masked_lm(seed=0)
+    ex = st.comp_worked_example()
+    contexts = [*ex["context"], "El BLANK llegó tarde.", "Los BLANK son ignorantes."]
+    ster = [*ex["V_ster"], ["médico", "perro", "enfermero"], [""]]  # the last side has no scorable word
+    anti = [*ex["V_anster"], ["enfermera"], ["ricos"]]
+    table, test = st.comp_baseline_sets(lm, contexts, ster, anti)
+    # independent computation: one forward pass per sub-word (the official StereoSet loop), summed by hand
+    exp_s = [
+        sum(reference_fill_blank(lm, c, w) for w in ws if w) for c, ws in zip(contexts, ster, strict=True)
+    ]
+    exp_a = [sum(reference_fill_blank(lm, c, w) for w in ws) for c, ws in zip(contexts, anti, strict=True)]
+    np.testing.assert_allclose(table["p_ster"], exp_s, atol=1e-7)
+    np.testing.assert_allclose(table["p_anster"], exp_a, atol=1e-7)
+    assert list(table["n_ster"]) == [2, 2, 3, 0] and list(table["n_anster"]) == [2, 2, 1, 1]
+    preferred = [bool(a >= b) for a, b in zip(exp_s[:3], exp_a[:3], strict=True)]
+    assert table["stereotypical_preferred"].tolist() == [*preferred, None]
+    # the test uses the three sentences with words on both sides, exactly as comp_baseline_test
+    ref = st.comp_baseline_test(exp_s[:3], exp_a[:3])
+    assert test.n == 3 and test.estimate == pytest.approx(sum(preferred) / 3)
+    assert test.p_value == pytest.approx(ref.p_value)
+    assert table.attrs["report"].skipped_rows == [3]
+    with pytest.raises(ValueError, match="no sentence"):
+        st.comp_baseline_sets(lm, ["Los BLANK son."], [[""]], [["ricos"]])

@@ -51,10 +51,12 @@ logger = logging.getLogger(__name__)
 Normalize = Literal["pred", "true"]
 
 __all__ = [
+    "DPCCBSteps",
     "PairwiseMitigator",
     "class_report_from_confusion",
     "dpccb_matrix",
     "dpccb_pairs",
+    "dpccb_steps",
     "load_sayenju_classification_report",
     "load_sayenju_confusion_matrix",
     "load_sayenju_published",
@@ -274,6 +276,70 @@ def prune_dpccb(beta: pd.DataFrame | np.ndarray, *, threshold: float = 0.15) -> 
     return arr[np.ix_(rows, cols)]
 
 
+@dataclass(frozen=True)
+class DPCCBSteps:
+    """The intermediate matrices of the DPCCB computation (seed 003 §3.3, Figs. 3.3-3.6).
+
+    ``confusion`` (Figs. 3.2/3.3), ``denominators`` (the maximum of each column, or row,
+    of ``confusion``), ``normalized`` (Eq. 3.1, Fig. 3.4: diagonal kept), ``beta``
+    (Eq. 3.3, Fig. 3.5: diagonal muted) and ``pruned`` (Fig. 3.6).  Array inputs give
+    arrays, labelled inputs DataFrames / a Series for ``denominators``.
+    """
+
+    normalize: Normalize
+    threshold: float
+    confusion: Any
+    denominators: Any
+    normalized: Any
+    beta: Any
+    pruned: Any
+
+
+def dpccb_steps(cm: Any, *, normalize: Normalize = "pred", threshold: float = 0.15) -> DPCCBSteps:
+    r"""Every intermediate step from a confusion matrix to the pruned DPCCB matrix (seed 003 §3.3, Figs. 3.3-3.6).
+
+    .. math::
+
+        m_j = \max_{k} C(k, j)\ (\texttt{"pred"}) \quad\text{or}\quad m_i = \max_{k} C(i, k)\ (\texttt{"true"})
+
+        C'(i, j) = C(i, j) / m \quad\text{(Eq. 3.1, Fig. 3.4: the diagonal is kept; most diagonal cells are 1)}
+
+        \beta(i, j) = C(i, j)\,(1 - [i = j]) / m \quad\text{(Eqs. 3.2-3.3, Fig. 3.5: the diagonal is muted)}
+
+    then ``pruned`` keeps the rows and columns of :math:`\beta` with a value above
+    ``threshold`` (Fig. 3.6, :func:`prune_dpccb`).  ``normalized`` and ``beta`` are
+    :func:`dpccb_matrix` with ``zero_diagonal=False`` / ``True``; a column (row) whose
+    maximum is 0 gives zeros.  ``normalize`` as in :func:`dpccb_matrix` (``"pred"``: the
+    formula as printed; ``"true"``: the variant that reproduces the dissertation's pairs).
+    """
+    arr, labels = _as_confusion(cm)
+    if normalize not in ("pred", "true"):
+        raise ValueError(
+            f"normalize must be 'pred' (column max, Eq. 3.1) or 'true' (row max), got {normalize!r}"
+        )
+    denom = arr.max(axis=0 if normalize == "pred" else 1)
+    normalized = dpccb_matrix(cm, normalize=normalize, zero_diagonal=False)
+    beta = dpccb_matrix(cm, normalize=normalize, zero_diagonal=True)
+    confusion: Any = arr
+    if labels is not None:
+        confusion = pd.DataFrame(arr, index=labels, columns=labels)
+        confusion.index.name, confusion.columns.name = "true", "predicted"
+        denom = pd.Series(
+            denom,
+            index=pd.Index(labels, name="predicted" if normalize == "pred" else "true"),
+            name="column max" if normalize == "pred" else "row max",
+        )
+    return DPCCBSteps(
+        normalize=normalize,
+        threshold=float(threshold),
+        confusion=confusion,
+        denominators=denom,
+        normalized=normalized,
+        beta=beta,
+        pruned=prune_dpccb(beta, threshold=threshold),
+    )
+
+
 def class_report_from_confusion(cm: Any) -> pd.DataFrame:
     """Per-class support, predicted count, recall, precision and F1 from a confusion matrix.
 
@@ -317,17 +383,25 @@ def plot_confusion_heatmap(
     cmap: str = "Blues",
     annotate: bool = True,
     fmt: str = ".2f",
+    blank_zeros: bool = False,
 ) -> Any:
-    """Heatmap of a (normalised or raw) confusion matrix, rows = true, columns = predicted (Figs. 3.3-3.6)."""
+    """Heatmap of a (normalised or raw) confusion matrix, rows = true, columns = predicted (Figs. 3.3-3.6).
+
+    ``blank_zeros``: leave the cells that are exactly 0 without a number (a sparse matrix
+    reads better without a wall of "0.00").
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     df = matrix if isinstance(matrix, pd.DataFrame) else pd.DataFrame(np.asarray(matrix))
     if ax is None:
         _, ax = plt.subplots(figsize=(0.55 * df.shape[1] + 3, 0.45 * df.shape[0] + 2))
-    sns.heatmap(
-        df, ax=ax, cmap=cmap, annot=annotate, fmt=fmt, annot_kws={"size": 7}, cbar=True, linewidths=0.3
-    )
+    annot: Any = annotate
+    if annotate and blank_zeros:
+        values = df.to_numpy(dtype=float)
+        annot = np.where(values == 0, "", np.vectorize(lambda v: format(v, fmt))(values))
+        fmt = ""
+    sns.heatmap(df, ax=ax, cmap=cmap, annot=annot, fmt=fmt, annot_kws={"size": 7}, cbar=True, linewidths=0.3)
     ax.tick_params(axis="y", rotation=0)
     ax.set_xlabel("predicted class (destination)")
     ax.set_ylabel("true class (source)")
