@@ -560,3 +560,153 @@ def test_mask_text_inside_a_word_is_refused(xlnet):
     )
     with pytest.raises(ValueError, match="mask token"):
         ib.slot_scores(xlnet, ts, ["Emma <mask>"], TRAITS, cache=False, progress=False)
+
+
+# =============================================================================================
+# Tables 3.7/3.8 (Bolukbasi ranks), A.1-A.4 (agreement per category pair), 3.2 (padding texts)
+# =============================================================================================
+GW6 = ["female", "girl", "woman", "male", "boy", "man"]
+
+
+def _gender_scores(seed):
+    occ = ib.load_louis_alexandre_words()["occupation"]
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(rng.normal(size=(len(occ), 6)), index=occ, columns=GW6)
+
+
+def test_bolukbasi_rank_comparison_against_hand_ranks():
+    direct, indirect = _gender_scores(1), _gender_scores(2)
+    cmp_all = ib.bolukbasi_rank_comparison({"direct": direct, "indirect": indirect})
+    assert len(cmp_all) == 2 * 21 and (cmp_all["n_ranked"] == 99).all()
+    assert cmp_all.groupby("group").size().to_dict() == {"female-associated": 24, "male-associated": 18}
+    # independent ranks: 1 + number of occupations with a strictly larger mean score
+    for method, sc in (("direct", direct), ("indirect", indirect)):
+        f = sc[["female", "girl", "woman"]].mean(axis=1)
+        m = sc[["male", "boy", "man"]].mean(axis=1)
+        for occ in ("homemaker", "maestro", "guidance counselor"):
+            row = cmp_all[(cmp_all["method"] == method) & (cmp_all["occupation"] == occ)].iloc[0]
+            assert row["female_rank"] == 1 + int((f > f[occ]).sum())
+            assert row["male_rank"] == 1 + int((m > m[occ]).sum())
+            assert row["diff_rank"] == row["female_rank"] - row["male_rank"]
+    # published ranks (Table 3.7, bert-base): homemaker direct 3 / 35, nurse indirect 5 / 90
+    hm = cmp_all.query("method == 'direct' and occupation == 'homemaker'").iloc[0]
+    assert (hm["thesis_female_rank"], hm["thesis_male_rank"], hm["thesis_diff_rank"]) == (3, 35, -32)
+    assert hm["thesis_lean"] == "female"
+    nu = cmp_all.query("method == 'indirect' and occupation == 'nurse'").iloc[0]
+    assert (nu["thesis_female_rank"], nu["thesis_male_rank"]) == (5, 90)
+    # xl-base: the misprinted Diff. Rank of hairdresser (indirect, printed 83) is recomputed and noted
+    xb = ib.bolukbasi_rank_comparison({"indirect": indirect}, model="xl-base")
+    hd = xb.query("occupation == 'hairdresser'").iloc[0]
+    assert hd["thesis_diff_rank"] == 3 - 86 and "misprint" in hd["note"]
+    # excluding the gendered occupations: 89 ranked, and an excluded Bolukbasi word would be noted
+    cmp_ex = ib.bolukbasi_rank_comparison({"direct": direct}, exclude=ib.GENDERED_OCCUPATIONS)
+    assert (cmp_ex["n_ranked"] == 89).all()
+    f = direct.drop(index=list(ib.GENDERED_OCCUPATIONS))[["female", "girl", "woman"]].mean(axis=1)
+    assert cmp_ex.query("occupation == 'nanny'")["female_rank"].item() == 1 + int((f > f["nanny"]).sum())
+    cmp_nurse = ib.bolukbasi_rank_comparison({"direct": direct}, exclude=["nurse"])
+    row = cmp_nurse.query("occupation == 'nurse'").iloc[0]
+    assert pd.isna(row["female_rank"]) and row["note"] == "excluded from the ranking" and row["lean"] == "—"
+    # summary: counted directly
+    s = ib.bolukbasi_rank_summary(cmp_all).set_index(["method", "group"])
+    g = cmp_all.query("method == 'indirect' and group == 'male-associated'")
+    assert s.loc[("indirect", "male-associated"), "run_agrees"] == int((g["diff_rank"] > 0).sum())
+    # the thesis, bert-base indirect: 11 of 12 female-associated occupations rank more female
+    fem = cmp_all.query("method == 'indirect' and group == 'female-associated'")
+    assert s.loc[("indirect", "female-associated"), "thesis_agrees"] == int(
+        (fem["thesis_diff_rank"] < 0).sum()
+    )
+    assert s.loc[("indirect", "female-associated"), "n"] == 12
+
+
+def _result(target_cat, feature_cat, ibs, direct):
+    empty = pd.DataFrame()
+    return ib.IndirectBiasResult(
+        model="m",
+        target_category=target_cat,
+        feature_category=feature_cat,
+        ibs=ibs,
+        bs1=empty,
+        bs2=empty,
+        direct=direct,
+    )
+
+
+def test_direct_indirect_agreement_every_pair():
+    rng = np.random.default_rng(0)
+    ibs = pd.DataFrame(rng.normal(size=(5, 6)), index=list("abcde"), columns=GW6)
+    direct = 0.5 * ibs + pd.DataFrame(rng.normal(size=(5, 6)), index=ibs.index, columns=GW6)
+    direct.iloc[0, 0] = np.nan  # one pair without a direct score
+    tr = pd.DataFrame(rng.normal(size=(4, 3)), index=list("wxyz"), columns=["kind", "lazy", "calm"])
+    short = _result("beverage", "gender", ibs.iloc[:1, :2], direct.iloc[:1, :2].fillna(0.1))
+    res = [
+        _result("occupation", "gender", ibs, direct),
+        _result("country", "trait", tr, tr * 2 + 1),
+        _result("sport", "age", tr, None),
+        short,
+    ]
+    a = ib.direct_indirect_agreement(res)
+    assert list(a["target_category"]) == ["Occupation", "Country", "Beverage"]  # no direct: skipped
+    ok = ~np.isnan(direct.to_numpy().ravel())
+    r_ref = pearsonr(direct.to_numpy().ravel()[ok], ibs.to_numpy().ravel()[ok]).statistic
+    assert a.loc[0, "r"] == pytest.approx(r_ref, abs=1e-12) and a.loc[0, "n_pairs"] == 29
+    assert a.loc[1, "r"] == pytest.approx(1.0) and a.loc[1, "n_pairs"] == 12
+    # published cells (Tables A.1-A.4): rows = feature category, columns = target category
+    assert a.loc[0, "thesis bert-base"] == 0.4477 and a.loc[0, "thesis xl-large"] == 0.1963
+    assert a.loc[1, "thesis bert-base"] == 0.294 and a.loc[2, "thesis bert-large"] == -0.2011
+    assert np.isnan(a.loc[2, "r"]) and "only 2 pairs" in a.loc[2, "note"]
+    assert a.loc[0, "note"] == ""
+
+
+def test_padding_text_ttests_against_scipy():
+    from scipy.stats import ttest_ind, ttest_rel
+
+    rng = np.random.default_rng(4)
+    idx, cols = [f"o{i}" for i in range(20)], [f"f{j}" for j in range(12)]
+    base = pd.DataFrame(rng.normal(size=(20, 12)), index=idx, columns=cols)
+    texts = {
+        "1": base,
+        "2": base + rng.normal(scale=0.01, size=base.shape),  # nearly the same
+        "3": base + 3.0,  # shifted for every occupation
+    }
+    t = ib.padding_text_ttests(texts).set_index(["text_a", "text_b"])
+    assert list(t.index) == [("1", "2"), ("1", "3"), ("2", "3")]
+    ps = [ttest_ind(texts["1"].loc[o], texts["2"].loc[o]).pvalue for o in idx]
+    assert t.loc[("1", "2"), "pct_p<0.05"] == pytest.approx(100 * np.mean(np.array(ps) < 0.05))
+    assert t.loc[("1", "2"), "median_p"] == pytest.approx(np.median(ps))
+    assert t.loc[("1", "2"), "pct_p<0.05"] == 0.0
+    assert t.loc[("1", "3"), "pct_p<0.05"] == 100.0 and t.loc[("1", "3"), "mean_abs_diff"] == pytest.approx(
+        3.0
+    )
+    # paired: a constant shift of 0.01 plus tiny noise is detected by the paired test only
+    texts2 = {"1": base, "2": base + 0.01 + rng.normal(scale=1e-4, size=base.shape)}
+    tp = ib.padding_text_ttests(texts2, paired=True)
+    ps_rel = [ttest_rel(texts2["1"].loc[o], texts2["2"].loc[o]).pvalue for o in idx]
+    assert tp.loc[0, "median_p"] == pytest.approx(np.median(ps_rel)) and tp.loc[0, "pct_p<0.01"] == 100.0
+    assert ib.padding_text_ttests(texts2).loc[0, "pct_p<0.05"] == 0.0
+    # a feature missing under one text is left out of that occupation's test
+    t3 = {"1": base, "2": base.copy()}
+    t3["2"].iloc[0, :11] = np.nan
+    assert ib.padding_text_ttests(t3).loc[0, "n_targets"] == 19
+
+
+def test_padding_texts_bundled_and_padding_text_ibs(xlnet, bert):
+    texts = ib.load_padding_texts()
+    assert list(texts) == ["original", "austen", "melville", "dickens", "carroll"]
+    assert texts["original"] == ib.PADDING_TEXT
+    assert texts["austen"].startswith("It is a truth universally acknowledged")
+    assert all(t.endswith("<eod> </s> <eos>") for t in texts.values())
+    two = {"short": xlnet.padding_text, "austen": texts["austen"]}
+    kw = dict(
+        targets=["nanny", "engineer", "pilot"],
+        features=["male", "female", "man", "woman"],
+        names=NAMES,
+        max_templates=2,
+        cache=False,
+        progress=False,
+    )
+    got = ib.padding_text_ibs(xlnet, two, "occupation", "gender", **kw)
+    same = ib.indirect_bias(xlnet, "occupation", "gender", direct=False, **kw).ibs
+    np.testing.assert_allclose(got["short"].to_numpy(), same.to_numpy(), rtol=0, atol=1e-6)
+    assert np.abs(got["short"] - got["austen"]).to_numpy().max() > 1e-3  # the padding text is read
+    with pytest.raises(ValueError, match="XLNet"):
+        ib.padding_text_ibs(bert, two, "occupation", "gender", **kw)

@@ -98,6 +98,14 @@ __all__ = [
     "feature_set",
     "gender_rank_table",
     "ibs_from_bridge_scores",
+    "bolukbasi_rank_comparison",
+    "bolukbasi_rank_summary",
+    "direct_indirect_agreement",
+    "padding_text_ibs",
+    "padding_text_ttests",
+    "load_padding_texts",
+    "GENDERED_OCCUPATIONS",
+    "CATEGORY_LABELS",
     "indirect_bias",
     "indirect_bias_scores",
     "load_bridge_lm",
@@ -1258,6 +1266,284 @@ def gender_rank_table(
     out["male_rank"] = out["male"].rank(ascending=False, method="first").astype("Int64")
     out["diff_rank"] = out["female_rank"] - out["male_rank"]
     return out
+
+
+#: Occupations of the 99 whose word itself names a gender (biaskit's list: the thesis underlines the
+#: gender-specific occupations in Tables 3.3/3.4 but prints no exclusion list; its largest printed rank,
+#: 92, says it ranked at least 92 occupations, so its list may be shorter than this one).
+GENDERED_OCCUPATIONS: tuple[str, ...] = (
+    "barmaid",
+    "barman",
+    "businessman",
+    "businesswoman",
+    "fireman",
+    "fisherman",
+    "policeman",
+    "postman",
+    "waiter",
+    "waitress",
+)
+
+
+def _lean(diff: float) -> str:
+    if pd.isna(diff):
+        return "—"
+    return "female" if diff < 0 else "male" if diff > 0 else "neither"
+
+
+def bolukbasi_rank_comparison(
+    scores: Mapping[str, pd.DataFrame],
+    *,
+    model: str = "bert-base",
+    exclude: Sequence[str] = (),
+    tables: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """Female / Male / Diff. Rank of Bolukbasi's occupations, this run beside the thesis (Tables 3.7/3.8, A.5-A.8).
+
+    For each method in ``scores`` (``{"direct": targets x gender words, "indirect": ...}``) the occupations
+    are ranked with :func:`gender_rank_table` (1 = most associated; ``exclude`` = the occupations left out
+    of the ranking, e.g. :data:`GENDERED_OCCUPATIONS`), and the rows of Bolukbasi et al.'s (2016) 12
+    most female- and 9 (of 12; *protege*, *fighter pilot*, *boss* are not in the 99) most male-associated
+    occupations are kept: Diff. Rank = Female Rank - Male Rank, negative = more female.  ``thesis_*`` are
+    the published ranks of ``model`` (seed 004 section 3.4, Tables 3.7/3.8 for bert-base, A.5-A.8), the
+    thesis's Diff. Rank **recomputed** from its ranks (five cells are misprinted; ``note`` says where).
+    ``lean`` / ``thesis_lean`` = the sign of the Diff. Rank as a word; ``note`` explains missing values.
+    """
+    t = tables if tables is not None else load_louis_alexandre_tables()
+    grt = t["gender_rank_tables"]
+    groups = {o: "female-associated" for o in grt["female_associated"]}
+    groups.update({o: "male-associated" for o in grt["male_associated"]})
+    rows = []
+    for method, sc in scores.items():
+        ranks = gender_rank_table(sc, exclude=exclude)
+        n_ranked = int(ranks["female"].notna().sum())
+        for occ, group in groups.items():
+            pub = grt["occupations"][occ].get(method, {}).get(model)
+            notes = []
+            if occ in ranks.index and pd.notna(ranks.loc[occ, "female"]):
+                f, m = int(ranks.loc[occ, "female_rank"]), int(ranks.loc[occ, "male_rank"])
+                d: float = float(f - m)
+            else:
+                f = m = None
+                d = float("nan")
+                notes.append(
+                    "excluded from the ranking"
+                    if occ in exclude
+                    else "no score in this run (not scored or its gender words are not one token)"
+                )
+            if pub is None:
+                tf = tm = None
+                td = float("nan")
+                notes.append(f"no published {method} ranks for {model}")
+            else:
+                tf, tm = int(pub["female_rank"]), int(pub["male_rank"])
+                td = float(tf - tm)
+                if pub["diff_rank_printed"] != tf - tm:
+                    notes.append(f"thesis prints Diff. {pub['diff_rank_printed']} (misprint)")
+            rows.append(
+                {
+                    "method": method,
+                    "group": group,
+                    "occupation": occ,
+                    "female_rank": f,
+                    "male_rank": m,
+                    "diff_rank": d,
+                    "lean": _lean(d),
+                    "n_ranked": n_ranked,
+                    "thesis_female_rank": tf,
+                    "thesis_male_rank": tm,
+                    "thesis_diff_rank": td,
+                    "thesis_lean": _lean(td),
+                    "note": "; ".join(notes),
+                }
+            )
+    out = pd.DataFrame(rows)
+    for c in ("female_rank", "male_rank", "thesis_female_rank", "thesis_male_rank"):
+        out[c] = out[c].astype("Int64")
+    return out
+
+
+def bolukbasi_rank_summary(comparison: pd.DataFrame) -> pd.DataFrame:
+    """How many of Bolukbasi's occupations lean to "their" gender (Diff. Rank < 0 for the female-associated,
+    > 0 for the male-associated), this run and the thesis, per method and group (seed 004 section 3.4).
+
+    ``comparison`` is a :func:`bolukbasi_rank_comparison` frame.  Columns ``n`` (occupations with a rank
+    in both), ``run_agrees`` / ``thesis_agrees`` (counts leaning as Bolukbasi found) and ``same_lean``
+    (occupations where this run and the thesis lean the same way).
+    """
+    rows = []
+    for (method, group), g in comparison.groupby(["method", "group"], sort=False):
+        g = g.dropna(subset=["diff_rank", "thesis_diff_rank"])
+        want = "female" if group.startswith("female") else "male"
+        rows.append(
+            {
+                "method": method,
+                "group": group,
+                "n": len(g),
+                "run_agrees": int((g["lean"] == want).sum()),
+                "thesis_agrees": int((g["thesis_lean"] == want).sum()),
+                "same_lean": int((g["lean"] == g["thesis_lean"]).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+#: biaskit's category keys -> the thesis's table labels (Tables 3.6, A.1-A.4).
+CATEGORY_LABELS: dict[str, str] = {
+    "beverage": "Beverage",
+    "country": "Country",
+    "occupation": "Occupation",
+    "sport": "Sport",
+    "trait": "Trait",
+    "age": "Age",
+    "year_of_birth": "Year of Birth",
+    "gender": "Gender",
+    "race": "Race",
+    "religion": "Religion",
+    "sexual_orientation": "Sexual Orientation",
+}
+
+
+def direct_indirect_agreement(
+    results: Sequence[IndirectBiasResult],
+    *,
+    corrected: bool = True,
+    tables: Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    r"""Agreement of direct and indirect scores for every category pair of a run, beside Tables A.1-A.4.
+
+    For each result (one target category x one feature category) the Pearson correlation over all
+    (target, feature) pairs that have both scores, :math:`r = \operatorname{pearson}(Direct(T, A), IBS(T, A))`
+    (seed 004 section 3.4, Tables 3.5/3.6 and A.1-A.4; Table 3.5's "gender-defining words" column is
+    the Occupation x Gender cell).  Columns: ``target_category``, ``feature_category`` (the thesis's
+    labels), ``model``, ``n_pairs``, ``r``, ``p`` (two-sided; pairs within a category are not
+    independent, so ``p`` is descriptive), one ``thesis <model>`` column per published model
+    (``corrected``: the xl-base Country row fixed) and ``note`` (why a value is missing).
+    Results without direct scores are skipped; a repeated (model, pair) keeps its first result.
+    """
+    from biaskit.stats import correlation
+
+    t = tables if tables is not None else load_louis_alexandre_tables()
+    pub = t["direct_vs_indirect_correlation"]["corrected" if corrected else "as_printed"]
+    rows, seen = [], set()
+    for res in results:
+        if res.direct is None:
+            continue
+        tgt = CATEGORY_LABELS.get(res.target_category, res.target_category)
+        feat = CATEGORY_LABELS.get(res.feature_category, res.feature_category)
+        if (res.model, tgt, feat) in seen:
+            continue
+        seen.add((res.model, tgt, feat))
+        tidy = res.tidy().dropna(subset=["ibs", "direct"])
+        notes = []
+        r = p = float("nan")
+        if len(tidy) >= 3 and tidy["direct"].nunique() > 1 and tidy["ibs"].nunique() > 1:
+            c = correlation(tidy["direct"].to_numpy(), tidy["ibs"].to_numpy(), method="pearson")
+            r, p = float(c.statistic), float(c.p_value)
+        else:
+            notes.append(f"only {len(tidy)} pairs with both scores (or a constant score): no r")
+        row: dict[str, Any] = {
+            "target_category": tgt,
+            "feature_category": feat,
+            "model": res.model,
+            "n_pairs": len(tidy),
+            "r": r,
+            "p": p,
+        }
+        missing_pub = []
+        for m, tab in pub.items():
+            v = tab["rows"].get(feat, [None] * len(tab["columns"]))
+            val = v[tab["columns"].index(tgt)] if tgt in tab["columns"] else None
+            row[f"thesis {m}"] = float("nan") if val is None else float(val)
+            if val is None:
+                missing_pub.append(m)
+        if missing_pub:
+            notes.append(f"not published for {', '.join(missing_pub)}")
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def padding_text_ibs(
+    bridge: BridgeLM,
+    padding_texts: Mapping[str, str],
+    target_category: str,
+    feature_category: str,
+    **kwargs: Any,
+) -> dict[str, pd.DataFrame]:
+    """IBS (targets x features) of one XLNet model once per padding text (seed 004 section 3.3.3, Table 3.2).
+
+    XLNet reads every sentence after a padding text; the thesis repeats the scoring with five padding
+    texts.  Each text gets its own :class:`BridgeLM` over the same weights (``xlnet_mode`` and
+    ``batch_size`` kept); ``kwargs`` go to :func:`indirect_bias` (``targets``, ``features``, ``names``,
+    ``max_templates``, ...; direct scores are not computed).  Returns ``{label: ibs frame}``.
+    """
+    if bridge.kind != "xlnet":
+        raise ValueError("the padding-text experiment is for XLNet models (BERT reads no padding text)")
+    if len(padding_texts) < 2:
+        raise ValueError("give at least two padding texts")
+    kwargs = {**kwargs, "direct": False}
+    out = {}
+    for label, text in padding_texts.items():
+        b = BridgeLM(bridge.lm, xlnet_mode=bridge.xlnet_mode, padding_text=text, batch_size=bridge.batch_size)
+        out[label] = indirect_bias(b, target_category, feature_category, **kwargs).ibs
+    return out
+
+
+def padding_text_ttests(
+    ibs_by_text: Mapping[str, pd.DataFrame],
+    *,
+    alphas: Sequence[float] = (0.05, 0.01),
+    paired: bool = False,
+) -> pd.DataFrame:
+    r"""Student t-tests between the IBS sets of every pair of padding texts (seed 004 section 3.3.3, Table 3.2).
+
+    For padding texts :math:`i < j` and each target :math:`T` (row of both frames), the set
+    :math:`\{IBS_i(T, A)\}_A` over the features is compared with :math:`\{IBS_j(T, A)\}_A`: Student's
+    two-sample t-test with equal variances (``scipy.stats.ttest_ind``; the thesis does not say which
+    test, this is the plain reading) or, ``paired=True``, the paired test over the same features
+    (``ttest_rel``).  One row per pair: ``text_a``, ``text_b``, ``n_targets`` (targets with >= 2 features
+    scored under both and a defined p), ``pct_p<alpha`` for each alpha (% of targets with p < alpha, as
+    in Table 3.2), ``median_p`` and ``mean_abs_diff`` (mean |IBS_i - IBS_j| over all cells).
+    """
+    from itertools import combinations
+
+    from scipy import stats as sps
+
+    labels = list(ibs_by_text)
+    rows = []
+    for a, b in combinations(labels, 2):
+        x, y = ibs_by_text[a], ibs_by_text[b]
+        idx = [t for t in x.index if t in y.index]
+        cols = [c for c in x.columns if c in y.columns]
+        ps = []
+        for t in idx:
+            xa = x.loc[t, cols].to_numpy(dtype=float)
+            ya = y.loc[t, cols].to_numpy(dtype=float)
+            ok = ~(np.isnan(xa) | np.isnan(ya))
+            if ok.sum() < 2:
+                continue
+            res = sps.ttest_rel(xa[ok], ya[ok]) if paired else sps.ttest_ind(xa[ok], ya[ok])
+            if np.isfinite(res.pvalue):
+                ps.append(float(res.pvalue))
+        parr = np.asarray(ps)
+        row: dict[str, Any] = {"text_a": a, "text_b": b, "n_targets": len(ps)}
+        for al in alphas:
+            row[f"pct_p<{al:g}"] = float(100.0 * np.mean(parr < al)) if len(ps) else float("nan")
+        row["median_p"] = float(np.median(parr)) if len(ps) else float("nan")
+        diff = (x.loc[idx, cols] - y.loc[idx, cols]).abs().to_numpy(dtype=float)
+        row["mean_abs_diff"] = float(np.nanmean(diff)) if np.isfinite(diff).any() else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def load_padding_texts(path: str | Path | None = None) -> dict[str, str]:
+    """The XLNet padding texts of the padding experiment: ``"original"`` = :data:`PADDING_TEXT` (the
+    thesis's text 1) and the public-domain book openings of ``data/louis-alexandre/padding_texts.json``
+    (biaskit's choice; the thesis's texts 2-5 are book openings it does not name, except *1984*)."""
+    p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "padding_texts.json"
+    d = _read_json(p, "padding texts")
+    return {"original": PADDING_TEXT, **{k: v["text"] for k, v in d["texts"].items()}}
 
 
 # =============================================================================================
