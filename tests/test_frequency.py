@@ -20,6 +20,8 @@ from biaskit.metrics.frequency import (
     frequency_table,
     group_frequency_stats,
     mean_frequency,
+    missing_vector_note,
+    missing_vector_reasons,
     pmi_direct_bias_cells,
     pmi_direct_bias_correlations,
     seed_frequency_stats,
@@ -127,6 +129,132 @@ def test_attribute_swap_matches_direct_weat():
     assert df.loc[1, "mean_freq"] == pytest.approx(1.5)
     assert df.loc[0, "freq_ratio_A_B"] == pytest.approx(3.0)
     assert np.isnan(df.loc[2, "d"]) and "vocabulary" in df.loc[2, "error"]
+
+
+def test_missing_vector_reasons_match_gensim_min_count():
+    # independent check: gensim's own vocabulary decides which corpus words fall below min_count
+    from gensim.models import Word2Vec
+
+    rng = np.random.default_rng(3)
+    vocab = [f"w{i}" for i in range(12)]
+    sentences = [list(rng.choice(vocab, size=6, p=np.arange(12, 0, -1) / 78)) for _ in range(15)]
+    sentences.append(["raro"])  # seen once
+    model = Word2Vec(sentences, vector_size=8, min_count=3, epochs=1, workers=1, seed=0)
+    kv = model.wv
+    tokens = Counter(w for s in sentences for w in s)
+    dropped_by_gensim = set(tokens) - set(kv.key_to_index)
+    assert "raro" in dropped_by_gensim and len(dropped_by_gensim) >= 2  # the test can fail
+    words = [*tokens, "nunca", "pantalones cortos", "raro"]
+    reasons = missing_vector_reasons(words, kv, tokens, min_count=3)
+    assert {w for w, r in reasons.items() if r == "below_min_count"} == dropped_by_gensim
+    assert {w for w, r in reasons.items() if r == "below_min_count"} == {
+        w for w, c in tokens.items() if c < 3
+    }
+    assert reasons["nunca"] == "absent" and reasons["pantalones cortos"] == "multiword"
+    assert not set(reasons) & set(kv.key_to_index)  # words with a vector are never reported
+    assert list(reasons).count("raro") == 1  # duplicates reported once
+    # vectors cut to a subset (a file read with a limit): frequent words without a vector
+    small = {w: kv[w] for w in kv.index_to_key[1:]}
+    assert missing_vector_reasons([kv.index_to_key[0]], small, tokens, min_count=3) == {
+        kv.index_to_key[0]: "not_in_vectors"
+    }
+    assert missing_vector_reasons(["nunca"], kv) == {"nunca": "not_in_vectors"}  # no counts: no reason
+    with pytest.raises(TypeError):
+        missing_vector_reasons("raro", kv)
+
+
+def test_missing_vector_note_text():
+    vec = {"señor": np.ones(3), "ella": np.ones(3)}
+    counts = {"señor": 9, "ella": 7, "chico": 1, "abuela": 1, "cristiano": 2, "musulmán": 4, "raro": 8}
+    words = ["señor", "chico", "abuelo", "abuela", "ella", "chica"]
+    assert missing_vector_note(words, vec, counts, min_count=2, corpus_label="europarl-es-sample") == (
+        "no vector for: chico, abuela (1 time each in europarl-es-sample, below min_count 2); "
+        "abuelo, chica (not in europarl-es-sample)"
+    )
+    assert missing_vector_note(["cristiano", "musulmán", "raro"], vec, counts, min_count=5) == (
+        "no vector for: cristiano, musulmán (2 and 4 times in the corpus, below min_count 5); "
+        "raro (in the corpus, but not among the vectors' words)"
+    )
+    assert missing_vector_note(["chico"], vec, counts, min_count=2) == (
+        "no vector for: chico (1 time in the corpus, below min_count 2)"
+    )
+    assert missing_vector_note(["señor", "ella"], vec, counts, min_count=2) == ""
+
+
+def test_attribute_swap_notes_and_target_size():
+    vec = _toy_vectors(2)
+    tokens = {"a1": 9, "a2": 9, "b1": 9, "b2": 9, "q1": 2}
+    sets = {
+        "partial": (["a1", "q1"], ["b1", "b2"]),
+        "rare": (["zz", "q1"], ["qq"]),
+    }
+    X, Y = ["x1", "x2", "nox"], ["y1", "y2"]
+    df = attribute_swap_experiment(
+        X,
+        Y,
+        sets,
+        vec,
+        language=None,
+        token_counts=tokens,
+        min_count=5,
+        corpus_label="toy",
+        names=("tx", "ty"),
+    )
+    # the partial row is WEAT on the words that have a vector, computed independently
+    want = weat(["x1", "x2"], ["y1", "y2"], ["a1"], ["b1", "b2"], vec)
+    assert df.loc[0, "d"] == pytest.approx(want.effect_size) and df.loc[0, "p_value"] == pytest.approx(
+        want.p_value
+    )
+    assert df.loc[0, "coverage"] == "X 2/3 · Y 2/2 · A 1/2 · B 2/2"
+    assert 1 / math.comb(4, 2) > 0.05  # 2 + 2 target words: 6 splits, p >= 1/6
+    assert df.loc[0, "note"] == (
+        "only 2 + 2 target words have a vector, so p cannot fall below 0.167; "
+        "computed without the words that have no vector: q1 (2 times in toy, below min_count 5)"
+    )
+    assert np.isnan(df.loc[1, "d"]) and df.loc[1, "error"]
+    assert df.loc[1, "note"] == (
+        "not computed: neither A nor B has a word with a vector; no vector for: zz, qq (not in toy); "
+        "q1 (2 times in toy, below min_count 5)"
+    )
+    # one word per target set: d = (a - b) / (|a - b| / sqrt 2) = +-sqrt(2) whatever the vectors ...
+    for seed in (0, 1, 2):
+        forced = weat(["x1"], ["y1"], ["a1", "a2"], ["b1"], _toy_vectors(seed))
+        assert abs(forced.effect_size) == pytest.approx(math.sqrt(2))
+    # ... so such a row is not computed, with the reason
+    one = attribute_swap_experiment(["x1", "nox"], ["y1"], {"s": (["a1", "a2"], ["b1"])}, vec, language=None)
+    assert np.isnan(one.loc[0, "d"])
+    assert one.loc[0, "note"] == (
+        "not computed: only 1 of the 2 words of 'X' has a vector (1 not among the vectors' words) and only "
+        "1 of the 1 words of 'Y' has a vector; with one word per target set, d is ±1.41 whatever the vectors"
+    )
+    # 1 + 2 target words: C(3, 1) = 3 splits, p >= 1/3; computed, with that caveat
+    few = attribute_swap_experiment(["x1"], ["y1", "y2"], {"s": (["a1", "q1"], ["b1"])}, vec, language=None)
+    want = weat(["x1"], ["y1", "y2"], ["a1"], ["b1"], vec)
+    assert few.loc[0, "d"] == pytest.approx(want.effect_size) and few.loc[0, "p_value"] >= 1 / 3 - 1e-12
+    assert few.loc[0, "note"] == (
+        "only 1 + 2 target words have a vector, so p cannot fall below 0.333; "
+        "computed without the words that have no vector: q1 (not among the vectors' words)"
+    )
+    # ... so min_target_words=2 leaves such a row uncomputed, with the reason
+    two = attribute_swap_experiment(
+        ["x1", "nox"],
+        Y,
+        {"s": (["a1"], ["b1", "q9"])},
+        vec,
+        language=None,
+        token_counts={"nox": 0, "q9": 1},
+        min_count=2,
+        names=("tx", "ty"),
+        min_target_words=2,
+    )
+    assert np.isnan(two.loc[0, "d"])
+    assert two.loc[0, "note"] == (
+        "not computed: only 1 of the 2 words of 'tx' has a vector (1 not in the corpus); at least 2 per "
+        "target set are needed; among the attribute words, no vector for: q9 (1 time in the corpus, "
+        "below min_count 2)"
+    )
+    with pytest.raises(ValueError, match="min_target_words"):
+        attribute_swap_experiment(X, Y, sets, vec, language=None, min_target_words=0)
 
 
 def test_group_associations_match_weat_scores():

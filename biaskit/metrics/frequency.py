@@ -14,7 +14,10 @@ drives the PMI, Bolukbasi (DirectBias) and WEAT results:
   Spearman with p-values through :func:`biaskit.stats.correlation`.
 * **The attribute-swap experiment** (section 3.5.3, Tables 3.6-3.7): the same target sets,
   attribute sets with the same meaning but very different frequency:
-  :func:`attribute_swap_experiment`.  If the WEAT decision changes, frequency matters.
+  :func:`attribute_swap_experiment`.  If the WEAT decision changes, frequency matters.  Rows that
+  cannot be computed say why in their ``note`` (:func:`missing_vector_reasons`,
+  :func:`missing_vector_note`: which words have no vector, and whether each is absent from the
+  training corpus or below word2vec's ``min_count``).
 * **BIAS_PMI against DirectBias** (section 3.5.2, second half): over the 30 x |H| cells
   (N_i, g_j), the correlation of BIAS_PMI(N_i, g_j) and of the mean and variance of the seed
   frequencies of N_i with DirectBias(N_i, g_j): :func:`pmi_direct_bias_cells`,
@@ -50,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.metrics.pmi import SentenceIncidence, Variant, ZeroPolicy, bias_pmi_table
-from biaskit.metrics.weat import WEAT
+from biaskit.metrics.weat import WEAT, _vocabulary
 from biaskit.stats import correlation
 
 logger = logging.getLogger(__name__)
@@ -65,6 +68,8 @@ __all__ = [
     "frequency_table",
     "group_frequency_stats",
     "mean_frequency",
+    "missing_vector_note",
+    "missing_vector_reasons",
     "pmi_direct_bias_cells",
     "pmi_direct_bias_correlations",
     "seed_frequency_stats",
@@ -323,6 +328,109 @@ def frequency_correlations(
     return pd.DataFrame(rows)
 
 
+MissingReason = Literal["multiword", "absent", "below_min_count", "not_in_vectors"]
+
+
+def missing_vector_reasons(
+    words: Sequence[str],
+    vectors: Any,
+    token_counts: Mapping[str, int] | None = None,
+    *,
+    min_count: int | None = None,
+) -> dict[str, MissingReason]:
+    """Why each word of ``words`` has no vector (seed 000 §3.6.3, the rare rows of Tables 3.6-3.7).
+
+    With V the vectors' vocabulary, c(w) the number of times w occurs as a token in the corpus the
+    vectors were trained on (``token_counts``: word2vec's ``min_count`` compares token counts, not
+    the sentence counts the thesis's frequencies use) and m = ``min_count``, every w not in V gets::
+
+        "multiword"        if w contains a space (a tokenised corpus never has it as one token)
+        "absent"           if c(w) = 0
+        "below_min_count"  if 0 < c(w) < m   (word2vec keeps w in V iff c(w) >= m)
+        "not_in_vectors"   otherwise, or when token_counts is None (e.g. a file cut by a limit)
+
+    Words with a vector are left out; duplicates are reported once, in their first position.
+    """
+    if isinstance(words, str):
+        raise TypeError(f"expected a list of words, got the string {words!r}")
+    if min_count is not None and min_count < 1:
+        raise ValueError(f"min_count must be >= 1, got {min_count}")
+    vocab = _vocabulary(vectors)
+    out: dict[str, MissingReason] = {}
+    for w in dict.fromkeys(words):
+        if w in vocab:
+            continue
+        if " " in w.strip():
+            out[w] = "multiword"
+        elif token_counts is None:
+            out[w] = "not_in_vectors"
+        else:
+            c = int(token_counts.get(w, 0))
+            if c == 0:
+                out[w] = "absent"
+            elif min_count is not None and c < min_count:
+                out[w] = "below_min_count"
+            else:
+                out[w] = "not_in_vectors"
+    return out
+
+
+def _times(n: int) -> str:
+    return "1 time" if n == 1 else f"{n:,} times"
+
+
+def missing_vector_note(
+    words: Sequence[str],
+    vectors: Any,
+    token_counts: Mapping[str, int] | None = None,
+    *,
+    min_count: int | None = None,
+    corpus_label: str = "the corpus",
+) -> str:
+    """The words of ``words`` without a vector, grouped by reason, in one plain sentence.
+
+    Seed 000 §3.6.3: the reasons are those of :func:`missing_vector_reasons` (c(w) = token count in
+    the training corpus, m = ``min_count``: c(w) = 0 -> "not in <corpus>", 0 < c(w) < m -> "below
+    min_count m"), e.g. ``"no vector for: abuelo, chica (not in europarl-es-sample); chico, abuela
+    (1 time each in europarl-es-sample, below min_count 2)"``.  ``""`` when every word has a vector.
+    """
+    reasons = missing_vector_reasons(words, vectors, token_counts, min_count=min_count)
+    if not reasons:
+        return ""
+    parts: list[str] = []
+    by_reason = {r: [w for w, why in reasons.items() if why == r] for r in dict.fromkeys(reasons.values())}
+    for reason, ws in by_reason.items():
+        listed = ", ".join(ws)
+        if reason == "multiword":
+            parts.append(f"{listed} (several words, never a single token)")
+        elif reason == "absent":
+            parts.append(f"{listed} (not in {corpus_label})")
+        elif reason == "below_min_count":
+            cs = [int((token_counts or {}).get(w, 0)) for w in ws]
+            if len(set(cs)) == 1:
+                seen = _times(cs[0]) + (" each" if len(ws) > 1 else "")
+            else:
+                seen = ", ".join(f"{c:,}" for c in cs[:-1]) + f" and {cs[-1]:,} times"
+            parts.append(f"{listed} ({seen} in {corpus_label}, below min_count {min_count})")
+        elif token_counts is not None:
+            parts.append(f"{listed} (in {corpus_label}, but not among the vectors' words)")
+        else:
+            parts.append(f"{listed} (not among the vectors' words)")
+    return "no vector for: " + "; ".join(parts)
+
+
+def _reason_summary(reasons: Mapping[str, str], min_count: int | None, corpus_label: str) -> str:
+    """``"5 not in the corpus, 2 below min_count 5"`` for the words of a large set without a vector."""
+    labels = {
+        "multiword": "multi-word",
+        "absent": f"not in {corpus_label}",
+        "below_min_count": f"below min_count {min_count}",
+        "not_in_vectors": "not among the vectors' words",
+    }
+    n = {r: sum(v == r for v in reasons.values()) for r in labels}
+    return ", ".join(f"{k} {labels[r]}" for r, k in n.items() if k)
+
+
 def attribute_swap_experiment(
     X: Sequence[str],
     Y: Sequence[str],
@@ -334,6 +442,10 @@ def attribute_swap_experiment(
     language: str | None = "es",
     alpha: float = 0.05,
     names: tuple[str, str] = ("X", "Y"),
+    token_counts: Mapping[str, int] | None = None,
+    min_count: int | None = None,
+    corpus_label: str = "the corpus",
+    min_target_words: int = 1,
 ) -> pd.DataFrame:
     """WEAT on fixed targets with several attribute pairs of the same meaning and different frequency.
 
@@ -344,10 +456,56 @@ def attribute_swap_experiment(
     (``wordfreq``), the frequency ratio A/B, WEAT statistic, d, p, the decision at ``alpha``, the
     permutation method and the OOV words.  A pair whose words are all out of vocabulary gives a
     row with NaN and the reason in ``error`` (logged).
+
+    Every row also has ``coverage`` (words with a vector out of the distinct words of X, Y, A, B)
+    and ``note``, in plain words: why a row was not computed, or which attribute words it was
+    computed without, naming the words and the reason (:func:`missing_vector_note`; pass the
+    vectors' training-corpus ``token_counts`` and ``min_count`` to tell "not in the corpus" from
+    "below min_count").  ``min_target_words``: a target set with fewer words with a vector leaves
+    the row uncomputed.  When each target set keeps a single word the row is never computed: s(x)
+    and s(y) are then single numbers a, b and d = (a - b) / sd({a, b}) = (a - b) / (|a - b| /
+    sqrt(2)) = +-sqrt(2) whatever the vectors (``ddof=1``).  With n_X and n_Y target words the
+    permutation test has C(n_X + n_Y, n_X) splits, so p >= 1 / C(n_X + n_Y, n_X); when that floor
+    exceeds ``alpha`` the note says so (the row can never be significant).
     """
     if not attribute_sets:
         raise ValueError("attribute_sets is empty")
+    if min_target_words < 1:
+        raise ValueError(f"min_target_words must be >= 1, got {min_target_words}")
     test = test or WEAT()
+    vocab = _vocabulary(vectors)
+    targets = [(names[0], list(dict.fromkeys(X))), (names[1], list(dict.fromkeys(Y)))]
+    found_t = [sum(w in vocab for w in ws) for _, ws in targets]
+    short = [i for i in (0, 1) if found_t[i] < min_target_words]
+    forced = not short and found_t == [1, 1]  # d = +-sqrt(2) by arithmetic
+    target_note = ""
+    if short or forced:
+        frags = []
+        for i in short or [0, 1]:
+            k, ws = targets[i]
+            why = _reason_summary(
+                missing_vector_reasons(ws, vectors, token_counts, min_count=min_count),
+                min_count,
+                corpus_label,
+            )
+            n_k, n_all = found_t[i], len(ws)
+            have = "no word of" if n_k == 0 else f"only {n_k} of the {n_all} words of"
+            verb = "have" if n_k > 1 else "has"
+            frags.append(f"{have} '{k}' {verb} a vector" + (f" ({why})" if why else ""))
+        if forced:
+            need = "; with one word per target set, d is ±1.41 whatever the vectors"
+        elif min_target_words > 1:
+            need = f"; at least {min_target_words} per target set are needed"
+        else:
+            need = ""
+        target_note = "not computed: " + " and ".join(frags) + need
+    n_x, n_y = found_t
+    p_floor = 1 / math.comb(n_x + n_y, n_x) if n_x and n_y else 1.0
+    small_note = (
+        f"only {n_x} + {n_y} target words have a vector, so p cannot fall below {p_floor:.3f}"
+        if p_floor > alpha
+        else ""
+    )
     rows: list[dict[str, Any]] = []
     for label, pair in attribute_sets.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -365,11 +523,41 @@ def attribute_swap_experiment(
             _, za = _wordfreq(A, language, "best")
             _, zb = _wordfreq(B, language, "best")
             row["mean_zipf"] = float(np.mean(za + zb))
+        uniq = {"A": list(dict.fromkeys(A)), "B": list(dict.fromkeys(B))}
+        row["coverage"] = " · ".join(
+            f"{k} {sum(w in vocab for w in ws)}/{len(ws)}"
+            for k, ws in zip(
+                ("X", "Y", "A", "B"), (targets[0][1], targets[1][1], *uniq.values()), strict=True
+            )
+        )
+        attr_note = missing_vector_note(
+            A + B, vectors, token_counts, min_count=min_count, corpus_label=corpus_label
+        )
+        empty = [k for k, ws in uniq.items() if ws and not any(w in vocab for w in ws)]
+        if target_note:
+            logger.warning("attribute set %r: WEAT not computed: %s", label, target_note)
+            row.update(
+                statistic=np.nan,
+                d=np.nan,
+                p_value=np.nan,
+                reject_h0=None,
+                error=target_note,
+                note=target_note + (f"; among the attribute words, {attr_note}" if attr_note else ""),
+            )
+            rows.append(row)
+            continue
         try:
             r = test.run(X, Y, A, B, vectors, names=(names[0], names[1], "A", "B"))
         except ValueError as exc:
             logger.warning("attribute set %r: WEAT not computed: %s", label, exc)
-            row.update(statistic=np.nan, d=np.nan, p_value=np.nan, reject_h0=None, error=str(exc))
+            if empty:
+                which = (
+                    "neither A nor B has a word with" if len(empty) == 2 else f"{empty[0]} has no word with"
+                )
+                note = f"not computed: {which} a vector; {attr_note}"
+            else:
+                note = f"not computed: {exc}"
+            row.update(statistic=np.nan, d=np.nan, p_value=np.nan, reject_h0=None, error=str(exc), note=note)
             rows.append(row)
             continue
         row.update(
@@ -381,6 +569,14 @@ def attribute_swap_experiment(
             n_partitions=r.details["n_partitions_evaluated"],
             oov={k: v for k, v in r.details["oov"].items() if v},
             error="",
+            note="; ".join(
+                t
+                for t in (
+                    small_note,
+                    attr_note.replace("no vector for:", "computed without the words that have no vector:", 1),
+                )
+                if t
+            ),
         )
         rows.append(row)
     return pd.DataFrame(rows)
