@@ -710,3 +710,161 @@ def test_padding_texts_bundled_and_padding_text_ibs(xlnet, bert):
     assert np.abs(got["short"] - got["austen"]).to_numpy().max() > 1e-3  # the padding text is read
     with pytest.raises(ValueError, match="XLNet"):
         ib.padding_text_ibs(bert, two, "occupation", "gender", **kw)
+
+
+# =============================================================================================
+# the model-generated bridge (seed 004 section 3.3.1, experiment E6)
+# =============================================================================================
+def _ref_generated(lm, verbatim, targets, top_n):
+    """Top-n tokens at the name mask, one forward pass per target, then the whole-word/letters filter."""
+    tok = lm.tokenizer
+    per_target = {}
+    for t in targets:
+        sent = _ref_sentence(lm, verbatim, "[TARGET]", "[FEATURE]", t)
+        ids = tok(sent, return_tensors="pt")["input_ids"]
+        pos = (ids[0] == tok.mask_token_id).nonzero().flatten().tolist()
+        assert len(pos) == 1
+        with torch.no_grad():
+            p = torch.softmax(lm.model(ids).logits[0, pos[0]].double(), dim=-1)
+        top = torch.topk(p, top_n).indices.tolist()
+        kept = []
+        for i in top:
+            piece = tok.convert_ids_to_tokens(i)
+            if i in tok.all_special_ids or piece.startswith("##"):
+                continue
+            if len(piece) < 2 or not piece.isalpha() or tok.tokenize(piece) != [piece]:
+                continue
+            kept.append(piece)
+        per_target[t] = kept
+    return per_target
+
+
+def test_generate_bridge_equals_independent_topn(bert):
+    raw = _raw_sets()["occupation-name"]
+    targets = ["nanny", "engineer", "pilot", "nurse"]
+    gb = ib.generate_bridge(bert, "occupation", targets, top_n=12)
+    ref = _ref_generated(bert.lm, raw["templates"][0], targets, 12)
+    assert gb.per_target == ref
+    assert gb.templates == (ib.template_set("occupation", "name").templates[0],)
+    # merged: every kept word once, most often generated first, ties in order of first appearance
+    counts = {}
+    for t in targets:
+        for w in ref[t]:
+            counts[w] = counts.get(w, 0) + 1
+    assert gb.counts == {w: counts[w] for w in gb.names}
+    assert set(gb.names) == set(counts)
+    assert [gb.counts[w] for w in gb.names] == sorted(gb.counts.values(), reverse=True)
+    flat = [w for t in targets for w in ref[t]]
+    for a, b in zip(gb.names, gb.names[1:], strict=False):
+        if gb.counts[a] == gb.counts[b]:
+            assert flat.index(a) < flat.index(b)
+    # every rejected token has a reason, and nothing kept was also rejected
+    assert all(gb.rejected.values())
+    assert not set(gb.rejected) & set(gb.names)
+
+
+def test_indirect_bias_generated_equals_reference(bert):
+    raw = _raw_sets()
+    targets = ["nanny", "engineer", "pilot"]
+    res = ib.indirect_bias_generated(
+        bert,
+        "occupation",
+        "trait",
+        top_n=8,
+        targets=targets,
+        features=TRAITS,
+        max_templates=3,
+        direct=False,
+        cache=False,
+        progress=False,
+    )
+    gb = res.details["generated_bridge"]
+    assert isinstance(gb, ib.GeneratedBridge) and len(gb.names) >= 3
+    assert res.bridge == gb.names  # every generated word is a single token, so none leaves the bridge
+    bs1_ref = _ref_bias_scores(bert.lm, _first(raw, "occupation-name", 3), targets, gb.names)
+    bs2_ref = _ref_bias_scores(bert.lm, _first(raw, "name-trait", 3), gb.names, TRAITS)
+    np.testing.assert_allclose(
+        res.bs1.loc[targets, gb.names].to_numpy(), bs1_ref.to_numpy(), rtol=0, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        res.bs2.loc[gb.names, TRAITS].to_numpy(), bs2_ref.to_numpy(), rtol=0, atol=1e-9
+    )
+    for t in targets:
+        for f in TRAITS:
+            r_ref = pearsonr(bs1_ref.loc[t].to_numpy(float), bs2_ref[f].to_numpy(float)).statistic
+            assert res.ibs.loc[t, f] == pytest.approx(r_ref, abs=1e-9)
+    with pytest.raises(TypeError, match="own names"):
+        ib.indirect_bias_generated(bert, "occupation", "trait", names=NAMES)
+
+
+def test_generate_bridge_templates_filter_and_errors(bert, xlnet):
+    targets = ["nanny", "engineer", "pilot"]
+    s1 = ib.template_set("occupation", "name")
+    assert "His name is" in s1.templates[8] and "Her name is" in s1.templates[17]
+    gb = ib.generate_bridge(bert, "occupation", targets, top_n=10, templates=(8, 17))
+    his = ib.generate_bridge(bert, "occupation", targets, top_n=10, templates=(8,))
+    her = ib.generate_bridge(bert, "occupation", targets, top_n=10, templates=(17,))
+    for t in targets:  # the per-target set is the ordered union over the gendered templates
+        assert gb.per_target[t] == list(dict.fromkeys(his.per_target[t] + her.per_target[t]))
+    assert set(gb.names) == set(his.names) | set(her.names)
+    assert gb.jaccard(his) == pytest.approx(len(set(his.names)) / len(set(gb.names)))
+    assert gb.in_list([w.upper() for w in his.names[:2]]) == [w for w in gb.names if w in his.names[:2]]
+    only = ib.generate_bridge(bert, "occupation", targets, top_n=10, templates=(8,), keep=lambda w: "e" in w)
+    assert only.names == [w for w in his.names if "e" in w]
+    assert all(why == "rejected by the keep filter" for w, why in only.rejected.items() if w in his.names)
+    # a cased model keeps capitalised whole words only
+    gx = ib.generate_bridge(xlnet, "occupation", targets, top_n=30)
+    assert gx.details["cased_filter"] is True
+    assert all(w[0].isupper() and w.isalpha() for w in gx.names)
+    with pytest.raises(ValueError, match="top_n"):
+        ib.generate_bridge(bert, "occupation", targets, top_n=0)
+    with pytest.raises(ValueError, match="indices"):
+        ib.generate_bridge(bert, "occupation", targets, templates=(99,))
+    with pytest.raises(ValueError, match="predict a name"):
+        ib.generate_bridge(bert, "occupation", targets, s1=ib.template_set("occupation", "trait"))
+
+
+# =============================================================================================
+# the user study's Likert figures (Figs. 5.1/5.2 from Tables C.1/C.2)
+# =============================================================================================
+def test_user_study_likert_returns_the_printed_answers():
+    fig = ib.load_user_study_figures()
+    assert fig["n_per_prototype"] == 5 and fig["scale"] == {
+        "min": 0,
+        "max": 9,
+        "printed": fig["scale"]["printed"],
+    }
+    assert fig["figures"]["5.1"]["caption"] == "Thinking-aloud study: Evaluation of the visualizations."
+    assert fig["figures"]["5.2"]["panels"]["c"]["caption"] == (
+        "Thinking-aloud study: Evaluation of the helping messages and legends."
+    )
+    lik = ib.user_study_likert().set_index(["item", "prototype"])
+    assert len(lik) == 22 and (lik["n"] == 5).all()
+    # answers as printed in Tables C.1/C.2 (P1..P5)
+    assert lik.loc[("Usefulness of highlighting elements", "table_based"), "answers"] == (9, 9, 9, 8.5, 9)
+    assert lik.loc[("Usefulness of introduction message", "table_based"), "answers"] == (8, 6, 0, 1, 3)
+    assert lik.loc[("Clarity of indication messages and legends", "scatterplot_based"), "answers"] == (
+        7,
+        9,
+        8,
+        9,
+        8,
+    )
+    assert lik.loc[("Getting started with the system", "table_based"), "answers"] == (6, 8, 6.5, 7, 6)
+    # summaries computed by hand from the printed answers
+    assert lik.loc[("Usefulness of introduction message", "table_based"), "mean"] == pytest.approx(3.6)
+    assert lik.loc[("Usefulness of introduction message", "scatterplot_based"), "mean"] == pytest.approx(6.0)
+    assert lik.loc[("Usefulness of highlighting elements", "table_based"), "mean"] == pytest.approx(8.9)
+    assert lik.loc[
+        ("Clarity of indication messages and legends", "scatterplot_based"), "mean"
+    ] == pytest.approx(8.2)
+    assert lik.loc[("Usefulness of introduction message", "table_based"), "sd"] == pytest.approx(
+        np.sqrt(((8 - 3.6) ** 2 + (6 - 3.6) ** 2 + 3.6**2 + 2.6**2 + 0.6**2) / 4)
+    )
+    assert lik.loc[("Ease of reading", "table_based"), ["min", "max"]].tolist() == [4.0, 9.0]
+    # panels: Fig. 5.1 a/b = prototype, Fig. 5.2 a/b/c = C.1's three evaluation groups; no background rows
+    assert set(lik.reset_index().query("prototype == 'table_based'")["fig_5_1_panel"]) == {"a"}
+    by_panel = lik.reset_index().groupby("fig_5_2_panel")["item"].nunique().to_dict()
+    assert by_panel == {"a": 3, "b": 4, "c": 4}
+    assert "Knowledge in NLP" not in lik.index.get_level_values("item")
+    assert lik.loc[("Choice of colors", "scatterplot_based"), "question"] == "Choice of colours"

@@ -58,6 +58,12 @@ Implementation decisions (the thesis is silent or ambiguous; extraction sections
   stream (``target_mapping``), as the Hugging Face XLNet example does.
 * Log-softmax in float64 at the read positions; natural log (the base does not change IBS).
 
+**Model-generated bridge** (seed 004 section 3.3.1, the thesis's first, abandoned variant):
+:func:`generate_bridge` takes the top-n predictions at the name slot of an S1 sentence for each
+target, keeps the name-like ones and merges them per target category; :func:`indirect_bias_generated`
+runs Algorithm 3.1 over that bridge.  **User study** (chapter 5): :func:`user_study_likert` summarises
+the printed answers of Tables C.1/C.2 behind Figs. 5.1/5.2.
+
 Caching: the per-template log-probabilities of each (template set, context words, predicted words)
 call are stored under ``cache_dir()/indirect_bias/<model>-<fingerprint>/`` keyed by a hash of the
 model, the reading options and all inputs, so a full run (minutes on a GPU, an hour-scale batch job on
@@ -90,6 +96,7 @@ __all__ = [
     "PADDING_TEXT",
     "BridgeLM",
     "FeatureSet",
+    "GeneratedBridge",
     "IndirectBiasResult",
     "SlotScores",
     "TemplateSet",
@@ -97,6 +104,10 @@ __all__ = [
     "feature_mask_index",
     "feature_set",
     "gender_rank_table",
+    "generate_bridge",
+    "indirect_bias_generated",
+    "load_user_study_figures",
+    "user_study_likert",
     "ibs_from_bridge_scores",
     "bolukbasi_rank_comparison",
     "bolukbasi_rank_summary",
@@ -1242,6 +1253,230 @@ def indirect_bias(
 
 
 # =============================================================================================
+# the model-generated bridge (seed 004 section 3.3.1, the abandoned first variant; experiment E6)
+# =============================================================================================
+@dataclass
+class GeneratedBridge:
+    """A bridge of "names" predicted by the model itself (:func:`generate_bridge`).
+
+    Attributes
+    ----------
+    names:
+        The merged bridge of the target category, most often generated first (ties: first seen).
+    per_target:
+        Each target's kept words, in rank order (merged over the generation templates).
+    counts:
+        Number of targets whose kept words include the name.
+    rejected:
+        Candidate tokens of the top ``top_n`` that the filter removed, with the reason.
+    templates:
+        The generation templates (biaskit's ``{target}``/``{feature}`` form).
+    """
+
+    model: str
+    target_category: str
+    top_n: int
+    names: list[str]
+    per_target: dict[str, list[str]]
+    counts: dict[str, int]
+    rejected: dict[str, str]
+    templates: tuple[str, ...]
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def in_list(self, names: Sequence[str]) -> list[str]:
+        """The generated names that are in ``names`` (case-insensitive), e.g. the thesis's 779."""
+        ref = {n.lower() for n in names}
+        return [n for n in self.names if n.lower() in ref]
+
+    def jaccard(self, other: GeneratedBridge | Sequence[str]) -> float:
+        """|A ∩ B| / |A ∪ B| of the two bridges (case-insensitive)."""
+        a = {n.lower() for n in self.names}
+        b = {n.lower() for n in (other.names if isinstance(other, GeneratedBridge) else other)}
+        return len(a & b) / len(a | b) if a | b else float("nan")
+
+
+def _is_cased(bridge: BridgeLM) -> bool:
+    return not (bridge.lm.lowercase or getattr(bridge.lm.tokenizer, "do_lower_case", False))
+
+
+def _name_candidate(
+    bridge: BridgeLM, token_id: int, cased: bool, keep: Any | None
+) -> tuple[str | None, str, str]:
+    """(word or None, reason it was rejected, raw token) for one predicted token id."""
+    tok = bridge.lm.tokenizer
+    got = tok.convert_ids_to_tokens(int(token_id))
+    raw = str(got)
+    if got is None:
+        return None, "not a token of the tokenizer", f"<id {int(token_id)}>"
+    if int(token_id) in tok.all_special_ids:
+        return None, "special token", raw
+    word = str(tok.convert_tokens_to_string([raw])).strip()
+    if bridge.word_id(word) != int(token_id):
+        return None, "word piece, not a whole word", raw
+    if len(word) < 2 or not word.isalpha():
+        return None, "not a word of letters", raw
+    if cased and not word[0].isupper():
+        return None, "not capitalised (cased model)", raw
+    if keep is not None and not keep(word):
+        return None, "rejected by the keep filter", raw
+    return word, "", raw
+
+
+def generate_bridge(
+    bridge: BridgeLM,
+    target_category: str,
+    targets: Sequence[str] | None = None,
+    *,
+    top_n: int = 50,
+    templates: Sequence[int] = (0,),
+    s1: TemplateSet | None = None,
+    keep: Any | None = None,
+    rules: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> GeneratedBridge:
+    r"""The model-generated bridge: the first names the model itself predicts next to each target, merged.
+
+    Seed 004 section 3.3.1 (the first bridge the thesis tried, then abandoned for the fixed 779 names;
+    experiment E6 of the extraction).  For each target :math:`T` and generation template :math:`g`
+    (default: the first S1 sentence, "Hi! My name is [BRIDGE] and I work as a *T*."):
+
+    .. math::
+
+        Top_n(T, g) = \text{the } n \text{ tokens } w \text{ of the vocabulary with the largest }
+                      P_M(w \mid g(T, [MASK])), \qquad
+        N(T) = \bigcup_g \{ w \in Top_n(T, g) : \text{keep}(w) \}, \qquad
+        B_{gen} = \bigcup_{T} N(T)
+
+    i.e. the top ``top_n`` predictions first, then the name filter (the thesis: "part of speech is used
+    to retrieve only the proper nouns for this set of n words"), then the per-target sets are merged into
+    one bridge per target category "for the sake of consistency".  The IBS over :math:`B_{gen}` is then
+    Algorithm 3.1 unchanged (:func:`indirect_bias` with ``names=result.names``, or
+    :func:`indirect_bias_generated`).  ``templates`` are indices into the S1 set (``s1``, default the
+    bundled "<target category> - Names" set); several templates implement the thesis's suggested
+    mitigation, male and female variants (for occupations 8 = "His name is ... he works as a",
+    17 = "Her name is ... she works as a"), merged per target.
+
+    **The name filter is biaskit's, not the thesis's.**  No part-of-speech tagger is installed here
+    (the thesis does not name one), so a candidate is kept when it is a whole word of the model
+    (its text encodes back to the same single token: no word piece, no special token), made of >= 2
+    letters and, for a cased model, capitalised; for an uncased model nothing separates *emma* from
+    *here*, so common words can enter the bridge.  ``keep(word) -> bool`` adds any further test (e.g. a
+    tagger).  Every rejected token is listed with its reason in ``result.rejected``.
+    """
+    rules = rules if rules is not None else load_louis_alexandre_rules()
+    if top_n < 1:
+        raise ValueError("top_n must be >= 1")
+    ts = s1 if s1 is not None else template_set(target_category, "name")
+    if ts.feature_category != "name":
+        raise ValueError(f"the generation templates must predict a name, got the {ts.key!r} set")
+    if targets is None:
+        targets = load_louis_alexandre_words()[ts.target_category]
+    tgts = _dedupe(list(targets), f"targets of the generated bridge ({ts.key})")
+    if not tgts:
+        raise ValueError("no targets given")
+    idx = list(templates)
+    if not idx or any(not 0 <= i < len(ts) for i in idx):
+        raise ValueError(f"templates must be indices into the {len(ts)} templates of {ts.key}, got {idx}")
+    gen = [ts.templates[i] for i in idx]
+    sentences = [
+        bridge.fill(t, target, target_category=ts.target_category, rules=rules)
+        for target in tgts
+        for t in gen
+    ]
+    seqs = bridge.encode(sentences)
+    mask_id = bridge.lm.tokenizer.mask_token_id
+    for sq, sent in zip(seqs, sentences, strict=True):
+        if sum(1 for x in sq if x == mask_id) != 1:
+            raise ValueError(f"expected one mask token after tokenising {sent[-120:]!r}")
+    n_vocab = int(bridge.lm.model.config.vocab_size)
+    top_n = min(top_n, n_vocab)
+    cased = _is_cased(bridge)
+    top_ids = np.empty((len(seqs), top_n), dtype=np.int64)
+    chunk = max(1, min(256, 2**24 // max(n_vocab, 1)))
+    all_ids = np.arange(n_vocab, dtype=np.int64)
+    for start in range(0, len(seqs), chunk):
+        part = seqs[start : start + chunk]
+        lp = bridge.log_probs_at_masks(
+            part, [0] * len(part), np.tile(all_ids, (len(part), 1)), progress=progress, desc="generate bridge"
+        )
+        for r, row in enumerate(lp):
+            order = np.lexsort((all_ids, -row))  # largest probability first, ties by token id
+            top_ids[start + r] = order[:top_n]
+    per_target: dict[str, list[str]] = {}
+    per_template: dict[str, dict[str, list[str]]] = {}
+    rejected: dict[str, str] = {}
+    for ti, target in enumerate(tgts):
+        kept: list[str] = []
+        for gi, t in enumerate(gen):
+            got = []
+            for tid in top_ids[ti * len(gen) + gi]:
+                word, why, raw = _name_candidate(bridge, int(tid), cased, keep)
+                if word is None:
+                    rejected.setdefault(raw, why)
+                    continue
+                got.append(word)
+                if word not in kept:
+                    kept.append(word)
+            per_template.setdefault(target, {})[t] = got
+        per_target[target] = kept
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for target in tgts:
+        for w in per_target[target]:
+            counts[w] = counts.get(w, 0) + 1
+            first.setdefault(w, len(first))
+    names = sorted(counts, key=lambda w: (-counts[w], first[w]))
+    return GeneratedBridge(
+        model=bridge.name,
+        target_category=ts.target_category,
+        top_n=top_n,
+        names=names,
+        per_target=per_target,
+        counts={w: counts[w] for w in names},
+        rejected=rejected,
+        templates=tuple(gen),
+        details={
+            "n_targets": len(tgts),
+            "template_indices": idx,
+            "cased_filter": cased,
+            "per_template": per_template,
+            "mean_kept_per_target": float(np.mean([len(v) for v in per_target.values()])),
+        },
+    )
+
+
+def indirect_bias_generated(
+    bridge: BridgeLM,
+    target_category: str,
+    feature_category: str,
+    *,
+    top_n: int = 50,
+    generation_templates: Sequence[int] = (0,),
+    keep: Any | None = None,
+    targets: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> IndirectBiasResult:
+    """IBS (seed 004 Algorithm 3.1) over a bridge the model generated (:func:`generate_bridge`), not the 779 names.
+
+    The bridge is generated from ``targets`` (default all of the category) and used for the S1 and S2
+    scores exactly like the fixed names; ``kwargs`` go to :func:`indirect_bias` (``features``,
+    ``direct``, ``max_templates``, ...).  The :class:`GeneratedBridge` is in
+    ``result.details["generated_bridge"]``.
+    """
+    if "names" in kwargs:
+        raise TypeError("indirect_bias_generated makes its own names; use indirect_bias for a fixed bridge")
+    tgts = list(targets) if targets is not None else load_louis_alexandre_words()[target_category]
+    gb = generate_bridge(
+        bridge, target_category, tgts, top_n=top_n, templates=generation_templates, keep=keep
+    )
+    if len(gb.names) < 3:
+        raise ValueError(f"the model generated only {len(gb.names)} bridge names for {target_category}")
+    res = indirect_bias(bridge, target_category, feature_category, targets=tgts, names=gb.names, **kwargs)
+    res.details["generated_bridge"] = gb
+    return res
+
+
+# =============================================================================================
 # gender ranks (Tables 3.3, 3.4, 3.7, 3.8, A.5-A.8)
 # =============================================================================================
 def gender_rank_table(
@@ -1544,6 +1779,65 @@ def load_padding_texts(path: str | Path | None = None) -> dict[str, str]:
     p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "padding_texts.json"
     d = _read_json(p, "padding texts")
     return {"original": PADDING_TEXT, **{k: v["text"] for k, v in d["texts"].items()}}
+
+
+def load_user_study_figures(path: str | Path | None = None) -> dict[str, Any]:
+    """The layout of the user study's Likert figures (seed 004 Figs. 5.1/5.2, section 5.2, pp. 66-70) and the
+    questionnaire wording of Appendix C.1 (``data/louis-alexandre/user_study_figures.json``).
+
+    The figures themselves are images the thesis prints no numbers for; see :func:`user_study_likert`.
+    """
+    p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "user_study_figures.json"
+    return _read_json(p, "user-study figure layout")
+
+
+def user_study_likert(
+    *, tables: Mapping[str, Any] | None = None, figures: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
+    r"""The published Likert answers behind Figs. 5.1/5.2 of seed 004, one row per (item, prototype).
+
+    The thesis's Tables C.1/C.2 (Appendix C.2, p. 123) print every participant's answer (0-9; 5 per
+    prototype, between-subjects); its Figs. 5.1/5.2 draw them but their numbers are not printed, so the
+    summaries here are **computed from the printed answers** (exact, not read off a figure):
+    ``mean`` :math:`= \frac1n \sum_i x_i`, ``sd`` the sample SD (``ddof=1``), ``min``/``max``, ``n``
+    and the five ``answers`` (P1..P5 as printed; table-based P4's "8,5" read as 8.5).  Columns:
+    ``group`` (C.1's row group = the Fig. 5.2 panel), ``item``, ``question`` (C.1 wording), ``low``/``high``
+    (the scale anchors), ``prototype`` (``table_based`` / ``scatterplot_based``), ``fig_5_1_panel``
+    (``a`` table-based, ``b`` scatterplot-based), ``fig_5_2_panel`` (``a``/``b``/``c``).  Only the 11
+    evaluation items; the "User background" rows are not an evaluation and are left out.
+    """
+    t = tables if tables is not None else load_louis_alexandre_tables()
+    fig = figures if figures is not None else load_user_study_figures()
+    answers = t["user_study_likert"]["items"]
+    p51 = {v["prototype"]: k for k, v in fig["figures"]["5.1"]["panels"].items()}
+    p52 = {v["group"]: k for k, v in fig["figures"]["5.2"]["panels"].items()}
+    rows = []
+    for item, meta in fig["items"].items():
+        if item not in answers:
+            raise KeyError(f"item {item!r} of the figure layout is not in Tables C.1/C.2")
+        if answers[item]["group"] != meta["group"]:
+            raise ValueError(f"item {item!r}: group {meta['group']!r} differs from Tables C.1/C.2")
+        for proto in fig["prototypes"]:
+            x = np.asarray(answers[item][proto], dtype=np.float64)
+            rows.append(
+                {
+                    "group": meta["group"],
+                    "item": item,
+                    "question": meta["question"],
+                    "low": meta["low"],
+                    "high": meta["high"],
+                    "prototype": proto,
+                    "n": len(x),
+                    "mean": float(x.mean()),
+                    "sd": float(x.std(ddof=1)) if len(x) > 1 else float("nan"),
+                    "min": float(x.min()),
+                    "max": float(x.max()),
+                    "answers": tuple(float(v) for v in x),
+                    "fig_5_1_panel": p51[proto],
+                    "fig_5_2_panel": p52[meta["group"]],
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 # =============================================================================================
