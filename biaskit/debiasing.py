@@ -85,7 +85,7 @@ CPU_REDUCED = ExperimentPreset(
     n_debias=2000,
     epochs=1,
     label_free_seeds=(42, 43),
-    curve_sizes=(250, 500, 1000, 2000),
+    curve_sizes=(500, 1000, 2000),
     curve_samples=2,
     reinforce_separately=False,
 )
@@ -595,6 +595,7 @@ def corpus_bias_by_fine_tuning(
     seeds: Sequence[int] = (42,),
     config: FineTuneConfig = BARTL,
     n_jobs: int = 1,
+    reference_sld: Sequence[float] | None = None,
     progress: bool = True,
 ) -> CorpusBiasResult:
     """The label-free corpus-bias method of seed 002 section 5.2.1, with repeated seeds.
@@ -604,7 +605,8 @@ def corpus_bias_by_fine_tuning(
     every fine-tuned model and with ``debiased`` itself.  A corpus whose model has the higher ASLD
     is the more biased; :meth:`CorpusBiasResult.compare` tests it pair by pair.  The thesis runs
     one seed and no test (Table 4: toxic 4.14 vs severe toxic 4.41, "the gap is not huge").
-    ``n_jobs`` parallel processes (:func:`fine_tune_many`).
+    ``n_jobs`` parallel processes (:func:`fine_tune_many`).  ``reference_sld``: the SLDs of
+    ``debiased`` on ``pairs`` when the caller already has them (they are not computed again).
     """
     from biaskit.metrics.gender_templates import score_sentence_pairs
 
@@ -612,7 +614,12 @@ def corpus_bias_by_fine_tuning(
         raise ValueError("no corpora")
     if not seeds:
         raise ValueError("at least one seed")
-    reference = score_sentence_pairs(debiased, pairs)["sld"].to_numpy(float)
+    if reference_sld is None:
+        reference = score_sentence_pairs(debiased, pairs)["sld"].to_numpy(float)
+    else:
+        reference = np.asarray(reference_sld, dtype=float).ravel()
+        if reference.size != len(pairs):
+            raise ValueError(f"reference_sld has {reference.size} values for {len(pairs)} pairs")
     runs = [(name, int(s)) for name in corpora for s in seeds]
     jobs = [(list(corpora[name]), replace(config, seed=s)) for name, s in runs]
     scores: list[np.ndarray] = [np.empty(0)] * len(runs)

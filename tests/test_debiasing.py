@@ -382,3 +382,17 @@ def test_fine_tune_many_in_processes_equals_serial(tiny, tmp_path, monkeypatch, 
     assert not np.array_equal(bias[0], bias[1])
     with pytest.raises(ValueError, match="n_jobs"):
         db.fine_tune_many(tiny, jobs, n_jobs=0)
+
+
+def test_corpus_bias_reuses_a_given_reference(tiny):
+    corpora = {"biased": _sentences(6, 1), "unbiased": _sentences(6, 2)}
+    full = db.corpus_bias_by_fine_tuning(tiny, corpora, PAIRS, seeds=(1,), config=_cfg(), progress=False)
+    given = db.corpus_bias_by_fine_tuning(
+        tiny, corpora, PAIRS, seeds=(1,), config=_cfg(), reference_sld=full.reference, progress=False
+    )
+    np.testing.assert_array_equal(given.reference, full.reference)
+    np.testing.assert_array_equal(given.sld["biased"], full.sld["biased"])
+    with pytest.raises(ValueError, match="reference_sld"):
+        db.corpus_bias_by_fine_tuning(
+            tiny, corpora, PAIRS, seeds=(1,), config=_cfg(), reference_sld=[1.0], progress=False
+        )
