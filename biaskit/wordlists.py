@@ -48,6 +48,7 @@ __all__ = [
     "load_wordlist_file",
     "resolve_words",
     "thesis_neutral_groups",
+    "word_list_pair",
 ]
 
 
@@ -270,6 +271,16 @@ def thesis_neutral_groups(groups: dict[str, list[str]] | None = None) -> dict[st
     if missing:
         raise KeyError(f"seed groups lack the thesis's neutral keys {missing}")
     return {k: groups[k] for k in THESIS_NEUTRAL_KEYS}
+
+
+def word_list_pair(label: str, pair: Any, *, what: str = "attribute set") -> tuple[Any, Any]:
+    """The two word lists ``(A, B)`` of a two-element tuple or list, as given.
+
+    ``ValueError`` naming ``what`` and ``label`` when ``pair`` is not a tuple or list of length 2.
+    """
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValueError(f"{what} {label!r} must be a pair (A, B) of word lists")
+    return pair[0], pair[1]
 
 
 def resolve_words(

@@ -83,6 +83,15 @@ class _Sets:
     oov: dict[str, list[str]]
 
 
+def _sets_details(T: _Sets, A: _Sets) -> dict[str, dict[str, Any]]:
+    """The ``details`` entries every metric reports: words kept, set names and dropped words."""
+    return {
+        "words": {"targets": T.words, "attributes": A.words},
+        "names": {"targets": T.names, "attributes": A.names},
+        "oov": {"targets": T.oov, "attributes": A.oov},
+    }
+
+
 def _resolve_sets(
     sets: Any,
     names: Sequence[str] | None,
@@ -383,9 +392,7 @@ class RND(_PermutationSettings):
                 "distance": self.distance,
                 "normalize": self.normalize,
                 "per_word": dict(zip(A.words[0], per_word.tolist(), strict=True)),
-                "words": {"targets": T.words, "attributes": A.words},
-                "names": {"targets": T.names, "attributes": A.names},
-                "oov": {"targets": T.oov, "attributes": A.oov},
+                **_sets_details(T, A),
             },
         )
 
@@ -488,9 +495,7 @@ class ECT(_PermutationSettings):
                 "similarity": {
                     w: {n1: float(x), n2: float(y)} for w, x, y in zip(A.words[0], c1, c2, strict=True)
                 },
-                "words": {"targets": T.words, "attributes": A.words},
-                "names": {"targets": T.names, "attributes": A.names},
-                "oov": {"targets": T.oov, "attributes": A.oov},
+                **_sets_details(T, A),
             },
         )
 
@@ -565,9 +570,7 @@ class MAC(_PermutationSettings):
                     tn: dict(zip(A.names, s.mean(axis=0).tolist(), strict=True))
                     for tn, s in zip(T.names, per_target, strict=True)
                 },
-                "words": {"targets": T.words, "attributes": A.words},
-                "names": {"targets": T.names, "attributes": A.names},
-                "oov": {"targets": T.oov, "attributes": A.oov},
+                **_sets_details(T, A),
             },
         )
 
@@ -669,9 +672,7 @@ class RIPA(_PermutationSettings):
                     for w, m, s in zip(A.words[0], per_word, scores.std(axis=1), strict=True)
                 },
                 "per_pair": {f"{p}-{q}": float(v) for (p, q), v in zip(pairs, s_pair, strict=True)},
-                "words": {"targets": T.words, "attributes": A.words},
-                "names": {"targets": T.names, "attributes": A.names},
-                "oov": {"targets": T.oov, "attributes": A.oov},
+                **_sets_details(T, A),
             },
         )
 
@@ -810,9 +811,7 @@ class RNSB(_PermutationSettings):
                 "estimator_params": dict(self.estimator_params),
                 "holdout": self.holdout,
                 "n_iterations": int(self.n_iterations),
-                "words": {"targets": T.words, "attributes": A.words},
-                "names": {"targets": T.names, "attributes": A.names},
-                "oov": {"targets": T.oov, "attributes": A.oov},
+                **_sets_details(T, A),
             },
         )
 
@@ -933,8 +932,6 @@ class WEFAT(_PermutationSettings):
                     }
                     for w, si, ei, pi in zip(words, s, eff, p_word, strict=True)
                 },
-                "words": {"targets": T.words, "attributes": A.words},
-                "names": {"targets": T.names, "attributes": A.names},
-                "oov": {"targets": T.oov, "attributes": A.oov},
+                **_sets_details(T, A),
             },
         )

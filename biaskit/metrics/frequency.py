@@ -55,6 +55,7 @@ import pandas as pd
 from biaskit.metrics.pmi import SentenceIncidence, Variant, ZeroPolicy, bias_pmi_table
 from biaskit.metrics.weat import WEAT, _vocabulary
 from biaskit.stats import correlation
+from biaskit.wordlists import word_list_pair
 
 logger = logging.getLogger(__name__)
 
@@ -508,9 +509,7 @@ def attribute_swap_experiment(
     )
     rows: list[dict[str, Any]] = []
     for label, pair in attribute_sets.items():
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"attribute set {label!r} must be a pair (A, B) of word lists")
-        A, B = list(pair[0]), list(pair[1])
+        A, B = (list(words) for words in word_list_pair(label, pair, what="attribute set"))
         row: dict[str, Any] = {"attributes": label, "A": A, "B": B}
         if counts is not None:
             row["mean_freq_A"] = mean_frequency(A, counts)
@@ -828,9 +827,7 @@ def weat_pmi_experiment(
         raise ValueError("names must differ")
     rows: list[dict[str, Any]] = []
     for label, pair in attribute_pairs.items():
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"attribute pair {label!r} must be a pair (A, B) of word lists")
-        A, B = list(pair[0]), list(pair[1])
+        A, B = (list(words) for words in word_list_pair(label, pair, what="attribute pair"))
         row: dict[str, Any] = {"attributes": label, "A": A, "B": B}
         errors = []
         try:

@@ -82,7 +82,7 @@ from scipy import stats as sps
 
 from biaskit.results import Alternative, TestResult
 from biaskit.stats import binomial_test, proportion_ztest, z_test_mean
-from biaskit.wordlists import OOVPolicy, resolve_words
+from biaskit.wordlists import OOVPolicy, resolve_words, word_list_pair
 
 logger = logging.getLogger(__name__)
 
@@ -451,10 +451,9 @@ def bias_pmi_table(
 
     attr_sets: list[tuple[str, ...]] = []
     for ch, pair in characteristics.items():
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"characteristic {ch!r} must be a pair (A, B) of word lists")
-        kept_a, _ = _resolve(pair[0], inc, f"{ch}: attribute set A", policy, lowercase)
-        kept_b, _ = _resolve(pair[1], inc, f"{ch}: attribute set B", policy, lowercase)
+        words_a, words_b = word_list_pair(ch, pair, what="characteristic")
+        kept_a, _ = _resolve(words_a, inc, f"{ch}: attribute set A", policy, lowercase)
+        kept_b, _ = _resolve(words_b, inc, f"{ch}: attribute set B", policy, lowercase)
         overlap = set(kept_a) & set(kept_b)
         if overlap:
             logger.warning("%s: words %s are in both A and B", ch, sorted(overlap))
