@@ -98,13 +98,34 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--strict", action="store_true", help="exit with status 1 when any cell failed")
+    p.add_argument(
+        "--scheduler",
+        default="local",
+        help=(
+            "where the cells run: 'local' (default, this process), 'dask' (a local Dask cluster, one worker "
+            "process per core) or the address of a running Dask scheduler (tcp://host:8786); needs "
+            "pip install 'biaskit[distributed]' for anything but local"
+        ),
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes of --scheduler dask (default: one per core)",
+    )
     p.set_defaults(func=_cmd_run)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from biaskit.experiments import run_experiments
 
-    df = run_experiments(args.config, output_dir=args.output_dir, progress=not args.no_progress)
+    df = run_experiments(
+        args.config,
+        output_dir=args.output_dir,
+        progress=not args.no_progress,
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+    )
     n_err = int((df["status"] == "error").sum())
     for key, path in df.attrs.get("outputs", {}).items():
         for one in path if isinstance(path, list) else [path]:

@@ -51,9 +51,11 @@ import contextlib
 import json
 import logging
 import re
+import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1094,6 +1096,8 @@ def run_experiments(
     output_dir: str | Path | None = None,
     progress: bool = True,
     write: bool = True,
+    scheduler: Any = "local",
+    n_workers: int | None = None,
 ) -> pd.DataFrame:
     """Run every cell of the grid; return the tidy results (:data:`COLUMNS`), one row per result.
 
@@ -1101,9 +1105,22 @@ def run_experiments(
     ``output_dir`` (argument > ``config.output_dir`` > ``results/experiments/<name>``); their
     paths are in ``df.attrs["outputs"]``.  A cell that raises is recorded with
     ``status="error"`` and its message (traceback in the log); the others still run.
-    """
-    from tqdm.auto import tqdm
 
+    ``scheduler`` says where the cells run (issue 17):
+
+    * ``"local"`` (default): one after another in this process;
+    * ``"dask"``: on a :class:`distributed.LocalCluster` of ``n_workers`` processes (default: one per
+      core, at most one per model) started for this run;
+    * an address (``"tcp://host:8786"``) or a :class:`distributed.Client`: on a running cluster, e.g.
+      one started by ``dask-jobqueue`` on SLURM / PBS.
+
+    On Dask each model's group of cells is one task, so a model loads once per worker; language-model
+    groups ask for a ``GPU`` resource when ``options.device`` names CUDA (or is ``auto`` and a worker
+    offers one).  The results, the log lines, the LaTeX table and the plots are those of the local run,
+    in the same order (the ``seconds`` column and the log's clock times aside): the log records of each
+    task are collected on its worker and written here in cell order.  A task whose worker dies is run
+    again elsewhere (Dask's ``allowed-failures``); a failing cell is an error row, as locally.
+    """
     cfg = load_config(config)
     out = (
         Path(output_dir)
@@ -1129,7 +1146,6 @@ def run_experiments(
             pkg_logger.addHandler(console)
             pkg_logger.propagate = False
             pkg_logger.setLevel(logging.INFO)
-    rows: list[dict[str, Any]] = []
     try:
         logger.info(
             "experiment %r: %d model(s), %d dataset(s), metrics %s",
@@ -1157,54 +1173,9 @@ def run_experiments(
         for s in skipped:
             logger.info("not a cell: %s", s)
         logger.info("%d cell(s) to run", len(cells))
-        models = _ModelCache(cfg.options)
-        reported: set[str] = set()
-        for cell in tqdm(cells, desc=f"experiment {cfg.name}", unit="cell", disable=not progress):
-            t0 = time.perf_counter()
-            try:
-                if cell.dataset.name in errors:
-                    raise RuntimeError(f"dataset not loaded: {errors[cell.dataset.name]}")
-                new = _run_cell(cfg, cell, data[cell.dataset.name], models, langs.get(cell.dataset.name, ""))
-            except Exception as exc:  # one failing cell must not stop the grid
-                msg = str(exc) if isinstance(exc, ModelLoadError) else f"{type(exc).__name__}: {exc}".strip()
-                first_report = True
-                if isinstance(exc, ModelLoadError):  # report a broken model once, at ERROR
-                    first_report = cell.model.name not in reported
-                    reported.add(cell.model.name)
-                logger.log(
-                    logging.ERROR if first_report else logging.INFO,
-                    "cell %s x %s x %s [%s] failed: %s",
-                    cell.model.name,
-                    cell.dataset.name,
-                    cell.metric,
-                    cell.method,
-                    _first_line(msg),
-                )
-                if not isinstance(exc, ModelLoadError):
-                    logger.info("traceback of the failed cell:\n%s", traceback.format_exc())
-                r = _base_row(cfg, cell, langs.get(cell.dataset.name, ""))
-                r.update(status="error", error=_first_line(msg))
-                new = [r]
-            dt = time.perf_counter() - t0
-            for r in new:
-                r["seconds"] = dt
-                if r["status"] == "ok" and not isinstance(r["significant"], bool):
-                    p = r["p_value"]
-                    r["significant"] = bool(p < float(cfg.option("alpha"))) if np.isfinite(p) else np.nan
-                logger.info(
-                    "%s x %s x %s [%s%s]: %s",
-                    r["model"],
-                    r["dataset"],
-                    r["metric"],
-                    r["method"],
-                    f", {r['bias_type']}" if r["bias_type"] else "",
-                    f"d={r['effect_size']:.3f} p={r['p_value']:.4g}"
-                    if r["status"] == "ok" and r["metric"] != "crows"
-                    else f"B_CrowS={r['score']:.1f}% p={r['p_value']:.4g}"
-                    if r["status"] == "ok"
-                    else f"ERROR {r['error']}",
-                )
-            rows += new
+        rows = _execute(
+            cfg, cells, data, errors, langs, scheduler=scheduler, n_workers=n_workers, progress=progress
+        )
         df = pd.DataFrame(rows, columns=list(COLUMNS))
         n_err = int((df["status"] == "error").sum())
         logger.info("experiment %r finished: %d result row(s), %d error(s)", cfg.name, len(df), n_err)
@@ -1218,6 +1189,279 @@ def run_experiments(
                 h.close()
         pkg_logger.setLevel(old_level)
         pkg_logger.propagate = old_propagate
+
+
+# =============================================================================================
+# executing the cells: in process, or one task per model on Dask (issue 17)
+# =============================================================================================
+#: one cell's outcome: (position in the grid, result rows, log records collected on a Dask worker)
+_Outcome = tuple[int, list[dict[str, Any]], list[logging.LogRecord]]
+
+
+def _run_one(
+    cfg: ExperimentConfig,
+    cell: _Cell,
+    data: Mapping[str, Any],
+    errors: Mapping[str, str],
+    langs: Mapping[str, str],
+    models: _ModelCache,
+    reported: set[str],
+) -> list[dict[str, Any]]:
+    """Run one cell; a failure becomes an error row (logged once per broken model at ERROR)."""
+    t0 = time.perf_counter()
+    lang = langs.get(cell.dataset.name, "")
+    try:
+        if cell.dataset.name in errors:
+            raise RuntimeError(f"dataset not loaded: {errors[cell.dataset.name]}")
+        new = _run_cell(cfg, cell, data[cell.dataset.name], models, lang)
+    except Exception as exc:  # one failing cell must not stop the grid
+        msg = str(exc) if isinstance(exc, ModelLoadError) else f"{type(exc).__name__}: {exc}".strip()
+        first_report = True
+        if isinstance(exc, ModelLoadError):  # report a broken model once, at ERROR
+            first_report = cell.model.name not in reported
+            reported.add(cell.model.name)
+        logger.log(
+            logging.ERROR if first_report else logging.INFO,
+            "cell %s x %s x %s [%s] failed: %s",
+            cell.model.name,
+            cell.dataset.name,
+            cell.metric,
+            cell.method,
+            _first_line(msg),
+        )
+        if not isinstance(exc, ModelLoadError):
+            logger.info("traceback of the failed cell:\n%s", traceback.format_exc())
+        r = _base_row(cfg, cell, lang)
+        r.update(status="error", error=_first_line(msg))
+        new = [r]
+    dt = time.perf_counter() - t0
+    for r in new:
+        r["seconds"] = dt
+        if r["status"] == "ok" and not isinstance(r["significant"], bool):
+            p = r["p_value"]
+            r["significant"] = bool(p < float(cfg.option("alpha"))) if np.isfinite(p) else np.nan
+        logger.info(
+            "%s x %s x %s [%s%s]: %s",
+            r["model"],
+            r["dataset"],
+            r["metric"],
+            r["method"],
+            f", {r['bias_type']}" if r["bias_type"] else "",
+            f"d={r['effect_size']:.3f} p={r['p_value']:.4g}"
+            if r["status"] == "ok" and r["metric"] != "crows"
+            else f"B_CrowS={r['score']:.1f}% p={r['p_value']:.4g}"
+            if r["status"] == "ok"
+            else f"ERROR {r['error']}",
+        )
+    return new
+
+
+def _run_group(
+    cfg: ExperimentConfig,
+    group: Sequence[tuple[int, _Cell]],
+    data: Mapping[str, Any],
+    errors: Mapping[str, str],
+    langs: Mapping[str, str],
+    *,
+    collect: bool = False,
+    on_cell: Callable[[], None] | None = None,
+) -> list[_Outcome]:
+    """Run the cells of one model in order, loading the model once.
+
+    ``collect=True`` (a Dask task) keeps each cell's log records of this thread with its outcome.
+    """
+    models = _ModelCache(cfg.options)
+    reported: set[str] = set()
+    out: list[_Outcome] = []
+    log = logging.getLogger("biaskit")
+    for i, cell in group:
+        handler = _ThreadRecords() if collect else None
+        if handler is not None:
+            log.addHandler(handler)
+        try:
+            rows = _run_one(cfg, cell, data, errors, langs, models, reported)
+        finally:
+            if handler is not None:
+                log.removeHandler(handler)
+        out.append((i, rows, handler.records if handler is not None else []))
+        if on_cell is not None:
+            on_cell()
+    return out
+
+
+class _ThreadRecords(logging.Handler):
+    """Collects the ``biaskit`` records of one thread (a Dask task), ready to travel back to the client."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.thread = threading.get_ident()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread != self.thread:
+            return
+        record.msg = record.getMessage()  # arguments may not pickle: keep the text
+        record.args = None
+        if record.exc_info:
+            record.exc_text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+        record.stack_info = None
+        self.records.append(record)
+
+
+_capture_lock = threading.Lock()
+_capture_state: dict[str, Any] = {"n": 0}
+
+
+def _grid_task(
+    cfg: ExperimentConfig,
+    group: Sequence[tuple[int, _Cell]],
+    data: Mapping[str, Any],
+    errors: Mapping[str, str],
+    langs: Mapping[str, str],
+) -> list[_Outcome]:
+    """One Dask task: :func:`_run_group` with the INFO records of this thread collected per cell.
+
+    The worker's own console stays quiet (the ``biaskit`` logger does not propagate while a task
+    collects); the client writes the records to its log file in cell order.
+    """
+    log = logging.getLogger("biaskit")
+    with _capture_lock:
+        if _capture_state["n"] == 0:
+            _capture_state["saved"] = (log.level, log.propagate)
+            log.setLevel(logging.INFO)
+            log.propagate = False
+        _capture_state["n"] += 1
+    try:
+        return _run_group(cfg, group, data, errors, langs, collect=True)
+    finally:
+        with _capture_lock:
+            _capture_state["n"] -= 1
+            if _capture_state["n"] == 0:
+                log.setLevel(_capture_state["saved"][0])
+                log.propagate = _capture_state["saved"][1]
+
+
+def _model_groups(cells: Sequence[_Cell]) -> list[list[tuple[int, _Cell]]]:
+    """The cells of each model, in grid order (a model's cells are contiguous in :func:`_cells`)."""
+    groups: dict[str, list[tuple[int, _Cell]]] = {}
+    for i, cell in enumerate(cells):
+        groups.setdefault(cell.model.name, []).append((i, cell))
+    return list(groups.values())
+
+
+def _execute(
+    cfg: ExperimentConfig,
+    cells: Sequence[_Cell],
+    data: Mapping[str, Any],
+    errors: Mapping[str, str],
+    langs: Mapping[str, str],
+    *,
+    scheduler: Any,
+    n_workers: int | None,
+    progress: bool,
+) -> list[dict[str, Any]]:
+    """Run the grid here or on Dask; the result rows in grid order (records collected on workers are
+    written to this process's log handlers in the same order)."""
+    from tqdm.auto import tqdm
+
+    groups = _model_groups(cells)
+    with tqdm(total=len(cells), desc=f"experiment {cfg.name}", unit="cell", disable=not progress) as bar:
+        if scheduler is None or (isinstance(scheduler, str) and scheduler == "local"):
+            outcomes = [
+                o
+                for g in groups
+                for o in _run_group(cfg, g, data, errors, langs, on_cell=lambda: bar.update(1))
+            ]
+        else:
+            outcomes = _execute_on_dask(cfg, groups, data, errors, langs, scheduler, n_workers, bar)
+    rows: list[dict[str, Any]] = []
+    for _, new, records in sorted(outcomes, key=lambda o: o[0]):
+        for rec in records:
+            target = logging.getLogger(rec.name)
+            if target.isEnabledFor(rec.levelno):  # as if it had been logged here
+                target.handle(rec)
+        rows += new
+    return rows
+
+
+def _gpu_resources(cfg: ExperimentConfig, client: Any) -> dict[str, float] | None:
+    """``{"GPU": 1}`` for language-model tasks when ``options.device`` names CUDA (a worker must offer a
+    ``GPU`` resource) or is ``auto`` and some worker offers one; else ``None`` (any worker)."""
+    device = str(cfg.option("device"))
+    workers = client.scheduler_info().get("workers", {}).values()
+    offered = any((w.get("resources") or {}).get("GPU") for w in workers)
+    if device.startswith("cuda"):
+        if not offered:
+            raise ValueError(
+                f"options.device is {device!r} but no worker of the Dask cluster offers a GPU resource; "
+                "start the GPU workers with `dask worker ADDRESS --resources GPU=1` (or set device: auto)"
+            )
+        return {"GPU": 1}
+    return {"GPU": 1} if device == "auto" and offered else None
+
+
+def _execute_on_dask(
+    cfg: ExperimentConfig,
+    groups: Sequence[Sequence[tuple[int, _Cell]]],
+    data: Mapping[str, Any],
+    errors: Mapping[str, str],
+    langs: Mapping[str, str],
+    scheduler: Any,
+    n_workers: int | None,
+    bar: Any,
+) -> list[_Outcome]:
+    """One task per model group on a Dask cluster (see :func:`run_experiments`)."""
+    from distributed import as_completed
+
+    from biaskit.distributed import cluster_client
+
+    with cluster_client(scheduler, n_workers=n_workers or len(groups)) as client:
+        gpu = _gpu_resources(cfg, client)
+        tag = uuid.uuid4().hex[:8]
+        futures: dict[Any, Sequence[tuple[int, _Cell]]] = {}
+        for n, group in enumerate(groups):
+            model = group[0][1].model
+            # the datasets travel inside the task (not scattered): a task rerun after its worker died
+            # finds them with the scheduler, where data held by the dead worker would be lost
+            needed = {c.dataset.name: data[c.dataset.name] for _, c in group if c.dataset.name in data}
+            fut = client.submit(
+                _grid_task,
+                cfg,
+                list(group),
+                needed,
+                dict(errors),
+                dict(langs),
+                key=f"biaskit-grid-{cfg.name}-{n}-{tag}",
+                resources=gpu if model.resolved_kind in ("mlm", "causal") else None,
+                retries=1,
+                pure=False,
+            )
+            futures[fut] = group
+        logger.debug("%d task(s) (one per model) submitted to %s", len(futures), client.scheduler.address)
+        outcomes: list[_Outcome] = []
+        for fut in as_completed(list(futures)):
+            group = futures[fut]
+            try:
+                outcomes += fut.result()
+            except Exception as exc:  # the task itself failed, e.g. its worker died too often
+                msg = _first_line(f"{type(exc).__name__}: {exc}")
+                name = group[0][1].model.name
+                rec = logger.makeRecord(
+                    logger.name,
+                    logging.ERROR,
+                    __file__,
+                    0,
+                    f"model {name!r}: its cells could not be run on the cluster: {msg}",
+                    None,
+                    None,
+                )
+                for k, (i, cell) in enumerate(group):
+                    r = _base_row(cfg, cell, langs.get(cell.dataset.name, ""))
+                    r.update(status="error", error=f"Dask task failed: {msg}")
+                    outcomes.append((i, [r], [rec] if k == 0 else []))
+            bar.update(len(group))
+    return outcomes
 
 
 def _write_outputs(df: pd.DataFrame, cfg: ExperimentConfig, out: Path) -> dict[str, Any]:

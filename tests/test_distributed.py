@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from biaskit.corpus import load_corpus
@@ -92,3 +97,203 @@ def test_shards_given_as_files_are_read_and_counted_by_the_workers(corpus, tmp_p
     assert got["n_sentences"] == one.n_sentences
     inc = sharded_incidence([str(p) for p in paths])
     assert inc.vocabulary == one.vocabulary and (inc.matrix != one.matrix).nnz == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the experiment grid on Dask
+# ---------------------------------------------------------------------------------------------
+from test_experiments import _config, make_toy_grid  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    """The toy grid of tests/test_experiments.py: static vectors, a tiny masked LM, a broken model."""
+    return make_toy_grid(tmp_path_factory.mktemp("grid"))
+
+
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ ")
+
+
+def _log_lines(path):
+    """The log's lines without clock times and durations (which differ between any two runs)."""
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if _STAMP.match(line):
+            line = re.sub(r"\b\d+\.\d+ s\b", "<t> s", _STAMP.sub("", line))
+            out.append(line.replace(str(Path(path).parent), "<out>"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
+def local_run(grid, tmp_path_factory):
+    from biaskit.experiments import run_experiments
+
+    out = tmp_path_factory.mktemp("local")
+    return run_experiments(_config(grid), output_dir=out, progress=False), out
+
+
+def _assert_same_run(a, out_a, b, out_b):
+    pd.testing.assert_frame_equal(a.drop(columns="seconds"), b.drop(columns="seconds"))
+    assert (b["status"] == "ok").sum() == 10 and (b["status"] == "error").sum() == 6
+    assert _log_lines(out_a / "toy_grid.log") == _log_lines(out_b / "toy_grid.log")
+    assert (out_a / "toy_grid.tex").read_text() == (out_b / "toy_grid.tex").read_text()
+    assert (out_a / "toy_grid_config.yaml").read_text() == (out_b / "toy_grid_config.yaml").read_text()
+    assert sorted(p.name for p in out_a.glob("*.png")) == sorted(p.name for p in out_b.glob("*.png"))
+
+
+def test_grid_on_a_local_cluster_is_identical_to_the_local_run(grid, local_run, cluster_client, tmp_path):
+    from biaskit.experiments import run_experiments
+
+    a, out_a = local_run
+    b = run_experiments(_config(grid), output_dir=tmp_path, progress=False, scheduler=cluster_client)
+    _assert_same_run(a, out_a, b, tmp_path)
+    # the broken model is reported once at ERROR, on the client, as in the local run
+    errors = [ln for ln in _log_lines(tmp_path / "toy_grid.log") if ln.startswith("ERROR")]
+    assert len(errors) == 1 and "no-such-model" in errors[0]
+
+
+class _KillOnFirstTask:
+    """A worker plugin (test only) that kills its worker process the first time any worker starts a
+    grid task: the marker file makes it happen once over the cluster's life, restarts included."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def setup(self, worker):
+        self.worker = worker
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and "biaskit-grid" in str(key) and not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(key))
+            os._exit(1)
+
+
+def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
+    from distributed import Client, LocalCluster
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    from biaskit.experiments import run_experiments
+
+    plugin = type("KillOnFirstTask", (_KillOnFirstTask, WorkerPlugin), {})(str(tmp_path / "killed"))
+    out = tmp_path / "out"
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        client.register_plugin(plugin)
+        b = run_experiments(_config(grid), output_dir=out, progress=False, scheduler=client)
+    assert (tmp_path / "killed").exists(), "the plugin never killed a worker: the test proved nothing"
+    a, out_a = local_run
+    _assert_same_run(a, out_a, b, out)
+
+
+def test_grid_scheduler_choices_and_gpu_requests(grid, cluster_client):
+    from biaskit.experiments import _gpu_resources, load_config, run_experiments
+
+    with pytest.raises(ValueError, match="unknown scheduler 'nonsense'"):
+        run_experiments(_config(grid), write=False, progress=False, scheduler="nonsense")
+    cfg = load_config(_config(grid, device="cuda"))
+    with pytest.raises(ValueError, match="no worker of the Dask cluster offers a GPU resource"):
+        _gpu_resources(cfg, cluster_client)
+    assert _gpu_resources(load_config(_config(grid)), cluster_client) is None  # auto, no GPU offered
+
+    class _Offering:  # a scheduler that reports one GPU worker
+        def scheduler_info(self):
+            return {"workers": {"tcp://a": {"resources": {}}, "tcp://b": {"resources": {"GPU": 1}}}}
+
+    assert _gpu_resources(cfg, _Offering()) == {"GPU": 1}
+    assert _gpu_resources(load_config(_config(grid)), _Offering()) == {"GPU": 1}
+    assert _gpu_resources(load_config(_config(grid, device="cpu")), _Offering()) is None
+
+
+def test_cli_run_with_a_dask_scheduler(grid, local_run, tmp_path, capsys):
+    import yaml
+
+    from biaskit.__main__ import main
+
+    cfg = tmp_path / "toy.yaml"
+    cfg.write_text(yaml.safe_dump(_config(grid)), encoding="utf-8")
+    out = tmp_path / "out"
+    assert (
+        main(
+            [
+                "run",
+                str(cfg),
+                "--output-dir",
+                str(out),
+                "--no-progress",
+                "--scheduler",
+                "dask",
+                "--workers",
+                "2",
+            ]
+        )
+        == 0
+    )
+    assert "16 result row(s), 6 failed cell(s)" in capsys.readouterr().out
+    _, out_a = local_run
+    b = pd.read_csv(out / "toy_grid.csv")
+    pd.testing.assert_frame_equal(
+        pd.read_csv(out_a / "toy_grid.csv").drop(columns="seconds"), b.drop(columns="seconds")
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# chunked scoring with the shared cache
+# ---------------------------------------------------------------------------------------------
+def test_chunked_scoring_equals_one_process_and_resumes_from_the_shared_cache(
+    cluster_client, tmp_path, monkeypatch
+):
+    from biaskit.distributed import score_sentences_distributed
+    from biaskit.lm import get_lm, score_sentences
+
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
+    sents = [
+        f"the {w} said that {p} would come back soon ."
+        for w in ("nurse", "doctor", "teacher", "pilot", "cook")
+        for p in ("he", "she", "they")
+    ]
+    sents.insert(5, "")  # an empty sentence is reported (with its row over the whole input), not dropped
+    sents.append("the last one .")
+    one = score_sentences(get_lm("tiny-causal"), sents, cache=False, progress=False)
+    kw = dict(scheduler=cluster_client, chunk_size=4, kind="causal", progress=False)
+    got = score_sentences_distributed("tiny-causal", sents, **kw)
+    assert got.n_computed == one.n_computed and got.n_cached == 0
+    assert list(got.scores["row"]) == list(one.scores["row"])
+    np.testing.assert_allclose(got.scores["score"], one.scores["score"], rtol=1e-5, atol=1e-4)
+    assert list(got.report.issues["row"]) == list(one.report.issues["row"])
+    assert len(got.tokens) == len(one.tokens)
+    files = sorted((tmp_path / "cache").rglob("*.jsonl"))
+    assert len(files) == -(-len(sents) // 4)  # one cache file per chunk
+    assert list(got.report.issues["row"]) == [5]
+    again = score_sentences_distributed("tiny-causal", sents, **kw)
+    assert again.n_computed == 0 and again.n_cached == got.n_computed
+    np.testing.assert_array_equal(again.scores["score"], got.scores["score"])
+    # a job killed while writing: one chunk lost, another cut in the middle of a line
+    files[0].unlink()
+    text = files[1].read_text(encoding="utf-8")
+    files[1].write_text(text[: len(text) // 2], encoding="utf-8")
+    resumed = score_sentences_distributed("tiny-causal", sents, **kw)
+    assert 0 < resumed.n_computed < got.n_computed
+    assert resumed.n_computed + resumed.n_cached == got.n_computed
+    np.testing.assert_allclose(resumed.scores["score"], got.scores["score"], rtol=1e-6, atol=1e-5)
+
+
+def test_chunked_scoring_refuses_bad_input():
+    from biaskit.distributed import score_sentences_distributed
+
+    with pytest.raises(ValueError, match="no sentences"):
+        score_sentences_distributed("tiny-causal", [], scheduler="dask")
+    with pytest.raises(ValueError, match="chunk_size must be at least 1"):
+        score_sentences_distributed("tiny-causal", ["a"], chunk_size=0, scheduler="dask")

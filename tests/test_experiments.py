@@ -37,10 +37,14 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
     """Files for a small grid: toy static vectors, a saved tiny masked LM, four datasets."""
+    return make_toy_grid(tmp_path_factory.mktemp("grid"))
+
+
+def make_toy_grid(d):
+    """Write the toy grid's files into the folder ``d`` (also used by tests/test_distributed.py)."""
     from biaskit.lm import tiny_masked_lm
 
     torch.set_num_threads(1)
-    d = tmp_path_factory.mktemp("grid")
     rng = np.random.default_rng(0)
     vocab = [w for ws in WORDS.values() for w in ws] + ["This", "is", "That"]
     save_vectors(from_dict({w: rng.normal(size=8) for w in vocab}), d / "toy.kv")
