@@ -162,12 +162,21 @@ def _wall_clock(df, label: str, kwargs: dict, device: str, where: str) -> dict:
     from biaskit.lm import tiny_masked_lm
 
     lm = tiny_masked_lm(seed=0, initializer_range=0.02, device=device, **kwargs)
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     t = _time_pair_scoring(lm, df, "cp", time.perf_counter)
+    extra = ""
+    if cuda:  # sentences per second of the batched path and the peak memory of both paths
+        extra = (
+            f"; batched {2 * t['pairs'] / t['fast_s']:.0f} sentences/s"
+            f"; peak GPU memory {torch.cuda.max_memory_allocated() / 2**20:.0f} MiB"
+        )
     return {
         "name": f"PLL cp: {t['pairs']} pairs, {label}, {where}",
         "fast_s": t["fast_s"],
         "naive_s": t["naive_s"],
-        "note": f"wall-clock s, {where}; max |diff| = {t['diff']:.1e}",
+        "note": f"wall-clock s, {where}; max |diff| = {t['diff']:.1e}{extra}",
     }
 
 

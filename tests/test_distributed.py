@@ -297,3 +297,15 @@ def test_chunked_scoring_refuses_bad_input():
         score_sentences_distributed("tiny-causal", [], scheduler="dask")
     with pytest.raises(ValueError, match="chunk_size must be at least 1"):
         score_sentences_distributed("tiny-causal", ["a"], chunk_size=0, scheduler="dask")
+
+
+def test_the_default_install_never_imports_dask():
+    """Dask is an optional extra: importing the runner and this module, and a local grid, do not load it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, biaskit.experiments, biaskit.distributed, biaskit.__main__\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')], 'dask imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
