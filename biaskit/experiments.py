@@ -1174,7 +1174,11 @@ def run_experiments(
             logger.info("not a cell: %s", s)
         logger.info("%d cell(s) to run", len(cells))
         rows = _execute(
-            cfg, cells, data, errors, langs, scheduler=scheduler, n_workers=n_workers, progress=progress
+            _GridData(cfg, data, errors, langs),
+            cells,
+            scheduler=scheduler,
+            n_workers=n_workers,
+            progress=progress,
         )
         df = pd.DataFrame(rows, columns=list(COLUMNS))
         n_err = int((df["status"] == "error").sum())
@@ -1194,26 +1198,30 @@ def run_experiments(
 # =============================================================================================
 # executing the cells: in process, or one task per model on Dask (issue 17)
 # =============================================================================================
+@dataclass(frozen=True)
+class _GridData:
+    """What every cell of a run reads: the configuration, the loaded datasets (by name), why a dataset
+    could not be loaded, and each dataset's language."""
+
+    cfg: ExperimentConfig
+    data: Mapping[str, Any]
+    errors: Mapping[str, str]
+    langs: Mapping[str, str]
+
+
 #: one cell's outcome: (position in the grid, result rows, log records collected on a Dask worker)
 _Outcome = tuple[int, list[dict[str, Any]], list[logging.LogRecord]]
 
 
-def _run_one(
-    cfg: ExperimentConfig,
-    cell: _Cell,
-    data: Mapping[str, Any],
-    errors: Mapping[str, str],
-    langs: Mapping[str, str],
-    models: _ModelCache,
-    reported: set[str],
-) -> list[dict[str, Any]]:
+def _run_one(grid: _GridData, cell: _Cell, models: _ModelCache, reported: set[str]) -> list[dict[str, Any]]:
     """Run one cell; a failure becomes an error row (logged once per broken model at ERROR)."""
+    cfg = grid.cfg
     t0 = time.perf_counter()
-    lang = langs.get(cell.dataset.name, "")
+    lang = grid.langs.get(cell.dataset.name, "")
     try:
-        if cell.dataset.name in errors:
-            raise RuntimeError(f"dataset not loaded: {errors[cell.dataset.name]}")
-        new = _run_cell(cfg, cell, data[cell.dataset.name], models, lang)
+        if cell.dataset.name in grid.errors:
+            raise RuntimeError(f"dataset not loaded: {grid.errors[cell.dataset.name]}")
+        new = _run_cell(cfg, cell, grid.data[cell.dataset.name], models, lang)
     except Exception as exc:  # one failing cell must not stop the grid
         msg = str(exc) if isinstance(exc, ModelLoadError) else f"{type(exc).__name__}: {exc}".strip()
         first_report = True
@@ -1257,11 +1265,8 @@ def _run_one(
 
 
 def _run_group(
-    cfg: ExperimentConfig,
+    grid: _GridData,
     group: Sequence[tuple[int, _Cell]],
-    data: Mapping[str, Any],
-    errors: Mapping[str, str],
-    langs: Mapping[str, str],
     *,
     collect: bool = False,
     on_cell: Callable[[], None] | None = None,
@@ -1270,7 +1275,7 @@ def _run_group(
 
     ``collect=True`` (a Dask task) keeps each cell's log records of this thread with its outcome.
     """
-    models = _ModelCache(cfg.options)
+    models = _ModelCache(grid.cfg.options)
     reported: set[str] = set()
     out: list[_Outcome] = []
     log = logging.getLogger("biaskit")
@@ -1279,7 +1284,7 @@ def _run_group(
         if handler is not None:
             log.addHandler(handler)
         try:
-            rows = _run_one(cfg, cell, data, errors, langs, models, reported)
+            rows = _run_one(grid, cell, models, reported)
         finally:
             if handler is not None:
                 log.removeHandler(handler)
@@ -1313,13 +1318,7 @@ _capture_lock = threading.Lock()
 _capture_state: dict[str, Any] = {"n": 0}
 
 
-def _grid_task(
-    cfg: ExperimentConfig,
-    group: Sequence[tuple[int, _Cell]],
-    data: Mapping[str, Any],
-    errors: Mapping[str, str],
-    langs: Mapping[str, str],
-) -> list[_Outcome]:
+def _grid_task(grid: _GridData, group: Sequence[tuple[int, _Cell]]) -> list[_Outcome]:
     """One Dask task: :func:`_run_group` with the INFO records of this thread collected per cell.
 
     The worker's own console stays quiet (the ``biaskit`` logger does not propagate while a task
@@ -1333,7 +1332,7 @@ def _grid_task(
             log.propagate = False
         _capture_state["n"] += 1
     try:
-        return _run_group(cfg, group, data, errors, langs, collect=True)
+        return _run_group(grid, group, collect=True)
     finally:
         with _capture_lock:
             _capture_state["n"] -= 1
@@ -1351,11 +1350,8 @@ def _model_groups(cells: Sequence[_Cell]) -> list[list[tuple[int, _Cell]]]:
 
 
 def _execute(
-    cfg: ExperimentConfig,
+    grid: _GridData,
     cells: Sequence[_Cell],
-    data: Mapping[str, Any],
-    errors: Mapping[str, str],
-    langs: Mapping[str, str],
     *,
     scheduler: Any,
     n_workers: int | None,
@@ -1366,15 +1362,12 @@ def _execute(
     from tqdm.auto import tqdm
 
     groups = _model_groups(cells)
-    with tqdm(total=len(cells), desc=f"experiment {cfg.name}", unit="cell", disable=not progress) as bar:
+    desc = f"experiment {grid.cfg.name}"
+    with tqdm(total=len(cells), desc=desc, unit="cell", disable=not progress) as bar:
         if scheduler is None or (isinstance(scheduler, str) and scheduler == "local"):
-            outcomes = [
-                o
-                for g in groups
-                for o in _run_group(cfg, g, data, errors, langs, on_cell=lambda: bar.update(1))
-            ]
+            outcomes = [o for g in groups for o in _run_group(grid, g, on_cell=lambda: bar.update(1))]
         else:
-            outcomes = _execute_on_dask(cfg, groups, data, errors, langs, scheduler, n_workers, bar)
+            outcomes = _execute_on_dask(grid, groups, scheduler, n_workers, bar)
     rows: list[dict[str, Any]] = []
     for _, new, records in sorted(outcomes, key=lambda o: o[0]):
         for rec in records:
@@ -1402,11 +1395,8 @@ def _gpu_resources(cfg: ExperimentConfig, client: Any) -> dict[str, float] | Non
 
 
 def _execute_on_dask(
-    cfg: ExperimentConfig,
+    grid: _GridData,
     groups: Sequence[Sequence[tuple[int, _Cell]]],
-    data: Mapping[str, Any],
-    errors: Mapping[str, str],
-    langs: Mapping[str, str],
     scheduler: Any,
     n_workers: int | None,
     bar: Any,
@@ -1417,22 +1407,25 @@ def _execute_on_dask(
     from biaskit.distributed import cluster_client
 
     with cluster_client(scheduler, n_workers=n_workers or len(groups)) as client:
-        gpu = _gpu_resources(cfg, client)
+        gpu = _gpu_resources(grid.cfg, client)
         tag = uuid.uuid4().hex[:8]
         futures: dict[Any, Sequence[tuple[int, _Cell]]] = {}
         for n, group in enumerate(groups):
             model = group[0][1].model
             # the datasets travel inside the task (not scattered): a task rerun after its worker died
             # finds them with the scheduler, where data held by the dead worker would be lost
-            needed = {c.dataset.name: data[c.dataset.name] for _, c in group if c.dataset.name in data}
+            names = {c.dataset.name for _, c in group}
+            part = _GridData(
+                grid.cfg,
+                {k: v for k, v in grid.data.items() if k in names},
+                dict(grid.errors),
+                dict(grid.langs),
+            )
             fut = client.submit(
                 _grid_task,
-                cfg,
+                part,
                 list(group),
-                needed,
-                dict(errors),
-                dict(langs),
-                key=f"biaskit-grid-{cfg.name}-{n}-{tag}",
+                key=f"biaskit-grid-{grid.cfg.name}-{n}-{tag}",
                 resources=gpu if model.resolved_kind in ("mlm", "causal") else None,
                 retries=1,
                 pure=False,
@@ -1457,7 +1450,7 @@ def _execute_on_dask(
                     None,
                 )
                 for k, (i, cell) in enumerate(group):
-                    r = _base_row(cfg, cell, langs.get(cell.dataset.name, ""))
+                    r = _base_row(grid.cfg, cell, grid.langs.get(cell.dataset.name, ""))
                     r.update(status="error", error=f"Dask task failed: {msg}")
                     outcomes.append((i, [r], [rec] if k == 0 else []))
             bar.update(len(group))

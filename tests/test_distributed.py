@@ -17,6 +17,18 @@ pytest.importorskip("dask.bag")
 
 
 @pytest.fixture(scope="module")
+def cluster_client():
+    """One LocalCluster of 2 worker processes (1 thread each) for the module."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
 def corpus():
     return load_corpus("europarl-es-sample")[:3000]
 
@@ -42,19 +54,13 @@ def test_sharded_incidence_is_identical_to_one_pass(corpus, k):
     np.testing.assert_array_equal(got.cooccurrence(GROUPS_R, GROUPS_C), one.cooccurrence(GROUPS_R, GROUPS_C))
 
 
-def test_sharded_counts_on_a_local_cluster_equal_one_pass_and_feed_pmi(corpus):
-    from distributed import Client, LocalCluster
-
+def test_sharded_counts_on_a_local_cluster_equal_one_pass_and_feed_pmi(corpus, cluster_client):
     from biaskit.distributed import sharded_cooccurrence, sharded_incidence
 
     one = SentenceIncidence(corpus)
     shards = _shards(corpus, 4)
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
-        Client(cluster) as client,
-    ):
-        counts = sharded_cooccurrence(shards, GROUPS_R, GROUPS_C, scheduler=client)
-        inc = sharded_incidence(shards, scheduler=client)
+    counts = sharded_cooccurrence(shards, GROUPS_R, GROUPS_C, scheduler=cluster_client)
+    inc = sharded_incidence(shards, scheduler=cluster_client)
     np.testing.assert_array_equal(counts["cooccurrence"], one.cooccurrence(GROUPS_R, GROUPS_C))
     np.testing.assert_array_equal(counts["row_counts"], one.sentence_counts(GROUPS_R))
     np.testing.assert_array_equal(counts["col_counts"], one.sentence_counts(GROUPS_C))
@@ -122,17 +128,6 @@ def _log_lines(path):
             line = re.sub(r"\b\d+\.\d+ s\b", "<t> s", _STAMP.sub("", line))
             out.append(line.replace(str(Path(path).parent), "<out>"))
     return out
-
-
-@pytest.fixture(scope="module")
-def cluster_client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
-        Client(cluster) as client,
-    ):
-        yield client
 
 
 @pytest.fixture(scope="module")
