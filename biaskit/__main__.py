@@ -301,11 +301,88 @@ def _cmd_train_models(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- score (owner: biaskit/distributed.py) ------------------------------------------------
+def _register_score(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "score",
+        help="score every line of a text file with a language model (PLL / AUL / log-likelihood), "
+        "here or on Dask workers; rerun to resume",
+        description=(
+            "Score each non-blank line of TEXT_FILE (UTF-8; .gz read too) with MODEL (a bundled name such as "
+            "en-mlm or en-clm, or a model folder) and write a CSV with row, sentence, score, n_tokens. "
+            "Scores go to the resumable disk cache (BIASKIT_CACHE_DIR), chunk by chunk, so an interrupted "
+            "run, started again, computes only what is missing. Lines the model cannot score are listed "
+            "in the log, not dropped silently."
+        ),
+    )
+    p.add_argument("model", help="bundled model name or model folder (every worker must be able to load it)")
+    p.add_argument("text_file", help="one sentence per line")
+    p.add_argument(
+        "--metric", default=None, help="sz or aul (masked models), ll or ll_mean (causal); default sz / ll"
+    )
+    p.add_argument("--out", required=True, help="CSV file to write")
+    p.add_argument(
+        "--scheduler",
+        default="local",
+        help="local (default, this process), dask (a local cluster) or a Dask scheduler address",
+    )
+    p.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler dask")
+    p.add_argument("--chunk-size", type=int, default=1000, help="sentences per task and cache file (Dask)")
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_score)
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from biaskit.corpus import read_lines
+
+    sentences = read_lines(args.text_file)
+    if not sentences:
+        raise ValueError(f"{args.text_file}: no non-blank line to score")
+    if args.scheduler == "local":
+        from biaskit.lm import get_lm, score_sentences
+
+        lm = get_lm(args.model, device=args.device, dtype=args.dtype)
+        res = score_sentences(
+            lm, sentences, args.metric, batch_size=args.batch_size, progress=not args.no_progress
+        )
+    else:
+        from biaskit.distributed import score_sentences_distributed
+
+        res = score_sentences_distributed(
+            args.model,
+            sentences,
+            args.metric,
+            scheduler=args.scheduler,
+            n_workers=args.workers,
+            chunk_size=args.chunk_size,
+            batch_size=args.batch_size,
+            device=args.device,
+            dtype=args.dtype,
+            progress=not args.no_progress,
+        )
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    res.scores.to_csv(out, index=False)
+    n_left = len(res.report.skipped_rows)
+    print(
+        f"{len(res.scores)} sentence(s) scored with {res.metric} ({res.n_computed} computed, "
+        f"{res.n_cached} from the cache), {n_left} left out (see the log): {out}"
+    )
+    return 0
+
+
+# --- end score -----------------------------------------------------------------------------
+
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)
 COMMANDS.append(_register_notebook)  # notebook (owner: notebooks 00-06 / reporting)
 COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/trained_models.py)
+COMMANDS.append(_register_score)  # score (owner: biaskit/distributed.py)
 
 
 def build_parser() -> argparse.ArgumentParser:

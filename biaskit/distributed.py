@@ -186,11 +186,17 @@ def cluster_client(scheduler: Any = "dask", *, n_workers: int | None = None) -> 
             ", GPU resource on each" if resources else "",
         )
         with (
+            _quiet_distributed(),  # Dask's own INFO lines (start, stop) would flood a console or a page
             LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, resources=resources
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                resources=resources,
             ) as cluster,
             Client(cluster) as client,
         ):
+            logger.debug("Dask dashboard: %s", client.dashboard_link)
             yield client
         return
     if "://" not in scheduler and ":" not in scheduler:
@@ -199,6 +205,20 @@ def cluster_client(scheduler: Any = "dask", *, n_workers: int | None = None) -> 
         )
     with Client(scheduler) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _quiet_distributed() -> Iterator[None]:
+    """Raise the ``distributed`` logger to WARNING for a ``with`` block (its INFO lines are about the
+    cluster's start and stop; warnings and errors still show), then restore its level."""
+    log = logging.getLogger("distributed")
+    level = log.level
+    if log.getEffectiveLevel() < logging.WARNING:
+        log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def _has_cuda() -> bool:

@@ -304,3 +304,28 @@ def test_the_default_install_never_imports_dask():
         "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')], 'dask imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_score_on_dask_equals_local_and_resumes(cluster_client, tmp_path, monkeypatch, capsys, caplog):
+    from biaskit.__main__ import main
+
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
+    text = tmp_path / "s.txt"
+    text.write_text(
+        "the nurse said she would come .\n\nthe doctor said he would come .\nthe pilot left .\n",
+        encoding="utf-8",
+    )
+    local, dask = tmp_path / "local.csv", tmp_path / "dask.csv"
+    with caplog.at_level("WARNING"):
+        assert main(["score", "tiny-causal", str(text), "--out", str(local), "--no-progress"]) == 0
+    assert "skipped 1 blank line(s) (lines 2)" in caplog.text  # the blank line is named, not lost
+    args = ["score", "tiny-causal", str(text), "--out", str(dask), "--scheduler", "dask", "--workers", "2"]
+    assert main([*args, "--chunk-size", "2", "--no-progress"]) == 0
+    assert "3 sentence(s) scored with ll (3 computed, 0 from the cache)" in capsys.readouterr().out
+    a, b = pd.read_csv(local), pd.read_csv(dask)
+    assert list(a["sentence"]) == list(b["sentence"]) and len(a) == 3
+    np.testing.assert_allclose(a["score"], b["score"], rtol=1e-5, atol=1e-4)
+    # run again, on a running cluster given by its address: everything comes from the shared cache
+    args[args.index("dask")] = cluster_client.scheduler.address
+    assert main([*args, "--chunk-size", "2", "--no-progress"]) == 0
+    assert "(0 computed, 3 from the cache)" in capsys.readouterr().out
