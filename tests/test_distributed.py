@@ -144,7 +144,9 @@ def _assert_same_run(a, out_a, b, out_b):
     assert _log_lines(out_a / "toy_grid.log") == _log_lines(out_b / "toy_grid.log")
     assert (out_a / "toy_grid.tex").read_text() == (out_b / "toy_grid.tex").read_text()
     assert (out_a / "toy_grid_config.yaml").read_text() == (out_b / "toy_grid_config.yaml").read_text()
-    assert sorted(p.name for p in out_a.glob("*.png")) == sorted(p.name for p in out_b.glob("*.png"))
+    plots = sorted(p.name for p in out_a.glob("*.png"))
+    assert plots and plots == sorted(p.name for p in out_b.glob("*.png"))
+    assert all((out_a / n).read_bytes() == (out_b / n).read_bytes() for n in plots)  # the same figures
 
 
 def test_grid_on_a_local_cluster_is_identical_to_the_local_run(grid, local_run, cluster_client, tmp_path):
