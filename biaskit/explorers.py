@@ -1,9 +1,20 @@
 r"""The two exploratory views of indirect bias scores (seed 004, chapter 4), for Jupyter.
 
 Louis-Alexandre (2022) built two D3.js prototypes over precomputed Indirect Logarithmic Probability
-Bias Scores (IBS, :mod:`biaskit.metrics.indirect_bias`); this module rebuilds them with ipywidgets and
-matplotlib, and keeps every rule that decides *what is shown* in plain, browser-free code that the
-tests exercise:
+Bias Scores (IBS, :mod:`biaskit.metrics.indirect_bias`); this module rebuilds them for Jupyter, and keeps
+every rule that decides *what is shown* in plain, browser-free code that the tests exercise.
+
+**Why plotly** (issue 18).  The views are explored by clicking (seed 004 section 4.1.2: a header click
+re-sorts, a cell or point click opens its details, hover names it).  They are drawn with one
+interactive library, plotly's ``go.FigureWidget`` inside ipywidgets (:class:`TableWidget`,
+:class:`ScatterWidget`): it is maintained, already pinned for the project, and its click and hover
+events reach Python in JupyterLab 4 with no extra front-end build (since plotly 6 the widget is an
+``anywidget``, which brings its own JavaScript); the same figures also write self-contained offline
+HTML (``include_plotlyjs=True``).  ipympl would re-send a whole image on every hover and has no
+per-label events; bqplot is barely maintained.  The static images of the report stay matplotlib
+(:meth:`TableExplorer.figure`, :meth:`ScatterExplorer.figure`), the same views drawn for papermill.
+
+The rules:
 
 **Table view** (section 4.1, Algorithms B.1-B.4).  Targets in columns, features in rows, cells
 coloured by IBS with the diverging PuOr map (-1 orange ... 0 white ... +1 purple).  Clicking a header
@@ -27,17 +38,26 @@ to Gender.  Numbers (ages, years) sort numerically in the default order.
 over the features of the chosen category: t-SNE (perplexity 5, ``random_state=33``), ISOMAP (5
 neighbours) or UMAP (5 neighbours, ``random_state=33``) -- the thesis's parameters, "no optimisation".
 Points are coloured by IBS with any feature of that category or of a sensitive category (the
-three-way view), and selecting a point (click with an interactive matplotlib backend such as
-``ipympl``, or the dropdown fallback) shows a bar plot of its IBS with every feature (the thesis's own
-future-work proposal) and the per-name indirect scatterplot behind one score.
+three-way view), and selecting a point (a click, or the "Details of" dropdown) shows a bar plot of its
+IBS with every feature (the thesis's own future-work proposal) and the per-name indirect scatterplot
+behind one score.
 
 Both views have the **search box** the study participants asked for (section 5.2): a
 case-insensitive substring filter (table) or highlight (scatter).  Both render a static matplotlib
 figure (:meth:`TableExplorer.figure`, :meth:`ScatterExplorer.figure`) for papermill and HTML output.
+
+**The live views** (:meth:`TableExplorer.widget`, :meth:`ScatterExplorer.widget`; issue 18) keep the
+controls true to the view: options that depend on another choice (Features on Targets and Model,
+Attribute on Colour by) are recomputed when it changes, the controls start from the explorer's state,
+details are recomputed or cleared with a note when the table or plot changes, a long table is paged
+(:data:`ROWS_PER_PAGE` x :data:`COLUMNS_PER_PAGE`, plus plotly's zoom) instead of truncated, and any
+error shows as one readable line inside the widget (:func:`error_line`), never as a traceback.
+``tests/test_browser_explorers.py`` drives them in JupyterLab and Chromium.
 """
 
 from __future__ import annotations
 
+import html
 import logging
 import math
 import unicodedata
@@ -59,11 +79,17 @@ __all__ = [
     "METHODS",
     "SENSITIVE_CATEGORIES",
     "ScatterExplorer",
+    "ScatterWidget",
     "ScoreStore",
     "SortState",
     "TableExplorer",
     "TableOrder",
     "TableSorter",
+    "TableWidget",
+    "error_line",
+    "page_bounds",
+    "scatter_plotly",
+    "table_plotly",
     "colour_options",
     "cosine_similarity_to",
     "default_order",
@@ -104,6 +130,9 @@ class ScoreStore:
     scores: pd.DataFrame
     results: dict[tuple[str, str, str], Any] = field(default_factory=dict)
     sensitive: tuple[str, ...] = SENSITIVE_CATEGORIES
+    #: ``{model: caveat}`` shown by the live views whenever that model is chosen, e.g. for a random-weight
+    #: stand-in ("pipeline demonstration only, not a finding")
+    notes: dict[str, str] = field(default_factory=dict)
 
     _REQUIRED = ("model", "target_category", "feature_category", "target", "feature")
 
@@ -759,109 +788,18 @@ class TableExplorer(_Explorer):
         fig.tight_layout()
         return fig
 
-    def widget(self) -> Any:  # pragma: no cover - interactive only
-        """The live interface: dropdowns (zone A), heat-map (B), cell scatter (C), sort legend (E), search."""
-        import ipywidgets as w
-        import matplotlib.pyplot as plt
-        from IPython.display import display
+    def interactive_html(self) -> str:
+        """The table as it is shown, whole (every row and column, zoomable), as one self-contained HTML
+        page with plotly.js inline: it works offline, e.g. beside the static report (issue 18).
+        Hover shows target, feature and score; the clicks need the live widget."""
+        o = self.order()
+        fig = table_plotly(self.view(), sorted_axis=o.axis if o.phase else None, attribute=o.attribute)
+        return str(fig.to_html(include_plotlyjs=True, full_html=True))
 
-        st = self.store
-        sens = [c for c in st.feature_categories(self.model, self.target_category) if c in st.sensitive]
-        nons = [c for c in st.feature_categories(self.model, self.target_category) if c not in st.sensitive]
-        dd_model = w.Dropdown(options=st.models(), value=self.model, description="Model")
-        dd_target = w.Dropdown(
-            options=st.target_categories(self.model), value=self.target_category, description="Targets"
-        )
-        dd_nons = w.Dropdown(
-            options=nons or ["-"],
-            value=self.feature_category if self.feature_category in nons else (nons or ["-"])[0],
-            description="Features",
-        )
-        dd_sens = w.Dropdown(
-            options=sens or ["-"],
-            value=self.feature_category if self.feature_category in sens else (sens or ["-"])[0],
-            description="Sensitive",
-        )
-        which = w.ToggleButtons(
-            options=["non-sensitive", "sensitive"],
-            value="sensitive" if self.feature_category in sens else "non-sensitive",
-            description="Rows show",
-        )
-        search = w.Text(value=self.query, description="Search", placeholder="a target or feature")
-        col_pick = w.Dropdown(description="Column")
-        row_pick = w.Dropdown(description="Row")
-        col_btn = w.Button(description="click column header")
-        row_btn = w.Button(description="click row header")
-        cell_t = w.Dropdown(description="Cell target")
-        cell_f = w.Dropdown(description="Cell feature")
-        legend = w.HTML()
-        out_table = w.Output()
-        out_cell = w.Output()
-
-        def refresh(*_: Any) -> None:
-            table = st.table(self.model, self.target_category, self.feature_category, self.value)
-            col_pick.options = default_order(list(table.columns), self.target_category)
-            row_pick.options = default_order(list(table.index), self.feature_category)
-            o = self.order()
-            cell_t.options, cell_f.options = o.columns, o.rows
-            legend.value = f"<i>{o.legend} {self.message}</i>"
-            out_table.clear_output(wait=True)
-            with out_table:
-                fig = self.figure()
-                display(fig)
-                plt.close(fig)
-
-        def on_change(_: Any = None) -> None:
-            fc = dd_sens.value if which.value == "sensitive" else dd_nons.value
-            try:
-                self.set(
-                    model=dd_model.value,
-                    target_category=dd_target.value,
-                    feature_category=fc,
-                    query=search.value,
-                )
-            except KeyError as exc:
-                legend.value = f"<b>{exc}</b>"
-                return
-            refresh()
-
-        def on_click(axis: Axis) -> Any:
-            def handler(_: Any) -> None:
-                self.click(axis, col_pick.value if axis == "column" else row_pick.value)
-                refresh()
-
-            return handler
-
-        def on_cell(_: Any = None) -> None:
-            out_cell.clear_output(wait=True)
-            with out_cell:
-                try:
-                    fig = self.cell_figure(cell_t.value, cell_f.value)
-                    display(fig)
-                    plt.close(fig)
-                except KeyError as exc:
-                    print(exc)
-
-        for x in (dd_model, dd_target, dd_nons, dd_sens, which, search):
-            x.observe(on_change, names="value")
-        col_btn.on_click(on_click("column"))
-        row_btn.on_click(on_click("row"))
-        cell_t.observe(on_cell, names="value")
-        cell_f.observe(on_cell, names="value")
-        refresh()
-        return w.VBox(
-            [
-                w.HBox([dd_model, dd_target]),
-                w.HBox([which, dd_nons, dd_sens]),
-                search,
-                w.HBox([col_pick, col_btn]),
-                w.HBox([row_pick, row_btn]),
-                legend,
-                out_table,
-                w.HBox([cell_t, cell_f]),
-                out_cell,
-            ]
-        )
+    def widget(self) -> TableWidget:
+        """The live interface (zones A-E): a :class:`TableWidget` (plotly ``FigureWidget`` heat-map with
+        clickable headers and cells, paging, search); display it by leaving it last in a cell."""
+        return TableWidget(self)
 
 
 # =============================================================================================
@@ -904,6 +842,11 @@ class ScatterExplorer(_Explorer):
         if self.colour_category is not None and self.colour_category not in self.colour_options():
             logger.info("colour category %r is not available here; colour removed", self.colour_category)
             self.colour_category = self.colour_attribute = None
+        if self.selected is not None:  # a selection the new plot lacks is cleared, never left stale
+            targets = self.store.matrix(self.model, self.target_category, self.feature_category).index
+            if self.selected not in targets:
+                logger.info("%r is not a target of this plot; selection cleared", self.selected)
+                self.selected = None
 
     def colour_options(self) -> list[str]:
         return colour_options(self.store, self.model, self.target_category, self.feature_category)
@@ -1050,104 +993,998 @@ class ScatterExplorer(_Explorer):
         fig.tight_layout()
         return fig
 
-    def widget(self) -> Any:  # pragma: no cover - interactive only
-        """The live interface: dropdowns (zone A), scatter (B), details (C), colour controls (E), search."""
-        import ipywidgets as w
-        import matplotlib.pyplot as plt
-        from IPython.display import display
+    def interactive_html(self) -> str:
+        """The scatter as it is shown (colour, search rings, selection) as one self-contained HTML page with
+        plotly.js inline (works offline; hover shows name and score; clicks need the live widget)."""
+        col = self.colours()
+        fig = scatter_plotly(
+            self.coordinates(),
+            colours=col,
+            colour_label=f"IBS with '{self.colour_attribute}'" if col is not None else "",
+            hits=self.matches(),
+            selected=self.selected,
+            method=self.method,
+        )
+        return str(fig.to_html(include_plotlyjs=True, full_html=True))
 
-        st = self.store
-        dd_model = w.Dropdown(options=st.models(), value=self.model, description="Model")
-        dd_method = w.Dropdown(options=list(METHODS), value=self.method, description="Projection")
-        dd_target = w.Dropdown(
-            options=st.target_categories(self.model), value=self.target_category, description="Targets"
+    def widget(self) -> ScatterWidget:
+        """The live interface (zones A-E): a :class:`ScatterWidget` (plotly ``FigureWidget`` scatter with
+        clickable points, colour controls, search, details); display it by leaving it last in a cell."""
+        return ScatterWidget(self)
+
+
+# =============================================================================================
+# the live views: plotly FigureWidget inside ipywidgets (seed 004 sections 4.1-4.2, zones A-E)
+# =============================================================================================
+#: rows and columns of the table drawn per page: 589 traits or 99 occupations stay readable by paging
+#: (and plotly's zoom), never by dropping labels (issue 18)
+ROWS_PER_PAGE = 40
+COLUMNS_PER_PAGE = 40
+_ERROR_STYLE = "color:#b00020;font-family:system-ui,sans-serif;margin:2px 0"
+_NOTE_STYLE = "color:#57606a;font-family:system-ui,sans-serif;margin:2px 0"
+
+
+def error_line(exc: BaseException) -> str:
+    """One readable line for an exception shown inside a widget (seed 004 section 4.1, issue 18).
+
+    A ``KeyError`` reads as its message (not as ``"'nurse'"`` with quotes); blanks and line breaks
+    collapse, so a message never becomes a traceback-like block.
+    """
+    msg: Any = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    text = " ".join(str(msg).split())
+    return text or type(exc).__name__
+
+
+def page_bounds(n: int, page: int, size: int) -> tuple[int, int, int]:
+    """``(start, stop, page)`` of page ``page`` (0-based, clamped to the pages there are) of ``n`` items."""
+    if size < 1:
+        raise ValueError("page size must be >= 1")
+    n_pages = max(1, math.ceil(n / size))
+    page = min(max(int(page), 0), n_pages - 1)
+    return page * size, min(n, (page + 1) * size), page
+
+
+def plotly_puor() -> list[list[Any]]:
+    """The PuOr colour scale of the static figures as a plotly ``colorscale`` on [-1, 1]."""
+    stops = np.linspace(-1.0, 1.0, 21)
+    return [[float(i) / 20, c] for i, c in enumerate(puor_hex(stops))]
+
+
+def _score_text(v: Any) -> str:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "no score"
+    return f"{f:.3f}" if math.isfinite(f) else "no score"
+
+
+def table_plotly(
+    data: pd.DataFrame,
+    *,
+    value_label: str = "indirect bias score",
+    sorted_axis: Axis | None = None,
+    attribute: Any = None,
+    annotate: bool | None = None,
+) -> Any:
+    """The table view as a plotly figure: clickable header strips around the heat-map (section 4.1).
+
+    Three heat-map traces: 0 = the column-header strip (one cell per target, above the table), 1 = the
+    row-header strip (one cell per feature, left of it), 2 = the scores (features x targets).  Clicking a
+    strip cell is a header click, clicking a score cell opens the cell's details (zone C); hover shows
+    the target, the feature and the score.  The strip cell of the attribute the table is sorted by is
+    orange.  Cells sit at integer positions (column ``j``, row ``i``) with the labels as tick texts:
+    numeric axes follow a new order at once, where plotly's categorical axes keep the first order
+    they saw.  The strips follow the table's zoom and pan (``matches``).
+    """
+    import plotly.graph_objects as go
+
+    cols = [str(c) for c in data.columns]
+    rows = [str(r) for r in data.index]
+    xs, ys = list(range(len(cols))), list(range(len(rows)))
+    z = data.to_numpy(dtype=float)
+    if annotate is None:
+        annotate = data.size <= 150
+    hover = [
+        [
+            f"<b>{html.escape(c)}</b> × <b>{html.escape(r)}</b><br>score {_score_text(v)}"
+            for c, v in zip(cols, row, strict=True)
+        ]
+        for r, row in zip(rows, z, strict=True)
+    ]
+    zc = [[1.0 if sorted_axis == "column" and c == str(attribute) else 0.0 for c in cols]]
+    zr = [[1.0 if sorted_axis == "row" and r == str(attribute) else 0.0] for r in rows]
+    strip = [[0.0, "#e8e8e8"], [1.0, "#fdb863"]]
+    height = 170 + 22 + 20 * max(len(rows), 3)
+    fig = go.Figure(
+        data=[
+            go.Heatmap(
+                x=xs,
+                y=[0],
+                z=zc,
+                text=[[f"Click to sort by the target <b>{html.escape(c)}</b>" for c in cols]],
+                zmin=0,
+                zmax=1,
+                colorscale=strip,
+                showscale=False,
+                xgap=1,
+                hovertemplate="%{text}<extra></extra>",
+                xaxis="x2",
+                yaxis="y2",
+                name="column headers",
+            ),
+            go.Heatmap(
+                x=[0],
+                y=ys,
+                z=zr,
+                text=[[f"Click to sort by the feature <b>{html.escape(r)}</b>"] for r in rows],
+                zmin=0,
+                zmax=1,
+                colorscale=strip,
+                showscale=False,
+                ygap=1,
+                hovertemplate="%{text}<extra></extra>",
+                xaxis="x3",
+                yaxis="y3",
+                name="row headers",
+            ),
+            go.Heatmap(
+                x=xs,
+                y=ys,
+                z=[[None if not math.isfinite(v) else float(v) for v in row] for row in z],
+                text=hover,
+                texttemplate="%{z:.2f}" if annotate else "",
+                textfont={"size": 9},
+                zmin=-1,
+                zmax=1,
+                colorscale=plotly_puor(),
+                colorbar={"title": {"text": value_label, "side": "right"}, "len": 0.8},
+                hovertemplate="%{text}<br>click for details<extra></extra>",
+                xaxis="x",
+                yaxis="y",
+                name="scores",
+            ),
+        ]
+    )
+    head = 22 / height
+    lin: dict[str, Any] = {"showgrid": False, "zeroline": False}
+    xr = [-0.5, len(cols) - 0.5]
+    yr = [len(rows) - 0.5, -0.5]  # first row on top
+    fig.update_layout(
+        height=height,
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        plot_bgcolor="#bdbdbd",
+        xaxis={**lin, "domain": [0.03, 1.0], "anchor": "y", "showticklabels": False, "range": xr},
+        yaxis={**lin, "domain": [0.0, 1.0 - head], "anchor": "x", "showticklabels": False, "range": yr},
+        xaxis2={
+            **lin,
+            "domain": [0.03, 1.0],
+            "anchor": "y2",
+            "matches": "x",
+            "side": "top",
+            "tickangle": -60,
+            "tickfont": {"size": 11},
+            "automargin": True,
+            "tickmode": "array",
+            "tickvals": xs,
+            "ticktext": cols,
+            "range": xr,
+        },
+        yaxis2={
+            **lin,
+            "domain": [1.0 - head + 0.002, 1.0],
+            "anchor": "x2",
+            "showticklabels": False,
+            "fixedrange": True,
+            "range": [-0.5, 0.5],
+        },
+        xaxis3={
+            **lin,
+            "domain": [0.0, 0.025],
+            "anchor": "y3",
+            "showticklabels": False,
+            "fixedrange": True,
+            "range": [-0.5, 0.5],
+        },
+        yaxis3={
+            **lin,
+            "domain": [0.0, 1.0 - head],
+            "anchor": "x3",
+            "matches": "y",
+            "tickfont": {"size": 11},
+            "automargin": True,
+            "tickmode": "array",
+            "tickvals": ys,
+            "ticktext": rows,
+            "range": yr,
+        },
+    )
+    return fig
+
+
+def scatter_plotly(
+    coords: pd.DataFrame,
+    *,
+    colours: pd.Series | None = None,
+    colour_label: str = "",
+    hits: Sequence[Any] = (),
+    selected: Any = None,
+    annotate_all: bool | None = None,
+    method: str = "",
+) -> Any:
+    """The scatter view as a plotly figure (section 4.2, zone B).
+
+    Trace 0: the targets (hover: name and, when coloured, the score; labels drawn for up to 40 points
+    or for search hits and the selected one); trace 1: rings around the search hits; trace 2: the
+    selected target.  Clicking a point of trace 0 selects it.
+    """
+    import plotly.graph_objects as go
+
+    labels = [str(t) for t in coords.index]
+    if annotate_all is None:
+        annotate_all = len(labels) <= 40
+    hit_set = {str(h) for h in hits}
+    shown = [t if annotate_all or t in hit_set or t == str(selected) else "" for t in labels]
+    marker: dict[str, Any] = {"size": 10, "line": {"width": 0.6, "color": "#555555"}}
+    if colours is None:
+        marker.update(color="#9e9e9e", showscale=False)
+        custom = [[""] for _ in labels]
+        hover = "<b>%{hovertext}</b><br>click for details<extra></extra>"
+    else:
+        vals = colours.reindex(coords.index).to_numpy(dtype=float)
+        marker.update(
+            color=[float(v) if math.isfinite(v) else 0.0 for v in vals],
+            colorscale=plotly_puor(),
+            cmin=-1,
+            cmax=1,
+            showscale=True,
+            colorbar={"title": {"text": colour_label, "side": "right"}, "len": 0.8},
         )
-        dd_feat = w.Dropdown(
-            options=st.feature_categories(self.model, self.target_category),
-            value=self.feature_category,
-            description="Features",
+        custom = [[_score_text(v)] for v in vals]
+        hover = (
+            f"<b>%{{hovertext}}</b><br>{colour_label}: %{{customdata[0]}}<br>click for details<extra></extra>"
         )
-        dd_ccat = w.Dropdown(options=["(none)", *self.colour_options()], description="Colour by")
-        dd_cattr = w.Dropdown(options=[], description="Attribute")
-        search = w.Combobox(
-            options=list(self.coordinates().index),
+    hit_labels = [t for t in labels if t in hit_set]
+    sel = [t for t in labels if t == str(selected)]
+    xs = coords["x"].to_numpy(dtype=float)
+    ys = coords["y"].to_numpy(dtype=float)
+    pos = {t: i for i, t in enumerate(labels)}
+    fig = go.Figure(
+        data=[
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers+text",
+                text=shown,
+                textposition="top center",
+                textfont={"size": 10},
+                hovertext=labels,
+                customdata=custom,
+                hovertemplate=hover,
+                marker=marker,
+                name="targets",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=[xs[pos[t]] for t in hit_labels],
+                y=[ys[pos[t]] for t in hit_labels],
+                mode="markers",
+                marker={"size": 20, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#e66101"}},
+                hoverinfo="skip",
+                name="search",
+                showlegend=False,
+            ),
+            go.Scatter(
+                x=[xs[pos[t]] for t in sel],
+                y=[ys[pos[t]] for t in sel],
+                mode="markers",
+                marker={
+                    "size": 16,
+                    "symbol": "star",
+                    "color": "#e66101",
+                    "line": {"width": 1, "color": "black"},
+                },
+                hoverinfo="skip",
+                name="selected",
+                showlegend=False,
+            ),
+        ]
+    )
+    fig.update_layout(
+        height=520,
+        margin={"l": 50, "r": 10, "t": 10, "b": 40},
+        xaxis={"title": {"text": f"{method} dimension 1"}, "zeroline": False},
+        yaxis={"title": {"text": f"{method} dimension 2"}, "zeroline": False},
+        plot_bgcolor="#fafafa",
+        hovermode="closest",
+        clickmode="event",
+    )
+    return fig
+
+
+def indirect_scatter_plotly(points: pd.DataFrame, target: str, feature: str, r: float | None = None) -> Any:
+    """The indirect scatterplot of one (target, feature) as plotly (zone C): one dot per bridge name
+    (hover: the name), x = BS1, y = BS2, with the least-squares line; ``r`` (the IBS) in the title."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        go.Scatter(
+            x=points["x"],
+            y=points["y"],
+            mode="markers",
+            hovertext=points["name"],
+            hovertemplate="<b>%{hovertext}</b><br>BS1 %{x:.3f}, BS2 %{y:.3f}<extra></extra>",
+            marker={"size": 6, "color": "#5e3c99", "opacity": 0.6},
+            name="names",
+            showlegend=False,
+        )
+    )
+    if len(points) >= 2 and np.ptp(points["x"].to_numpy(dtype=float)) > 0:
+        slope, icpt = np.polyfit(points["x"].astype(float), points["y"].astype(float), 1)
+        xs = np.linspace(float(points["x"].min()), float(points["x"].max()), 10)
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=slope * xs + icpt,
+                mode="lines",
+                line={"color": "#e66101"},
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
+    title = f"{target} vs {feature}" + (f" (IBS r = {r:.3f})" if r is not None and math.isfinite(r) else "")
+    fig.update_layout(
+        title={"text": title, "font": {"size": 13}},
+        height=360,
+        margin={"l": 50, "r": 10, "t": 40, "b": 45},
+        xaxis={"title": {"text": f"BS1: how much '{target}' raises the name"}},
+        yaxis={"title": {"text": f"BS2: '{feature}' given the name"}},
+    )
+    return fig
+
+
+def bars_plotly(scores: pd.Series, title: str) -> Any:
+    """Horizontal bars of IBS(target, features), coloured by PuOr, most associated on top (zone C)."""
+    import plotly.graph_objects as go
+
+    vals = scores.to_numpy(dtype=float)
+    fig = go.Figure(
+        go.Bar(
+            x=vals,
+            y=[str(i) for i in scores.index],
+            orientation="h",
+            marker={"color": puor_hex(vals), "line": {"color": "#555555", "width": 0.5}},
+            hovertemplate="<b>%{y}</b><br>score %{x:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title={"text": title, "font": {"size": 13}},
+        height=max(260, 22 * len(scores) + 90),
+        margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        xaxis={"range": [-1, 1], "title": {"text": "indirect bias score"}},
+        yaxis={"autorange": "reversed", "type": "category", "automargin": True},
+    )
+    return fig
+
+
+def _restyle(fig: Any, new: Any, keys: Sequence[str]) -> None:
+    """Copy ``keys`` of every trace of ``new`` onto the same trace of the ``FigureWidget`` ``fig``.
+
+    One update per trace (never one batch over several traces: plotly's front end then receives
+    per-trace lists with holes, and ``marker: undefined`` breaks its next render), and nested
+    properties are replaced, not merged (a grey marker loses the colour scale it had)."""
+    for old, fresh in zip(fig.data, new.data, strict=True):
+        old.update({k: fresh[k] for k in keys if k in fresh}, overwrite=True)
+
+
+class _LiveView:
+    """Common plumbing of the two live views: the error line, the note line and the guard that turns
+    any exception of a handler into one readable line inside the widget (issue 18: never a traceback,
+    never only in the log console)."""
+
+    fallback_html = ""
+
+    def __init__(self) -> None:
+        import ipywidgets as w
+
+        self._busy = False
+        self.error = w.HTML(layout=w.Layout(min_height="1.4em"))
+        self.note = w.HTML()
+        self.last_error = ""
+        self.box: Any = None
+
+    def show_error(self, exc: BaseException | str) -> None:
+        """Show ``exc`` as one line in the widget (and log it at INFO, without a traceback)."""
+        line = exc if isinstance(exc, str) else error_line(exc)
+        self.last_error = line
+        self.error.value = f"<div class='bk-error' style='{_ERROR_STYLE}'>⚠ {html.escape(line)}</div>"
+        logger.info("explorer: %s", line)
+
+    def clear_error(self) -> None:
+        self.last_error = ""
+        self.error.value = ""
+
+    def _run(self, action: Any, *args: Any) -> None:
+        """Run a handler unless another one is running (programmatic control updates), errors as a line."""
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            self.clear_error()
+            action(*args)
+        except Exception as exc:  # shown to the reader as one line; the handler must never raise
+            self.show_error(exc)
+        finally:
+            self._busy = False
+        # The kernel may take the reader's next choice while a handler still runs (a new FigureWidget
+        # lets it read messages), and the muted handler would lose it: apply what the controls show
+        # now, so that the controls and the view never disagree (issue 18).
+        resync = None if self.last_error else self._resync()
+        if resync is not None:
+            self._busy = True
+            try:
+                resync()
+            except Exception as exc:  # as above: one line in the widget
+                self.show_error(exc)
+            finally:
+                self._busy = False
+
+    def _resync(self) -> Any:
+        """The handler that applies a choice the view does not show yet, or ``None`` (all in step)."""
+        return None
+
+    def _set_options(self, dd: Any, options: Sequence[Any], value: Any) -> None:
+        """Replace a dropdown's options and value while handlers are muted (``_busy``)."""
+        values = [o[1] if isinstance(o, tuple) else o for o in options]
+        # one message to the browser: options and choice together, so it never shows (or sends back)
+        # the first option for a moment while the kernel keeps another one
+        with dd.hold_sync():
+            dd.options = list(options)
+            dd.value = value if value in values else (values[0] if values else None)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = self.box._repr_mimebundle_(**kwargs) or {}
+        data = dict(bundle) if isinstance(bundle, dict) else {}
+        data["text/html"] = self.fallback_html
+        data["text/plain"] = "Interactive explorer (open the notebook in Jupyter to use it)"
+        return data
+
+
+def _feature_options(store: ScoreStore, model: str, target_category: str) -> list[tuple[str, str]]:
+    """Feature categories with scores for (model, target category), non-sensitive first; sensitive
+    ones labelled so (section 4.1.1, zone A)."""
+    cats = store.feature_categories(model, target_category)
+    nons = [c for c in cats if c not in store.sensitive]
+    sens = [c for c in cats if c in store.sensitive]
+    return [(c, c) for c in nons] + [(f"{c} (sensitive)", c) for c in sens]
+
+
+class TableWidget(_LiveView):
+    """The live table view (seed 004 section 4.1): a plotly ``FigureWidget`` heat-map with clickable
+    header strips (three-click sort, :class:`TableSorter`), clickable cells (the indirect scatterplot of
+    the cell, zone C), paging of rows and columns, the search box, and controls that always show the
+    state of the view: the Features options are recomputed whenever the model or Targets change, and
+    the cell details are recomputed (or cleared with a note) when the table changes.
+    """
+
+    fallback_html = (
+        "<p><i>Here the notebook shows the interactive table view (click a column or row header to sort, "
+        "a cell for its per-name scatterplot). Open the notebook in Jupyter to use it; the figure above "
+        "is its static version.</i></p>"
+    )
+
+    def __init__(
+        self,
+        explorer: TableExplorer,
+        *,
+        rows_per_page: int = ROWS_PER_PAGE,
+        columns_per_page: int = COLUMNS_PER_PAGE,
+    ) -> None:
+        import ipywidgets as w
+        import plotly.graph_objects as go
+
+        super().__init__()
+        self.ex = explorer
+        st = explorer.store
+        self.rows_per_page = rows_per_page
+        self.columns_per_page = columns_per_page
+        self.row_page = 0
+        self.column_page = 0
+        self.cell: tuple[Any, Any] | None = None
+        self._view = self._page = pd.DataFrame()
+        wide = w.Layout(width="auto")
+        self.dd_model = w.Dropdown(
+            options=st.models(), value=explorer.model, description="Model", layout=wide
+        )
+        self.dd_target = w.Dropdown(description="Targets", layout=wide)
+        self.dd_feature = w.Dropdown(description="Features", layout=wide)
+        self._set_options(self.dd_target, st.target_categories(explorer.model), explorer.target_category)
+        self._set_options(
+            self.dd_feature,
+            _feature_options(st, explorer.model, explorer.target_category),
+            explorer.feature_category,
+        )
+        self.search = w.Text(
+            value=explorer.query,
+            description="Search",
+            placeholder="a target or feature",
+            continuous_update=False,
+        )
+        self.reset = w.Button(description="Alphabetical order", icon="sort-alpha-asc", layout=wide)
+        self.row_prev = w.Button(description="◀ rows", layout=wide)
+        self.row_next = w.Button(description="rows ▶", layout=wide)
+        self.col_prev = w.Button(description="◀ columns", layout=wide)
+        self.col_next = w.Button(description="columns ▶", layout=wide)
+        self.pages = w.HTML()
+        self.legend = w.HTML()
+        self.fig = go.FigureWidget(table_plotly(pd.DataFrame([[0.0]], index=["-"], columns=["-"])))
+        self.fig.data[0].on_click(self._clicked_column)
+        self.fig.data[1].on_click(self._clicked_row)
+        self.fig.data[2].on_click(self._clicked_cell)
+        self.details_title = w.HTML()
+        self.details = w.Box(layout=w.Layout(width="100%"))
+        self.dd_model.observe(lambda _c: self._run(self.change), names="value")
+        self.dd_target.observe(lambda _c: self._run(self.change), names="value")
+        self.dd_feature.observe(lambda _c: self._run(self.change), names="value")
+        self.search.observe(lambda _c: self._run(self.change), names="value")
+        self.reset.on_click(lambda _b: self._run(self.reset_order))
+        self.row_prev.on_click(lambda _b: self._run(self.turn, "row", -1))
+        self.row_next.on_click(lambda _b: self._run(self.turn, "row", 1))
+        self.col_prev.on_click(lambda _b: self._run(self.turn, "column", -1))
+        self.col_next.on_click(lambda _b: self._run(self.turn, "column", 1))
+        row = w.Layout(flex_flow="row wrap", width="100%")
+        self.box = w.VBox(
+            [
+                w.HBox([self.dd_model, self.dd_target, self.dd_feature], layout=row),
+                w.HBox([self.search, self.reset], layout=row),
+                self.legend,
+                self.note,
+                self.error,
+                w.HBox([self.row_prev, self.row_next, self.col_prev, self.col_next, self.pages], layout=row),
+                self.fig,
+                self.details_title,
+                self.details,
+            ],
+            layout=w.Layout(width="100%"),
+        )
+        self.box.add_class("bk-table-explorer")
+        self._run(self.redraw)
+
+    def _resync(self) -> Any:
+        ex_ = self.ex
+        shown = (self.dd_model.value, self.dd_target.value, self.dd_feature.value, self.search.value or "")
+        return (
+            self.change
+            if shown != (ex_.model, ex_.target_category, ex_.feature_category, ex_.query)
+            else None
+        )
+
+    # -- handlers (each runs through _run: errors become one line) ---------------------------------
+    def change(self) -> None:
+        """A dropdown or the search box changed: recompute dependent options, then redraw."""
+        st = self.ex.store
+        model = self.dd_model.value
+        self._set_options(self.dd_target, st.target_categories(model), self.dd_target.value)
+        self._set_options(
+            self.dd_feature, _feature_options(st, model, self.dd_target.value), self.dd_feature.value
+        )
+        self.ex.set(
+            model=model,
+            target_category=self.dd_target.value,
+            feature_category=self.dd_feature.value,
+            query=self.search.value or "",
+        )
+        self.row_page = self.column_page = 0
+        self.redraw()
+
+    def header_click(self, axis: Axis, attribute: Any) -> int:
+        """A click on a column (target) or row (feature) header: the three-click sort (B.1/B.2)."""
+        phase = self.ex.click(axis, attribute)
+        view = self.ex.view()
+        # the pages start again at the first, except on the clicked axis: its page shows the clicked header
+        self.row_page = self.column_page = 0
+        labels = list(view.columns if axis == "column" else view.index)
+        if attribute in labels:
+            if axis == "column":
+                self.column_page = labels.index(attribute) // self.columns_per_page
+            else:
+                self.row_page = labels.index(attribute) // self.rows_per_page
+        self.redraw()
+        return phase
+
+    def reset_order(self) -> None:
+        self.ex.sorter.reset()
+        self.redraw()
+
+    def turn(self, axis: Axis, step: int) -> None:
+        """Show the previous (-1) or next (+1) page of rows or columns."""
+        if axis == "row":
+            self.row_page += step
+        else:
+            self.column_page += step
+        self.redraw()
+
+    def cell_click(self, target: Any, feature: Any) -> None:
+        """A click on a cell: its indirect scatterplot (zone C)."""
+        self.cell = (target, feature)
+        self.show_cell()
+
+    # -- plotly click callbacks -----------------------------------------------------------------
+    @staticmethod
+    def _label(labels: Sequence[Any], position: Any) -> Any:
+        """The label drawn at a clicked position (cells sit at 0, 1, 2, ... of the page shown)."""
+        i = round(float(position))
+        if not 0 <= i < len(labels):
+            raise KeyError(f"nothing is drawn at position {position} any more; click again")
+        return labels[i]
+
+    def _clicked_column(self, _trace: Any, points: Any, _state: Any) -> None:
+        if points.xs:
+            self._run(lambda: self.header_click("column", self._label(self._page.columns, points.xs[0])))
+
+    def _clicked_row(self, _trace: Any, points: Any, _state: Any) -> None:
+        if points.ys:
+            self._run(lambda: self.header_click("row", self._label(self._page.index, points.ys[0])))
+
+    def _clicked_cell(self, _trace: Any, points: Any, _state: Any) -> None:
+        if points.xs and points.ys:
+            self._run(
+                lambda: self.cell_click(
+                    self._label(self._page.columns, points.xs[0]), self._label(self._page.index, points.ys[0])
+                )
+            )
+
+    # -- drawing --------------------------------------------------------------------------------
+    def redraw(self) -> None:
+        """Redraw the table page, legend and page line; recompute (or clear) the cell details."""
+        ex_ = self.ex
+        view = ex_.view()
+        self._view = view
+        o = ex_.last_order
+        r0, r1, self.row_page = page_bounds(view.shape[0], self.row_page, self.rows_per_page)
+        c0, c1, self.column_page = page_bounds(view.shape[1], self.column_page, self.columns_per_page)
+        page = view.iloc[r0:r1, c0:c1]
+        self._page = page
+        new = table_plotly(
+            page,
+            value_label="indirect bias score" if ex_.value == "ibs" else ex_.value,
+            sorted_axis=o.axis if o is not None and o.phase else None,
+            attribute=o.attribute if o is not None else None,
+        )
+        keys = ("x", "y", "z", "text", "texttemplate", "colorbar")
+        _restyle(self.fig, new, keys)
+        self.fig.update_layout(
+            height=new.layout.height,
+            yaxis_domain=new.layout.yaxis.domain,
+            yaxis2_domain=new.layout.yaxis2.domain,
+            yaxis3_domain=new.layout.yaxis3.domain,
+            xaxis2_tickvals=new.layout.xaxis2.tickvals,
+            xaxis2_ticktext=new.layout.xaxis2.ticktext,
+            yaxis3_tickvals=new.layout.yaxis3.tickvals,
+            yaxis3_ticktext=new.layout.yaxis3.ticktext,
+            # a new page starts unzoomed
+            xaxis_range=new.layout.xaxis.range,
+            xaxis2_range=new.layout.xaxis2.range,
+            yaxis_range=new.layout.yaxis.range,
+            yaxis3_range=new.layout.yaxis3.range,
+        )
+        title = f"<b>{html.escape(str(ex_.model))}</b>: {html.escape(ex_.target_category)} (columns) × {html.escape(ex_.feature_category)} (rows)."
+        legend = html.escape((o.legend if o is not None else "") + (f" {ex_.message}" if ex_.message else ""))
+        self.legend.value = (
+            f"<div style='{_NOTE_STYLE}'>{title} {legend} <i>Click a column or row header to sort "
+            "(1st click: by score, 2nd: by similarity, 3rd: alphabetical); click a cell for its details.</i></div>"
+        )
+        self.pages.value = (
+            f"<span class='bk-pages' style='{_NOTE_STYLE}'>rows {r0 + 1}–{r1} of {view.shape[0]}, "
+            f"columns {c0 + 1}–{c1} of {view.shape[1]}</span>"
+        )
+        self.row_prev.disabled = r0 == 0
+        self.row_next.disabled = r1 >= view.shape[0]
+        self.col_prev.disabled = c0 == 0
+        self.col_next.disabled = c1 >= view.shape[1]
+        caveat = ex_.store.notes.get(ex_.model, "")
+        self.note.value = f"<div style='{_ERROR_STYLE}'>{html.escape(caveat)}</div>" if caveat else ""
+        if self.cell is not None:
+            self.show_cell()
+
+    def show_cell(self) -> None:
+        """The details of :attr:`cell` for the current table, or a note saying why there are none."""
+        import plotly.graph_objects as go
+
+        ex_ = self.ex
+        self.details.children = []
+        if self.cell is None:
+            self.details_title.value = ""
+            return
+        target, feature = self.cell
+        table = ex_.store.table(ex_.model, ex_.target_category, ex_.feature_category, ex_.value)
+        if target not in table.columns or feature not in table.index:
+            self.cell = None
+            self.details_title.value = (
+                f"<div style='{_NOTE_STYLE}'>Details cleared: {html.escape(str(target))} × "
+                f"{html.escape(str(feature))} is not in this table. Click a cell to see its details.</div>"
+            )
+            return
+        res = ex_.store.result(ex_.model, ex_.target_category, ex_.feature_category)
+        score = _score_text(table.loc[feature, target])
+        head = (
+            f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {html.escape(str(target))} × "
+            f"{html.escape(str(feature))}</b> ({html.escape(str(ex_.model))}), score {score}."
+        )
+        if res is None:
+            self.details_title.value = (
+                head
+                + " No per-name scores are stored for this table (published values), so there is no scatterplot.</div>"
+            )
+            return
+        pts = res.bridge_points(target, feature)
+        self.details_title.value = head + " One dot per first name of the bridge (hover for the name).</div>"
+        self.details.children = [
+            go.FigureWidget(
+                indirect_scatter_plotly(pts, str(target), str(feature), float(res.ibs.loc[target, feature]))
+            )
+        ]
+
+
+class ScatterWidget(_LiveView):
+    """The live scatter view (seed 004 section 4.2): a plotly ``FigureWidget`` of the embedded targets
+    (click a point for its details, hover for its name and score), the colour controls of zone E (the
+    Attribute options follow the colour category, and the first attribute is chosen at once), the
+    search box, and controls that show the explorer's state from the start.  Options that depend on
+    another choice are recomputed when it changes; a selection that no longer exists is cleared with a
+    note, never left as a stale panel.
+    """
+
+    fallback_html = (
+        "<p><i>Here the notebook shows the interactive scatter view (click a point for its details, choose "
+        "the projection, the colour and the categories). Open the notebook in Jupyter to use it; the "
+        "figures above are its static version.</i></p>"
+    )
+    NONE = "(none)"
+
+    def __init__(self, explorer: ScatterExplorer) -> None:
+        import ipywidgets as w
+        import plotly.graph_objects as go
+
+        super().__init__()
+        self.ex = explorer
+        st = explorer.store
+        wide = w.Layout(width="auto")
+        self.dd_model = w.Dropdown(
+            options=st.models(), value=explorer.model, description="Model", layout=wide
+        )
+        self.dd_method = w.Dropdown(
+            options=list(METHODS), value=explorer.method, description="Projection", layout=wide
+        )
+        self.dd_target = w.Dropdown(description="Targets", layout=wide)
+        self.dd_feature = w.Dropdown(description="Features", layout=wide)
+        self.dd_ccat = w.Dropdown(description="Colour by", layout=wide)
+        self.dd_cattr = w.Dropdown(description="Attribute", layout=wide)
+        self.search = w.Combobox(
+            value=explorer.query,
             placeholder="find a target",
             description="Search",
             ensure_option=False,
+            layout=wide,
         )
-        dd_sel = w.Dropdown(options=["(none)", *self.coordinates().index], description="Details of")
-        out_plot, out_det = w.Output(), w.Output()
-
-        def draw(*_: Any) -> None:
-            out_plot.clear_output(wait=True)
-            with out_plot:
-                fig = self.figure(connect_pick=True)
-                backend = plt.get_backend().lower()
-                if "ipympl" in backend or "widget" in backend:  # clickable points: keep the live canvas
-                    fig.canvas.mpl_connect("pick_event", lambda _e: show_details())
-                    display(fig.canvas)
-                else:  # static backends: the dropdown "Details of" is the fallback for clicks
-                    display(fig)
-                    plt.close(fig)
-            show_details()
-
-        def show_details(*_: Any) -> None:
-            out_det.clear_output(wait=True)
-            if self.selected is None:
-                return
-            with out_det:
-                fig = self.details_figure()
-                display(fig)
-                plt.close(fig)
-
-        def on_change(_: Any = None) -> None:
-            try:
-                self.set(
-                    model=dd_model.value,
-                    target_category=dd_target.value,
-                    feature_category=dd_feat.value,
-                    method=dd_method.value,
-                    query=search.value or "",
-                )
-            except (KeyError, ValueError) as exc:
-                with out_plot:
-                    print(exc)
-                return
-            dd_ccat.options = ["(none)", *self.colour_options()]
-            labels = list(self.coordinates().index)
-            search.options = labels
-            dd_sel.options = ["(none)", *labels]
-            draw()
-
-        def on_colour(_: Any = None) -> None:
-            if dd_ccat.value in (None, "(none)"):
-                dd_cattr.options = []
-                self.colour_by(None, None)
-            else:
-                feats = list(st.matrix(self.model, self.target_category, dd_ccat.value).columns)
-                if list(dd_cattr.options) != feats:
-                    dd_cattr.options = feats
-                if dd_cattr.value is not None:
-                    self.colour_by(dd_ccat.value, dd_cattr.value)
-            draw()
-
-        def on_select(_: Any = None) -> None:
-            self.select(None if dd_sel.value == "(none)" else dd_sel.value)
-            show_details()
-
-        for x in (dd_model, dd_method, dd_target, dd_feat, search):
-            x.observe(on_change, names="value")
-        dd_ccat.observe(on_colour, names="value")
-        dd_cattr.observe(on_colour, names="value")
-        dd_sel.observe(on_select, names="value")
-        draw()
-        return w.VBox(
+        self.dd_sel = w.Dropdown(description="Details of", layout=wide)
+        self.status = w.HTML()
+        self.fig = go.FigureWidget(scatter_plotly(pd.DataFrame({"x": [0.0], "y": [0.0]}, index=["-"])))
+        self.fig.data[0].on_click(self._clicked_point)
+        self.details_title = w.HTML()
+        self.details = w.Box(layout=w.Layout(width="100%", flex_flow="row wrap"))
+        self._sync_controls()
+        for dd in (self.dd_model, self.dd_method, self.dd_target, self.dd_feature, self.search):
+            dd.observe(lambda _c: self._run(self.change), names="value")
+        self.dd_ccat.observe(lambda _c: self._run(self.colour_changed), names="value")
+        self.dd_cattr.observe(lambda _c: self._run(self.colour_changed), names="value")
+        self.dd_sel.observe(lambda _c: self._run(self.selection_changed), names="value")
+        row = w.Layout(flex_flow="row wrap", width="100%")
+        self.box = w.VBox(
             [
-                w.HBox([dd_model, dd_method]),
-                w.HBox([dd_target, dd_feat]),
-                w.HBox([dd_ccat, dd_cattr]),
-                w.HBox([search, dd_sel]),
-                out_plot,
-                out_det,
-            ]
+                w.HBox([self.dd_model, self.dd_method], layout=row),
+                w.HBox([self.dd_target, self.dd_feature], layout=row),
+                w.HBox([self.dd_ccat, self.dd_cattr], layout=row),
+                w.HBox([self.search, self.dd_sel], layout=row),
+                self.status,
+                self.note,
+                self.error,
+                self.fig,
+                self.details_title,
+                self.details,
+            ],
+            layout=w.Layout(width="100%"),
+        )
+        self.box.add_class("bk-scatter-explorer")
+        self._run(self.redraw)
+
+    def _labels(self) -> list[Any]:
+        return list(
+            self.ex.store.matrix(self.ex.model, self.ex.target_category, self.ex.feature_category).index
+        )
+
+    def _sync_controls(self) -> None:
+        """Make every control show the explorer's state (called with handlers muted)."""
+        ex_, st = self.ex, self.ex.store
+        busy, self._busy = self._busy, True
+        try:
+            self.dd_model.value = ex_.model
+            self.dd_method.value = ex_.method
+            self._set_options(self.dd_target, st.target_categories(ex_.model), ex_.target_category)
+            self._set_options(
+                self.dd_feature, _feature_options(st, ex_.model, ex_.target_category), ex_.feature_category
+            )
+            self._set_options(
+                self.dd_ccat, [self.NONE, *ex_.colour_options()], ex_.colour_category or self.NONE
+            )
+            if ex_.colour_category is None:
+                self._set_options(self.dd_cattr, [], None)
+            else:
+                feats = list(st.matrix(ex_.model, ex_.target_category, ex_.colour_category).columns)
+                self._set_options(self.dd_cattr, feats, ex_.colour_attribute)
+            labels = [str(t) for t in self._labels()]
+            self.search.options = labels
+            self.search.value = ex_.query
+            self._set_options(
+                self.dd_sel, [self.NONE, *labels], str(ex_.selected) if ex_.selected else self.NONE
+            )
+        finally:
+            self._busy = busy
+
+    def _resync(self) -> Any:
+        ex_ = self.ex
+        shown = (
+            self.dd_model.value,
+            self.dd_method.value,
+            self.dd_target.value,
+            self.dd_feature.value,
+            self.search.value or "",
+        )
+        if shown != (ex_.model, ex_.method, ex_.target_category, ex_.feature_category, ex_.query):
+            return self.change
+        cat = None if self.dd_ccat.value in (None, self.NONE) else self.dd_ccat.value
+        attr = self.dd_cattr.value if cat is not None else None
+        if (cat, attr) != (ex_.colour_category, ex_.colour_attribute):
+            return self.colour_changed
+        sel = None if self.dd_sel.value in (None, self.NONE) else self.dd_sel.value
+        if sel != (None if ex_.selected is None else str(ex_.selected)):
+            return self.selection_changed
+        return None
+
+    # -- handlers ---------------------------------------------------------------------------------
+    def change(self) -> None:
+        """Model, projection, categories or search changed: recompute the dependent options, redraw."""
+        st, ex_ = self.ex.store, self.ex
+        model = self.dd_model.value
+        self._set_options(self.dd_target, st.target_categories(model), self.dd_target.value)
+        self._set_options(
+            self.dd_feature, _feature_options(st, model, self.dd_target.value), self.dd_feature.value
+        )
+        before = (ex_.colour_category, ex_.selected)
+        ex_.set(
+            model=model,
+            target_category=self.dd_target.value,
+            feature_category=self.dd_feature.value,
+            method=self.dd_method.value,
+            query=self.search.value or "",
+        )
+        notes = []
+        if before[0] is not None and ex_.colour_category is None:
+            notes.append(f"colour by {before[0]} is not available for these categories: colour removed")
+        if before[1] is not None and ex_.selected is None:
+            notes.append(f"{before[1]} is not a target here: details cleared")
+        self._sync_controls()
+        self.redraw(note="; ".join(notes))
+
+    def colour_changed(self) -> None:
+        """Colour category or attribute changed; a new category fills Attribute with its first word."""
+        ex_ = self.ex
+        cat = self.dd_ccat.value
+        if cat in (None, self.NONE):
+            ex_.colour_by(None, None)
+            self._set_options(self.dd_cattr, [], None)
+        else:
+            feats = list(ex_.store.matrix(ex_.model, ex_.target_category, cat).columns)
+            keep = self.dd_cattr.value if self.dd_cattr.value in feats else feats[0]
+            self._set_options(self.dd_cattr, feats, keep)
+            ex_.colour_by(cat, self.dd_cattr.value)
+        self.redraw()
+
+    def selection_changed(self) -> None:
+        self.select(None if self.dd_sel.value in (None, self.NONE) else self.dd_sel.value)
+
+    def select(self, target: Any) -> None:
+        """Select a target (a click on its point, or the Details dropdown) and show its details."""
+        labels = {str(t): t for t in self._labels()}
+        self.ex.select(None if target is None else labels.get(str(target), target))
+        busy, self._busy = self._busy, True
+        try:
+            self.dd_sel.value = str(self.ex.selected) if self.ex.selected is not None else self.NONE
+        finally:
+            self._busy = busy
+        self.redraw()
+
+    def _clicked_point(self, _trace: Any, points: Any, _state: Any) -> None:
+        if points.point_inds:
+            i = int(points.point_inds[0])
+            self._run(lambda: self.select(self._shown[i]))
+
+    # -- drawing ----------------------------------------------------------------------------------
+    def redraw(self, note: str = "") -> None:
+        ex_ = self.ex
+        self._shown: list[Any] = []
+        try:
+            xy = ex_.coordinates()
+        except (ValueError, KeyError):
+            for tr in self.fig.data:
+                tr.update(x=[], y=[])
+            self.details.children = []
+            self.details_title.value = ""
+            raise
+        self._shown = list(xy.index)
+        col = ex_.colours()
+        label = f"IBS with '{ex_.colour_attribute}'" if col is not None else ""
+        new = scatter_plotly(
+            xy, colours=col, colour_label=label, hits=ex_.matches(), selected=ex_.selected, method=ex_.method
+        )
+        _restyle(self.fig, new, ("x", "y", "text", "hovertext", "customdata", "hovertemplate", "marker"))
+        self.fig.update_layout(
+            xaxis_title_text=new.layout.xaxis.title.text,
+            yaxis_title_text=new.layout.yaxis.title.text,
+            xaxis_autorange=True,
+            yaxis_autorange=True,
+        )
+        colour = (
+            f"coloured by the score with '{ex_.colour_attribute}' ({ex_.colour_category})"
+            if col is not None
+            else "not coloured (choose Colour by)"
+        )
+        self.status.value = (
+            f"<div style='{_NOTE_STYLE}'><b>{html.escape(str(ex_.model))}</b>: {len(xy)} "
+            f"targets ({html.escape(ex_.target_category)}) placed by {ex_.method} from their scores with "
+            f"{html.escape(ex_.feature_category)}, {html.escape(colour)}."
+            + (
+                f" Search '{html.escape(ex_.query)}': {len(ex_.matches())} match(es), ringed."
+                if ex_.query.strip()
+                else ""
+            )
+            + " <i>Click a point for its details.</i>"
+            + (f" <b>{html.escape(note)}.</b>" if note else "")
+            + "</div>"
+        )
+        caveat = ex_.store.notes.get(ex_.model, "")
+        self.note.value = f"<div style='{_ERROR_STYLE}'>{html.escape(caveat)}</div>" if caveat else ""
+        self.show_details()
+
+    def show_details(self) -> None:
+        """Bars of the selected target's scores and its indirect scatterplot (zone C), or nothing."""
+        import plotly.graph_objects as go
+
+        ex_ = self.ex
+        t = ex_.selected
+        if t is None:
+            self.details.children = []
+            self.details_title.value = f"<div style='{_NOTE_STYLE}'>No target selected: click a point.</div>"
+            return
+        s = ex_.details(t).dropna()
+        shown = s.loc[top_bottom(list(s.index), 10)]
+        children = [
+            go.FigureWidget(bars_plotly(shown, f"{t}: most and least associated {ex_.feature_category}"))
+        ]
+        res = ex_.store.result(ex_.model, ex_.target_category, ex_.feature_category)
+        feat = (
+            ex_.colour_attribute
+            if (ex_.colour_category == ex_.feature_category and ex_.colour_attribute)
+            else (shown.index[0] if len(shown) else None)
+        )
+        if res is not None and feat is not None:
+            pts = res.bridge_points(t, feat)
+            children.append(
+                go.FigureWidget(indirect_scatter_plotly(pts, str(t), str(feat), float(res.ibs.loc[t, feat])))
+            )
+        for c in children:
+            c.layout.width = 460
+        self.details.children = children
+        self.details_title.value = (
+            f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {html.escape(str(t))}</b> "
+            f"({html.escape(str(ex_.model))}, {html.escape(ex_.target_category)} × {html.escape(ex_.feature_category)}).</div>"
         )

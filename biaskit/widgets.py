@@ -102,15 +102,25 @@ class SeedWordForm:
             self.boxes[label] = w.Textarea(
                 value=format_words(list(words)),
                 description=str(label),
-                layout=w.Layout(width="100%", height="4.5em"),
+                # "auto" (not 100%): the box fills the row beside its label without overflowing it, so
+                # the form never scrolls sideways (issue 18)
+                layout=w.Layout(width="auto", height="4.5em"),
                 style={"description_width": "12em"},
             )
-        self.button = w.Button(description=button_label, button_style="primary", icon="play")
+        # width "auto": the button is as wide as its label, never cut to "Run with these…" (issue 18)
+        self.button = w.Button(
+            description=button_label,
+            button_style="primary",
+            icon="play",
+            layout=w.Layout(width="auto", min_width="fit-content", align_self="flex-start"),
+        )
         self.output = w.Output()
         self.button.on_click(self._clicked)
         self.widget = w.VBox(
-            [w.HTML(f"<b>{html.escape(title)}</b>"), *self.boxes.values(), self.button, self.output]
+            [w.HTML(f"<b>{html.escape(title)}</b>"), *self.boxes.values(), self.button, self.output],
+            layout=w.Layout(width="100%", max_width="100%", overflow="hidden"),
         )
+        self.widget.add_class("bk-seed-form")
         self.last_result: Any = None
         self.last_error: Exception | None = None
 

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Install Chromium for the browser check of the HTML report (tests/test_report.py).
+# Install Chromium for the browser tests: the HTML report (tests/test_html_report.py) and the
+# explorers of notebooks 13 and 00 in JupyterLab (tests/test_browser_explorers.py).
 #
-# The test opens the report in headless Chromium and fails on console errors, missing figures or
-# numbers that differ from results/*.json; without Chromium it is skipped (with the reason).
+# The report test opens the report in headless Chromium and fails on console errors, missing figures
+# or numbers that differ from results/*.json.  The explorer test drives this same Chromium with
+# Playwright for Python (pinned in requirements.lock; it is launched with executable_path, so
+# `playwright install`, which downloads its own browsers, is never needed).  Without Chromium both
+# are skipped (with the reason).
 # Debian / Ubuntu: installs the "chromium" package with apt-get (as root, or through sudo).
 # Elsewhere: install Chromium or Google Chrome yourself, or point BIASKIT_CHROMIUM at the binary.
 #

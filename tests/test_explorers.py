@@ -4,6 +4,7 @@ all without a browser."""
 
 from __future__ import annotations
 
+import html
 import logging
 from types import SimpleNamespace
 
@@ -371,11 +372,188 @@ def test_static_images_are_saved(store, tmp_path, monkeypatch):
 
 def test_widgets_build_headless(store):
     pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     t = ex.TableExplorer(store)
     w = t.widget()
-    assert w.children
+    assert w.box.children and not w.last_error
     s = ex.ScatterExplorer(store, method="ISOMAP")
-    assert s.widget().children
+    assert s.widget().box.children
+
+
+# =============================================================================================
+# the live views (seed 004 sections 4.1-4.2; issue 18), driven without a browser: the plotly click
+# callbacks are called as the front end calls them, and every control is read back
+
+
+def _points(xs=(), ys=(), inds=()):
+    """What plotly's FigureWidget passes to an on_click callback."""
+    return SimpleNamespace(xs=list(xs), ys=list(ys), point_inds=list(inds))
+
+
+def _beer_store() -> ex.ScoreStore:
+    """The fixture plus country x beverage (the thesis's beer example), without country x trait."""
+    f = _frame()
+    rng = np.random.default_rng(3)
+    rows = [
+        ("bert-base", "country", "beverage", c, b, float(np.tanh(rng.normal())), 0.0)
+        for c in COUNTRIES
+        for b in ("beer", "tea", "wine", "water")
+    ]
+    f = pd.concat([f, pd.DataFrame(rows, columns=f.columns)], ignore_index=True)
+    keep = ~((f["target_category"] == "country") & (f["feature_category"] == "trait"))
+    return ex.ScoreStore(f[keep].reset_index(drop=True))
+
+
+def test_error_line_and_pages():
+    assert ex.error_line(KeyError("None is not a feature (row) of the table")) == (
+        "None is not a feature (row) of the table"
+    )
+    assert ex.error_line(KeyError("nurse")) == "nurse"
+    assert ex.error_line(ValueError("two\n  lines")) == "two lines"
+    assert ex.page_bounds(589, 0, 40) == (0, 40, 0)
+    assert ex.page_bounds(589, 14, 40) == (560, 589, 14)
+    assert ex.page_bounds(589, 99, 40) == (560, 589, 14)  # clamped
+    assert ex.page_bounds(0, 3, 40) == (0, 0, 0)
+    with pytest.raises(ValueError):
+        ex.page_bounds(10, 0, 0)
+
+
+def test_table_plotly_layout_hover_and_header_marks():
+    pytest.importorskip("plotly")
+    data = pd.DataFrame([[0.5, np.nan], [-0.25, 1.0]], index=["brave", "kind"], columns=["nurse", "pilot"])
+    fig = ex.table_plotly(data, sorted_axis="column", attribute="pilot")
+    heads, rows, cells = fig.data
+    assert list(fig.layout.xaxis2.ticktext) == ["nurse", "pilot"]
+    assert list(fig.layout.yaxis3.ticktext) == ["brave", "kind"]
+    assert list(heads.z[0]) == [0.0, 1.0]  # the column the table is sorted by is marked
+    assert [list(r) for r in rows.z] == [[0.0], [0.0]]
+    assert "score 0.500" in cells.text[0][0] and "score no score" in cells.text[0][1]
+    assert cells.z[0][1] is None  # NaN drawn grey (no colour), not as 0
+    assert list(fig.layout.yaxis.range) == [1.5, -0.5]  # first row on top
+
+
+def test_table_widget_clicks_sort_open_details_and_errors_are_one_line(store):
+    pytest.importorskip("anywidget")
+    t = ex.TableExplorer(store, target_category="occupation", feature_category="trait")
+    w = t.widget()
+    assert (w.dd_model.value, w.dd_target.value, w.dd_feature.value) == ("bert-base", "occupation", "trait")
+    cols0 = list(w.fig.layout.xaxis2.ticktext)
+    # a click on the column-header strip at "nurse": rows sorted by IBS with nurse (5 most, 5 least)
+    w._clicked_column(None, _points(xs=[cols0.index("nurse")], ys=[0]), None)
+    assert not w.last_error and t.sorter.state.phase == 1
+    rows = list(w.fig.layout.yaxis3.ticktext)
+    assert rows == ex.top_bottom(_desc(store.table("bert-base", "occupation", "trait")["nurse"]), 5)
+    assert "'nurse'" in html.unescape(w.legend.value) and w.fig.data[0].z[0][cols0.index("nurse")] == 1.0
+    # second click on the same header (it may have moved): cosine order, nurse first
+    cols1 = list(w.fig.layout.xaxis2.ticktext)
+    w._clicked_column(None, _points(xs=[cols1.index("nurse")], ys=[0]), None)
+    assert t.sorter.state.phase == 2 and w.fig.layout.xaxis2.ticktext[0] == "nurse"
+    # a row-header click
+    w._clicked_row(None, _points(xs=[0], ys=[0]), None)
+    assert t.sorter.state.axis == "row" and t.sorter.state.attribute == rows[0]
+    # a cell click: its details (no per-name scores in this store: one line says so)
+    w._clicked_cell(None, _points(xs=[0], ys=[1]), None)
+    assert "Details:" in w.details_title.value and "No per-name scores" in w.details_title.value
+    # a click where nothing is drawn any more: one readable line, no exception
+    w._clicked_row(None, _points(xs=[0], ys=[99]), None)
+    assert w.last_error == "nothing is drawn at position 99 any more; click again"
+    assert "Traceback" not in w.error.value and "bk-error" in w.error.value
+    w.reset.click()
+    assert t.sorter.state.phase == 0 and not w.last_error
+
+
+def test_table_widget_dependent_options_paging_and_stale_details():
+    pytest.importorskip("anywidget")
+    store = _beer_store()
+    t = ex.TableExplorer(store, target_category="occupation", feature_category="trait")
+    w = t.widget()
+    assert [v for _, v in w.dd_feature.options] == ["trait", "gender"]
+    w._clicked_cell(None, _points(xs=[0], ys=[0]), None)
+    assert "Details:" in w.details_title.value
+    w.dd_target.value = "country"  # Features recomputed: beverage offered, trait gone
+    assert [v for _, v in w.dd_feature.options] == ["beverage", "gender"]
+    assert dict(w.dd_feature.options)["gender (sensitive)"] == "gender"
+    assert (t.target_category, t.feature_category) == ("country", "beverage")
+    assert "country (columns) × beverage (rows)" in w.legend.value and not w.last_error
+    assert "Details cleared" in w.details_title.value and not w.details.children  # no stale panel
+    assert "beer" in list(w.fig.layout.yaxis3.ticktext)
+    # paging: a small page size shows every row, page by page, never a truncated table
+    w.rows_per_page = 3
+    w.redraw()
+    assert list(w.fig.layout.yaxis3.ticktext) == ex.default_order(["beer", "tea", "wine", "water"])[:3]
+    assert "rows 1–3 of 4" in w.pages.value and w.row_prev.disabled and not w.row_next.disabled
+    w.row_next.click()
+    assert "rows 4–4 of 4" in w.pages.value and w.row_next.disabled
+    assert len(w.fig.layout.yaxis3.ticktext) == 1
+
+
+def test_scatter_widget_controls_show_the_state_and_follow_choices():
+    pytest.importorskip("anywidget")
+    store = _beer_store()
+    s = ex.ScatterExplorer(store, target_category="occupation", feature_category="trait", method="ISOMAP")
+    s.colour_by("gender", "woman")
+    s.set(query="engineer")
+    s.select("engineer")
+    w = s.widget()
+    # the initial state is in the controls (not "(none)" while the plot is coloured / has a selection)
+    assert (w.dd_ccat.value, w.dd_cattr.value) == ("gender", "woman")
+    assert (w.search.value, w.dd_sel.value) == ("engineer", "engineer")
+    assert "Details: engineer" in w.details_title.value and len(w.details.children) == 1
+    # hover text carries name and score
+    trace = w.fig.data[0]
+    i = list(trace.hovertext).index("nurse")
+    assert (
+        trace.customdata[i][0]
+        == f"{store.matrix('bert-base', 'occupation', 'gender').loc['nurse', 'woman']:.3f}"
+    )
+    assert "IBS with 'woman'" in trace.hovertemplate
+    # a click on a point selects it and shows its details; the dropdown follows
+    w._clicked_point(None, _points(inds=[i]), None)
+    assert s.selected == "nurse" and w.dd_sel.value == "nurse" and "Details: nurse" in w.details_title.value
+    # nurse selected, then Features = gender: details recomputed, no KeyError
+    w.dd_feature.value = "gender"
+    assert not w.last_error and "Details: nurse" in w.details_title.value
+    # colour: none, then gender fills Attribute with its first word at once
+    w.dd_ccat.value = "(none)"
+    assert w.dd_cattr.value is None and s.colour_category is None
+    w.dd_ccat.value = "gender"
+    assert w.dd_cattr.value == "woman" and s.colour_attribute == "woman"
+    # Targets = country: beverage offered; nurse is no target there, so its details are cleared
+    w.dd_target.value = "country"
+    assert [v for _, v in w.dd_feature.options] == ["beverage", "gender"]
+    assert s.selected is None and w.dd_sel.value == "(none)" and not w.details.children
+    assert "details cleared" in w.status.value
+    w.dd_feature.value = "beverage"
+    assert (s.target_category, s.feature_category) == ("country", "beverage") and not w.last_error
+    assert w.dd_ccat.options == ("(none)", "beverage", "gender")
+    # an embedding that cannot be made (t-SNE needs more than 5 targets: 8 here, so make it fail)
+    w.dd_method.value = "t-SNE"
+    assert not w.last_error
+    assert "Interactive explorer" in w._repr_mimebundle_()["text/plain"]
+
+
+def test_scatter_widget_errors_are_one_line_in_the_widget(monkeypatch):
+    pytest.importorskip("anywidget")
+    s = ex.ScatterExplorer(_beer_store(), method="ISOMAP")
+    w = s.widget()
+
+    def boom(*_a, **_k):
+        raise ValueError("embedding needs at least 2 features with scores for every target, got 1")
+
+    monkeypatch.setattr(ex, "embed_targets", boom)
+    w.dd_method.value = "t-SNE"
+    assert w.last_error.startswith("embedding needs at least 2 features")
+    assert "Traceback" not in w.error.value
+    assert list(w.fig.data[0].x) == []  # the plot no longer shows the previous projection
+
+
+def test_store_notes_are_shown_for_stand_in_models(store):
+    pytest.importorskip("anywidget")
+    st = ex.ScoreStore(store.scores, notes={"xl-base": "xl-base has random weights: not a finding."})
+    w = ex.TableExplorer(st).widget()
+    assert w.note.value == ""
+    w.dd_model.value = "xl-base"
+    assert "random weights" in w.note.value
 
 
 def test_store_validation(store):
@@ -388,3 +566,36 @@ def test_store_validation(store):
     assert store.feature_categories("bert-base", "occupation") == ["trait", "gender"]
     with pytest.raises(KeyError):
         store.matrix("bert-base", "occupation", "religion")
+
+
+def test_interactive_html_is_self_contained(store):
+    """The same views as offline HTML for the report: plotly.js inline, no script from the network."""
+    pytest.importorskip("plotly")
+    t = ex.TableExplorer(store)
+    t.click("column", "nurse")
+    page = t.interactive_html()
+    assert "<script src=" not in page.replace('<script src="data:', "") and "Plotly.newPlot" in page
+    assert len(page) > 1_000_000  # plotly.js itself is in the page
+    s = ex.ScatterExplorer(store, method="ISOMAP")
+    s.colour_by("gender", "woman")
+    assert "IBS with &#x27;woman&#x27;" in s.interactive_html() or "IBS with 'woman'" in s.interactive_html()
+
+
+def test_a_choice_made_while_a_handler_runs_is_applied_after_it():
+    """In JupyterLab the kernel may take the reader's next choice while a handler still runs (creating a
+    FigureWidget lets it read messages); the muted handler would drop it and the Projection control would
+    show t-SNE over an ISOMAP plot.  The widget applies what its controls show once the handler ends."""
+    pytest.importorskip("anywidget")
+    s = ex.ScatterExplorer(_beer_store(), method="ISOMAP")
+    s.colour_by("gender", "woman")
+    w = s.widget()
+    colour_changed = w.colour_changed
+
+    def colour_then_projection() -> None:
+        colour_changed()
+        w.dd_method.value = "t-SNE"  # arrives while the colour handler runs: muted
+
+    w.colour_changed = colour_then_projection  # type: ignore[method-assign]
+    w.dd_ccat.value = "(none)"
+    assert s.method == "t-SNE" and "placed by t-SNE" in w.status.value and not w.last_error
+    assert s.colour_category is None and w.dd_ccat.value == "(none)"

@@ -62,6 +62,11 @@ USED = {
     "nbconvert": "nbconvert",
     "nbformat": "nbformat",
     "ipywidgets": "ipywidgets",
+    "plotly": "plotly",
+    "anywidget": "anywidget",
+    "playwright": "playwright",
+    "dask": "dask",
+    "distributed": "distributed",
     "pytest": "pytest",
 }
 

@@ -101,3 +101,16 @@ def test_static_fallback_survives_the_report() -> None:
     _clean_outputs_for_static_page(nb)
     data = nb.cells[0].outputs[0]["data"]
     assert WIDGET_VIEW not in data and data["text/html"] == STATIC_FALLBACK
+
+
+def test_layout_fits_the_notebook_width() -> None:
+    """Issue 18: the button shows its whole label ("Run with these words", not "Run with these…") and
+    the form never scrolls sideways: boxes fill the row beside their label ("auto", not 100% plus the
+    label), the button is as wide as its label.  tests/test_browser_explorers.py checks the same in
+    JupyterLab."""
+    form = _form(lambda g: None)
+    assert form.button.description == "Run with these words"
+    assert form.button.layout.width == "auto" and form.button.layout.min_width == "fit-content"
+    assert all(box.layout.width == "auto" for box in form.boxes.values())
+    assert form.widget.layout.width == "100%" and form.widget.layout.overflow == "hidden"
+    assert "bk-seed-form" in form.widget._dom_classes
