@@ -31,9 +31,12 @@ Dask is an optional extra (``pip install biaskit[distributed]``); this module im
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import operator
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +182,9 @@ def cluster_client(scheduler: Any = "dask", *, n_workers: int | None = None) -> 
     if scheduler == "dask":
         cores = os.cpu_count() or 1
         n = max(1, min(int(n_workers or cores), cores))
-        resources = {"GPU": 1} if _has_cuda() else None
+        from biaskit.lm.base import resolve_device
+
+        resources = {"GPU": 1} if resolve_device("auto").type == "cuda" else None
         logger.debug(
             "starting a local Dask cluster: %d worker process(es), 1 thread each%s",
             n,
@@ -219,15 +224,6 @@ def _quiet_distributed() -> Iterator[None]:
         yield
     finally:
         log.setLevel(level)
-
-
-def _has_cuda() -> bool:
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except ImportError:  # pragma: no cover - torch is a core dependency
-        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,7 +294,6 @@ def score_sentences_distributed(
     """
     from tqdm.auto import tqdm
 
-    from biaskit.datasets import ValidationReport
     from biaskit.lm.scoring import PLLScores
     from biaskit.paths import cache_dir
 
@@ -335,31 +330,20 @@ def score_sentences_distributed(
                 part = fut.result()
                 bar.update(len(part.scores) + len(part.report.skipped_rows))
                 parts.append((a, part))
-    scores = [_shift_rows(p.scores, a) for a, p in parts]
-    tokens = [_shift_rows(p.tokens, a) for a, p in parts]
-    issues = [_shift_rows(p.report.issues, a) for a, p in parts]
     first = parts[0][1]
-    counts = [p.report.n_records for _, p in parts]
-    report = ValidationReport(
-        issues=_concat(issues),
-        context=first.report.context,
-        n_records=None if any(n is None for n in counts) else int(sum(counts)),
-        n_loaded=None,
-    )
     return PLLScores(
-        scores=_concat(scores),
-        tokens=_concat(tokens),
-        report=report,
+        scores=pd.concat([_shift_rows(p.scores, a) for a, p in parts], ignore_index=True),
+        tokens=pd.concat([_shift_rows(p.tokens, a) for a, p in parts], ignore_index=True),
+        # the chunks' reports joined (ValidationReport.__add__), their rows numbered over the whole input
+        report=functools.reduce(
+            operator.add, (replace(p.report, issues=_shift_rows(p.report.issues, a)) for a, p in parts)
+        ),
         metric=first.metric,
         model=first.model,
         n_computed=sum(p.n_computed for _, p in parts),
         n_cached=sum(p.n_cached for _, p in parts),
         cache_path=first.cache_path.parent if first.cache_path is not None else None,
     )
-
-
-def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def _shift_rows(frame: pd.DataFrame, offset: int) -> pd.DataFrame:

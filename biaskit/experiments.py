@@ -1364,7 +1364,7 @@ def _execute(
     groups = _model_groups(cells)
     desc = f"experiment {grid.cfg.name}"
     with tqdm(total=len(cells), desc=desc, unit="cell", disable=not progress) as bar:
-        if scheduler is None or (isinstance(scheduler, str) and scheduler == "local"):
+        if scheduler is None or scheduler == "local":
             outcomes = [o for g in groups for o in _run_group(grid, g, on_cell=lambda: bar.update(1))]
         else:
             outcomes = _execute_on_dask(grid, groups, scheduler, n_workers, bar)
