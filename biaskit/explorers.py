@@ -1093,7 +1093,14 @@ def table_plotly(
     ]
     zc = [[1.0 if sorted_axis == "column" and c == str(attribute) else 0.0 for c in cols]]
     zr = [[1.0 if sorted_axis == "row" and r == str(attribute) else 0.0] for r in rows]
-    strip = [[0.0, "#e8e8e8"], [1.0, "#fdb863"]]
+    # the two header strips: grey cells, the one the table is sorted by orange; hover says what a click does
+    strip: dict[str, Any] = {
+        "zmin": 0,
+        "zmax": 1,
+        "colorscale": [[0.0, "#e8e8e8"], [1.0, "#fdb863"]],
+        "showscale": False,
+        "hovertemplate": "%{text}<extra></extra>",
+    }
     height = 170 + 22 + 20 * max(len(rows), 3)
     fig = go.Figure(
         data=[
@@ -1102,30 +1109,22 @@ def table_plotly(
                 y=[0],
                 z=zc,
                 text=[[f"Click to sort by the target <b>{html.escape(c)}</b>" for c in cols]],
-                zmin=0,
-                zmax=1,
-                colorscale=strip,
-                showscale=False,
                 xgap=1,
-                hovertemplate="%{text}<extra></extra>",
                 xaxis="x2",
                 yaxis="y2",
                 name="column headers",
+                **strip,
             ),
             go.Heatmap(
                 x=[0],
                 y=ys,
                 z=zr,
                 text=[[f"Click to sort by the feature <b>{html.escape(r)}</b>"] for r in rows],
-                zmin=0,
-                zmax=1,
-                colorscale=strip,
-                showscale=False,
                 ygap=1,
-                hovertemplate="%{text}<extra></extra>",
                 xaxis="x3",
                 yaxis="y3",
                 name="row headers",
+                **strip,
             ),
             go.Heatmap(
                 x=xs,
@@ -1407,26 +1406,24 @@ class _LiveView:
         """Run a handler unless another one is running (programmatic control updates), errors as a line."""
         if self._busy:
             return
-        self._busy = True
-        try:
-            self.clear_error()
-            action(*args)
-        except Exception as exc:  # shown to the reader as one line; the handler must never raise
-            self.show_error(exc)
-        finally:
-            self._busy = False
+        self.clear_error()
+        self._guarded(action, *args)
         # The kernel may take the reader's next choice while a handler still runs (a new FigureWidget
         # lets it read messages), and the muted handler would lose it: apply what the controls show
         # now, so that the controls and the view never disagree (issue 18).
         resync = None if self.last_error else self._resync()
         if resync is not None:
-            self._busy = True
-            try:
-                resync()
-            except Exception as exc:  # as above: one line in the widget
-                self.show_error(exc)
-            finally:
-                self._busy = False
+            self._guarded(resync)
+
+    def _guarded(self, action: Any, *args: Any) -> None:
+        """Run ``action`` with the other handlers muted; an exception becomes the widget's error line."""
+        self._busy = True
+        try:
+            action(*args)
+        except Exception as exc:  # shown to the reader as one line; a handler must never raise
+            self.show_error(exc)
+        finally:
+            self._busy = False
 
     def _resync(self) -> Any:
         """The handler that applies a choice the view does not show yet, or ``None`` (all in step)."""
@@ -1442,11 +1439,14 @@ class _LiveView:
             dd.value = value if value in values else (values[0] if values else None)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = self.box._repr_mimebundle_(**kwargs) or {}
-        data = dict(bundle) if isinstance(bundle, dict) else {}
-        data["text/html"] = self.fallback_html
-        data["text/plain"] = "Interactive explorer (open the notebook in Jupyter to use it)"
-        return data
+        from biaskit.widgets import with_static_fallback
+
+        return with_static_fallback(
+            self.box,
+            self.fallback_html,
+            "Interactive explorer (open the notebook in Jupyter to use it)",
+            **kwargs,
+        )
 
 
 def _feature_options(store: ScoreStore, model: str, target_category: str) -> list[tuple[str, str]]:

@@ -23,7 +23,7 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SeedWordForm", "format_words", "parse_words", "seed_word_form"]
+__all__ = ["SeedWordForm", "format_words", "parse_words", "seed_word_form", "with_static_fallback"]
 
 _SPLIT = re.compile(r"[,;\n]+")
 
@@ -33,6 +33,19 @@ STATIC_FALLBACK = (
     "Open the notebook in Jupyter (JupyterLab or Notebook) to use it; the result above was computed "
     "with the default words.</i></p>"
 )
+
+
+def with_static_fallback(widget: Any, html_text: str, plain_text: str, **kwargs: Any) -> dict[str, Any]:
+    """``widget``'s MIME bundle with ``html_text`` / ``plain_text`` for front ends without a widget manager.
+
+    JupyterLab shows the live widget; the static HTML report, nbconvert and a plain console show the
+    fallback texts instead of a "could not display widget" placeholder or a raw repr.
+    """
+    bundle = widget._repr_mimebundle_(**kwargs) or {}
+    data = dict(bundle) if isinstance(bundle, dict) else {}
+    data["text/html"] = html_text
+    data["text/plain"] = plain_text
+    return data
 
 
 def parse_words(text: str) -> list[str]:
@@ -155,11 +168,9 @@ class SeedWordForm:
         self.run()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = self.widget._repr_mimebundle_(**kwargs) or {}
-        data = dict(bundle) if isinstance(bundle, dict) else {}
-        data["text/html"] = STATIC_FALLBACK
-        data["text/plain"] = "Seed-word form (open the notebook in Jupyter to use it)"
-        return data
+        return with_static_fallback(
+            self.widget, STATIC_FALLBACK, "Seed-word form (open the notebook in Jupyter to use it)", **kwargs
+        )
 
 
 class _HTML:
