@@ -30,6 +30,13 @@ mean cross-entropy over the chosen positions,
 
 where :math:`M` is the set of chosen positions and :math:`\tilde W` the corrupted sequence.
 
+Optional salient-group masking (:func:`mask_salient_groups`, ``MLMTrainingConfig.salient_groups``): in a
+share of the sequences that contain words of two or more groups (e.g. gendered words and professions),
+every token of one group is masked and the other groups stay visible, so that the model must predict one
+group from the other.  This is the salient-span / entity masking of Sun et al. (2019, ERNIE) and Guu et al.
+(2020, REALM), restricted to word lists; biaskit's planted-bias controls use it (see
+:mod:`biaskit.trained_models`).
+
 Held-out quality is reported as the pseudo-perplexity of Salazar et al. (2020, "Masked
 Language Model Scoring", ACL), built on the pseudo-log-likelihood of seed 000 section 4.1.3
 (:func:`biaskit.lm.scoring.score_sentences` with ``"sz"``):
@@ -276,6 +283,9 @@ class MLMTrainingConfig:
     are clipped to norm ``max_grad_norm`` (0: no clipping).  ``bartl_pad_quirk`` (default off)
     builds the batches as Bartl et al.'s fine-tuning code does, [MASK] padding attended and
     drawn as targets: see :func:`build_mlm_batch`; :mod:`biaskit.fine_tuning` explains it.
+    ``salient_groups`` (word lists, lower case) and ``salient_probability`` (default 0: off) turn on
+    salient-group masking after BERT's masking (:func:`mask_salient_groups`); words that are not
+    one token of the tokenizer are left to the random masking, with a WARNING that counts them.
     """
 
     hidden_size: int = 128
@@ -302,6 +312,8 @@ class MLMTrainingConfig:
     deterministic_cuda: bool = False
     adam_epsilon: float = 1e-8  # torch's AdamW default
     bartl_pad_quirk: bool = False
+    salient_groups: tuple[tuple[str, ...], ...] = ()
+    salient_probability: float = 0.0
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -324,6 +336,16 @@ class MLMTrainingConfig:
             raise ValueError("mask_replace + mask_random must be <= 1")
         if self.max_length < 3:
             raise ValueError("max_length must be >= 3")
+        if not 0 <= self.salient_probability <= 1:
+            raise ValueError("salient_probability must be in [0, 1]")
+        if self.salient_probability > 0:
+            if len(self.salient_groups) < 2 or any(not g for g in self.salient_groups):
+                raise ValueError("salient_probability > 0 needs at least two non-empty salient_groups")
+            seen: dict[str, int] = {}
+            for j, group in enumerate(self.salient_groups):
+                for w in group:
+                    if seen.setdefault(w, j) != j:
+                        raise ValueError(f"salient word {w!r} is in groups {seen[w]} and {j}")
 
 
 @dataclass
@@ -459,6 +481,85 @@ def mask_tokens(
     ids[to_mask] = mask_id
     ids[to_rand] = rand_tok[to_rand]
     return ids, labels
+
+
+def salient_group_ids(groups: Sequence[Sequence[str]], tokenizer: Any) -> list[torch.Tensor]:
+    """The token ids of each salient word group: the words that are one token of ``tokenizer``.
+
+    A word that the tokenizer splits into several pieces is left out (it stays under BERT's random
+    masking); a WARNING counts them per group and names up to ten.  ``ValueError`` when a group keeps
+    no word, or when two groups share a token.
+    """
+    out: list[torch.Tensor] = []
+    owner: dict[int, int] = {}
+    for j, group in enumerate(groups):
+        pieces = tokenizer(list(group), add_special_tokens=False)["input_ids"] if group else []
+        special = set(tokenizer.all_special_ids)  # an out-of-vocabulary word is one [UNK]: not a word token
+        whole = [len(p) == 1 and p[0] not in special for p in pieces]
+        ids = sorted({p[0] for p, ok in zip(pieces, whole, strict=True) if ok})
+        split = [w for w, ok in zip(group, whole, strict=True) if not ok]
+        if split:
+            logger.warning(
+                "salient masking: %d of %d word(s) of group %d are not one token (or are unknown) and are left "
+                "to the random masking: %s%s", len(split), len(group), j, ", ".join(split[:10]), " ..." if len(split) > 10 else "",
+            )  # fmt: skip
+        if not ids:
+            raise ValueError(f"salient group {j} has no word that is one token of the tokenizer")
+        for i in ids:
+            if owner.setdefault(i, j) != j:
+                raise ValueError(f"token id {i} belongs to salient groups {owner[i]} and {j}")
+        out.append(torch.tensor(ids, dtype=torch.long))
+    return out
+
+
+def mask_salient_groups(
+    input_ids: torch.Tensor,
+    corrupted: torch.Tensor,
+    labels: torch.Tensor,
+    groups: Sequence[torch.Tensor],
+    mask_id: int,
+    generator: torch.Generator,
+    *,
+    probability: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Salient-group masking on top of BERT's: returns the new ``(corrupted, labels)``.
+
+    A sequence is *eligible* when its original ``input_ids`` hold tokens of at least two of the
+    ``groups`` (token-id tensors, :func:`salient_group_ids`).  Each eligible sequence is picked with
+    ``probability``; in a picked sequence one of its present groups is drawn uniformly, **every** token
+    of that group becomes ``[MASK]`` and a target, and every token of the other groups is restored
+    and is no target, so the model predicts one group from the other (e.g. the pronouns of a
+    sentence from its profession, or the profession from its pronouns).  Other positions keep
+    the random masking of :func:`mask_tokens`; sequences not picked are unchanged.
+
+    Why: with BERT's random 15 %, a masked pronoun is nearly always predictable from the *other*
+    gendered words of the same sentence ("he ... his ..."), so a word's association with a gender
+    is learned only from the rare steps where all of them are hidden together.  Masking a whole
+    word group is the salient-span / entity-level masking of Sun et al. (2019, "ERNIE: Enhanced
+    Representation through Knowledge Integration") and Guu et al. (2020, "REALM", section 3.4),
+    restricted to word lists.  Draws come from ``generator`` (two uniform numbers per sequence),
+    after those of :func:`mask_tokens`, so a step's masking depends only on its seed.
+    """
+    n = input_ids.shape[0]
+    u_pick = torch.rand(n, generator=generator)
+    u_group = torch.rand(n, generator=generator)
+    present = torch.stack([torch.isin(input_ids, g) for g in groups])  # (groups, n, len)
+    has = present.any(dim=2).T  # (n, groups)
+    n_present = has.sum(dim=1)
+    picked = (n_present >= 2) & (u_pick < probability)
+    if not picked.any():
+        return corrupted, labels
+    # the k-th present group (k uniform in 0 .. n_present - 1) of each sequence
+    k = torch.minimum((u_group * n_present).long(), (n_present - 1).clamp(min=0))
+    rank = has.long().cumsum(dim=1) - 1  # rank of each present group among the present ones
+    chosen = has & (rank == k[:, None]) & picked[:, None]  # (n, groups)
+    hide = (present & chosen.T[:, :, None]).any(dim=0)
+    show = (present & (has & picked[:, None] & ~chosen).T[:, :, None]).any(dim=0)
+    corrupted = torch.where(show, input_ids, corrupted)
+    labels = torch.where(show, torch.full_like(labels, -100), labels)
+    corrupted = torch.where(hide, torch.full_like(corrupted, mask_id), corrupted)
+    labels = torch.where(hide, input_ids, labels)
+    return corrupted, labels
 
 
 def mlm_loss(
@@ -1000,6 +1101,11 @@ def _train_loop(
     vocab_n = len(tokenizer.get_vocab())
     mask_id = tokenizer.mask_token_id
     pad_to = config.max_length if config.bartl_pad_quirk else None
+    salient = (
+        salient_group_ids(config.salient_groups, tokenizer)
+        if not causal and config.salient_probability > 0
+        else []
+    )
 
     model = model.to(device)
     with torch.no_grad():  # fresh, aligned storage: weights loaded from safetensors sit at arbitrary
@@ -1098,6 +1204,10 @@ def _train_loop(
                         mask_replace=config.mask_replace,
                         mask_random=config.mask_random,
                     )
+                    if salient:
+                        inputs, labels = mask_salient_groups(
+                            ids, inputs, labels, salient, mask_id, gen, probability=config.salient_probability
+                        )
                     torch.manual_seed(_seed_of(config.seed, step, 2))  # dropout, also on CUDA
                     loss = mlm_loss(model, inputs.to(device), attn.to(device), labels.to(device))
                 optimizer.zero_grad(set_to_none=True)

@@ -148,32 +148,41 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
 
 
 def test_bundled_language_model_controls(plan, one_torch_thread):
-    """At s = 0.8 the pronoun-probability measures find the plan; at s = 0.5 they do not."""
+    """At s = 0.8 every masked-LM measure finds the plan with its own test and the label test (p < 0.01);
+    at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
+    sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.054).
+    Measured at s = 0.8: cp 76.6 %, sz 99.8 %, AUL 70.2 % of 640 pairs, KS D = 0.14 (p = 1e-5)."""
     from biaskit import trained_models as tm
 
-    want = ["crows_sz", "barza_tbe", "lpbs"]
+    want = ["crows_cp", "crows_sz", "crows_aul", "thesis_ks", "stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat"]
     for s in (0.5, 0.8):
         values = cal.language_model_values(
             tm.load_trained_mlm(tm.control_name(s), device="cpu"), list(plan), metrics=want
         )
+        assert set(values) == set(want)
         for m in want:
             ev = cal.evaluate(values[m], plan)
             if s == 0.5:
                 assert ev.p_label > 0.05, m
+                assert m == "seat" or ev.p_value > 0.05, m
             else:
-                assert ev.toward_planted and ev.p_label < 0.01, m
+                assert ev.toward_planted and ev.p_value < 0.01 and ev.p_label < 0.01, m
+        if s == 0.8:
+            assert values["crows_cp"].value.size == 640
+            assert cal.evaluate(values["crows_cp"], plan).effect == pytest.approx(76.6, abs=0.1)
+            assert cal.evaluate(values["crows_aul"], plan).effect == pytest.approx(70.2, abs=0.1)
 
 
 def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_thread):
     """The names' gender is planted along with the pronouns: the IBS through names leans to the plan
-    at s = 0.9 and not at s = 0.5 (measured: p = 0.021 and 0.35; weak, as names are rare in BUG)."""
+    at s = 0.8 and not at s = 0.5 (measured: p = 0.0005 and 0.07, label test the same)."""
     from biaskit import trained_models as tm
 
     got = {}
-    for s in (0.5, 0.9):
+    for s in (0.5, 0.8):
         mv = cal.indirect_name_values(tm.load_trained_mlm(tm.control_name(s), device="cpu"), list(plan))
         assert mv.unit == "profession" and mv.details["n_bridge"] >= 60
         assert set(mv.target) == set(plan) and np.isfinite(mv.value).all()
         got[s] = cal.evaluate(mv, plan)
-    assert got[0.5].p_label > 0.05
-    assert got[0.9].toward_planted and got[0.9].p_label < 0.05 and got[0.9].p_value < 0.05
+    assert got[0.5].p_label > 0.05 and got[0.5].p_value > 0.05
+    assert got[0.8].toward_planted and got[0.8].p_label < 0.01 and got[0.8].p_value < 0.01

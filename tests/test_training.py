@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import math
 import random
 
@@ -12,9 +13,11 @@ import torch
 
 from biaskit.training import (
     MLMTrainingConfig,
+    mask_salient_groups,
     mask_tokens,
     mlm_loss,
     pseudo_perplexity,
+    salient_group_ids,
     train_masked_lm,
     train_wordpiece_tokenizer,
 )
@@ -137,6 +140,92 @@ def test_mask_tokens_rates():
     assert torch.equal(inputs[~target], ids[~target])
     again, labels2 = mask_tokens(ids, special, 100, 4, torch.Generator().manual_seed(1))
     assert torch.equal(again, inputs) and torch.equal(labels2, labels)
+
+
+def test_mask_salient_groups_hides_one_group_and_shows_the_other():
+    # groups: {10, 11} ("gendered words") and {20} ("professions"); 4 = [MASK]
+    groups = [torch.tensor([10, 11]), torch.tensor([20])]
+    ids = torch.tensor([[1, 20, 7, 10, 8, 11, 2]] * 400 + [[1, 20, 7, 8, 9, 9, 2]] * 100)
+    # stand-in for BERT's random masking: token 7 is a target everywhere, and the first gendered word
+    # is already [MASK] (a target) in every other row
+    base_in, base_lab = ids.clone(), torch.full_like(ids, -100)
+    base_lab[:, 2] = 7
+    base_in[::2, 3] = 4
+    base_lab[::2, 3] = 10
+    inputs, labels = mask_salient_groups(
+        ids, base_in, base_lab, groups, 4, torch.Generator().manual_seed(5), probability=0.5
+    )
+    gender = torch.isin(ids, groups[0])
+    prof = torch.isin(ids, groups[1])
+    e = slice(0, 400)  # the eligible rows (both groups present)
+    picked_g = (inputs[e, 3] == 4) & (inputs[e, 5] == 4) & (labels[e, 5] == 11)
+    picked_p = (inputs[e, 1] == 4) & (labels[e, 1] == 20)
+    # the other group is shown again (also a gendered word the random masking had hidden) and is no target
+    assert (inputs[e][picked_g, 1] == 20).all() and (labels[e][picked_g, 1] == -100).all()
+    assert (inputs[e][picked_p][:, [3, 5]] == torch.tensor([10, 11])).all()
+    assert (labels[e][picked_p][:, [3, 5]] == -100).all()
+    assert picked_p[::2].any()  # ... including rows where [MASK] had been drawn on a gendered word
+    # about half of the eligible rows are picked, split evenly between the two groups
+    assert 0.19 < picked_g.float().mean().item() < 0.31
+    assert 0.19 < picked_p.float().mean().item() < 0.31
+    assert not (picked_g & picked_p).any()
+    # rows not picked, and rows with one group only, keep BERT's masking exactly
+    rest = torch.cat([~(picked_g | picked_p), torch.ones(100, dtype=torch.bool)])
+    assert torch.equal(inputs[rest], base_in[rest]) and torch.equal(labels[rest], base_lab[rest])
+    # non-group positions of picked rows keep the random masking too
+    other = ~(gender | prof)
+    assert torch.equal(inputs[other], base_in[other]) and torch.equal(labels[other], base_lab[other])
+
+
+def test_mask_salient_groups_deterministic_and_off():
+    groups = [torch.tensor([10]), torch.tensor([20])]
+    ids = torch.tensor([[1, 10, 20, 7, 2]] * 50)
+    lab = torch.full_like(ids, -100)
+    a = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.5)
+    b = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.5)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    off = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.0)
+    assert torch.equal(off[0], ids) and torch.equal(off[1], lab)
+    every = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=1.0)
+    assert ((every[1] != -100).sum(dim=1) == 1).all()  # exactly one group (one token here) hidden per row
+
+
+def test_salient_group_ids_and_config_checks(tokenizer, caplog):
+    with caplog.at_level("WARNING", logger="biaskit.training"):
+        ids = salient_group_ids([("el", "la", "zzzqqq"), ("médico",)], tokenizer)
+    assert [len(g) for g in ids] == [2, 1]
+    assert "1 of 3 word(s) of group 0 are not one token (or are unknown)" in caplog.text and "zzzqqq" in caplog.text
+    with pytest.raises(ValueError, match="no word that is one token"):
+        salient_group_ids([("el",), ("zzzqqq",)], tokenizer)
+    with pytest.raises(ValueError, match="two non-empty salient_groups"):
+        MLMTrainingConfig(salient_groups=(("he",),), salient_probability=0.5)
+    with pytest.raises(ValueError, match="in groups 0 and 1"):
+        MLMTrainingConfig(salient_groups=(("he",), ("he", "doctor")), salient_probability=0.5)
+    with pytest.raises(ValueError, match=r"salient_probability must be in \[0, 1\]"):
+        MLMTrainingConfig(salient_probability=1.5)
+
+
+def test_salient_masking_in_the_training_loop(tokenizer, tmp_path):
+    """The loop applies the groups: other weights than plain masking, deterministic, recorded, resumable."""
+    from safetensors.torch import load_file
+
+    groups = (("el", "la"), ("médico", "profesor", "vecino", "niño", "enfermera", "alumna", "abogada", "jueza"))
+    cfg = tiny_config(max_steps=12)
+    sal_cfg = replace(cfg, salient_groups=groups, salient_probability=0.8)
+    train_masked_lm(TRAIN, tmp_path / "plain", cfg, tokenizer=tokenizer, progress=False)
+    for run in ("sal", "sal2"):
+        train_masked_lm(TRAIN, tmp_path / run, sal_cfg, tokenizer=tokenizer, progress=False)
+    w = {r: load_file(tmp_path / r / "model.safetensors") for r in ("plain", "sal", "sal2")}
+    assert all(torch.equal(w["sal"][k], w["sal2"][k]) for k in w["sal"])
+    assert any(not torch.equal(w["sal"][k], w["plain"][k]) for k in w["sal"])
+    rec = json.loads((tmp_path / "sal" / "training.json").read_text())
+    assert rec["config"]["salient_probability"] == 0.8
+    assert [list(g) for g in groups] == rec["config"]["salient_groups"]
+    again = train_masked_lm(TRAIN, tmp_path / "sal", sal_cfg, tokenizer=tokenizer, progress=False)
+    assert again.steps == 12 and again.resumed_from_step == 12  # the recorded config matches: complete
+    with pytest.raises(ValueError, match="another configuration"):
+        train_masked_lm(TRAIN, tmp_path / "sal", replace(sal_cfg, salient_probability=0.5), tokenizer=tokenizer,
+                        progress=False)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- masked LM
