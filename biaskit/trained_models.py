@@ -163,7 +163,9 @@ def control_salient_groups() -> tuple[tuple[str, ...], tuple[str, ...]]:
 def control_config() -> MLMTrainingConfig:
     """The recipe of the masked planted controls: :data:`CONTROL_CONFIG` with :func:`control_salient_groups`."""
     return replace(
-        CONTROL_CONFIG, salient_groups=control_salient_groups(), salient_probability=CONTROL_SALIENT_PROBABILITY
+        CONTROL_CONFIG,
+        salient_groups=control_salient_groups(),
+        salient_probability=CONTROL_SALIENT_PROBABILITY,
     )
 
 
@@ -764,7 +766,10 @@ _MLM_RECIPES: dict[str, tuple[MLMTrainingConfig, str | None]] = {
     "en-mlm-balanced": (BASE_CONFIG, None),
     "en-mlm": (EN_CONFIG, "en-mlm-balanced"),
     "es-mlm": (ES_CONFIG, None),
-    "en-planted": (CONTROL_CONFIG, "en-mlm-balanced"),  # train_model uses control_config(): CONTROL_CONFIG + groups
+    "en-planted": (
+        CONTROL_CONFIG,
+        "en-mlm-balanced",
+    ),  # train_model uses control_config(): CONTROL_CONFIG + groups
 }
 #: causal-LM recipes: configuration and the bundled causal model they continue from (None: from scratch)
 _CLM_RECIPES: dict[str, tuple[MLMTrainingConfig, str | None]] = {

@@ -154,7 +154,17 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
     Measured at s = 0.8: cp 76.6 %, sz 99.8 %, AUL 70.2 % of 640 pairs, KS D = 0.14 (p = 1e-5)."""
     from biaskit import trained_models as tm
 
-    want = ["crows_cp", "crows_sz", "crows_aul", "thesis_ks", "stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat"]
+    want = [
+        "crows_cp",
+        "crows_sz",
+        "crows_aul",
+        "thesis_ks",
+        "stereoset_ss",
+        "barza_tbe",
+        "barza_sld",
+        "lpbs",
+        "seat",
+    ]
     for s in (0.5, 0.8):
         values = cal.language_model_values(
             tm.load_trained_mlm(tm.control_name(s), device="cpu"), list(plan), metrics=want

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -181,12 +181,20 @@ def test_mask_salient_groups_deterministic_and_off():
     groups = [torch.tensor([10]), torch.tensor([20])]
     ids = torch.tensor([[1, 10, 20, 7, 2]] * 50)
     lab = torch.full_like(ids, -100)
-    a = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.5)
-    b = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.5)
+    a = mask_salient_groups(
+        ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.5
+    )
+    b = mask_salient_groups(
+        ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.5
+    )
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
-    off = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.0)
+    off = mask_salient_groups(
+        ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=0.0
+    )
     assert torch.equal(off[0], ids) and torch.equal(off[1], lab)
-    every = mask_salient_groups(ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=1.0)
+    every = mask_salient_groups(
+        ids, ids.clone(), lab, groups, 4, torch.Generator().manual_seed(1), probability=1.0
+    )
     assert ((every[1] != -100).sum(dim=1) == 1).all()  # exactly one group (one token here) hidden per row
 
 
@@ -194,7 +202,10 @@ def test_salient_group_ids_and_config_checks(tokenizer, caplog):
     with caplog.at_level("WARNING", logger="biaskit.training"):
         ids = salient_group_ids([("el", "la", "zzzqqq"), ("médico",)], tokenizer)
     assert [len(g) for g in ids] == [2, 1]
-    assert "1 of 3 word(s) of group 0 are not one token (or are unknown)" in caplog.text and "zzzqqq" in caplog.text
+    assert (
+        "1 of 3 word(s) of group 0 are not one token (or are unknown)" in caplog.text
+        and "zzzqqq" in caplog.text
+    )
     with pytest.raises(ValueError, match="no word that is one token"):
         salient_group_ids([("el",), ("zzzqqq",)], tokenizer)
     with pytest.raises(ValueError, match="two non-empty salient_groups"):
@@ -209,7 +220,10 @@ def test_salient_masking_in_the_training_loop(tokenizer, tmp_path):
     """The loop applies the groups: other weights than plain masking, deterministic, recorded, resumable."""
     from safetensors.torch import load_file
 
-    groups = (("el", "la"), ("médico", "profesor", "vecino", "niño", "enfermera", "alumna", "abogada", "jueza"))
+    groups = (
+        ("el", "la"),
+        ("médico", "profesor", "vecino", "niño", "enfermera", "alumna", "abogada", "jueza"),
+    )
     cfg = tiny_config(max_steps=12)
     sal_cfg = replace(cfg, salient_groups=groups, salient_probability=0.8)
     train_masked_lm(TRAIN, tmp_path / "plain", cfg, tokenizer=tokenizer, progress=False)
