@@ -817,9 +817,12 @@ class CalibrationResult:
         return out
 
 
-def _monotone(effects: Sequence[float]) -> bool:
+def _monotone(effects: Sequence[float], ceiling: float | None = None) -> bool:
+    """Whether the effect grows with every step of s; a share that has reached its ``ceiling`` (100 %) may stay there."""
     e = np.asarray(effects, float)
-    return bool(np.all(np.diff(e) > 0))
+    d = np.diff(e)
+    at_ceiling = np.zeros(d.shape, bool) if ceiling is None else np.isclose(e[1:], ceiling) & np.isclose(d, 0)
+    return bool(np.all((d > 0) | at_ceiling))
 
 
 def run_calibration(
@@ -918,7 +921,9 @@ def run_calibration(
                 "fpr": None if fpr is None else fpr["fpr"],
                 "fpr_label": None if fpr is None else fpr["fpr_label"],
                 "fpr_se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
-                "monotone": _monotone(eff["effect"].to_numpy())
+                "monotone": _monotone(
+                    eff["effect"].to_numpy(), 100.0 if eff["no_effect"].iloc[0] == NO_EFFECT["sign"] else None
+                )
                 if bool(eff["directional"].iloc[0])
                 else False,
                 "found_at_0_8": found("p_value"),

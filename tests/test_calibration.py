@@ -196,3 +196,10 @@ def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_t
         got[s] = cal.evaluate(mv, plan)
     assert got[0.5].p_label > 0.05 and got[0.5].p_value > 0.05
     assert got[0.8].toward_planted and got[0.8].p_label < 0.01 and got[0.8].p_value < 0.01
+
+
+def test_monotone_allows_only_a_share_that_stays_at_100():
+    assert cal._monotone([50.0, 60.0, 80.0, 100.0, 100.0], 100.0)
+    assert not cal._monotone([50.0, 60.0, 60.0, 70.0, 80.0], 100.0)  # a tie below the ceiling
+    assert not cal._monotone([50.0, 60.0, 100.0, 100.0])  # no ceiling given: ties fail
+    assert not cal._monotone([0.1, 0.3, 0.2, 0.4])
