@@ -18,6 +18,7 @@ metric               value per unit (male minus female)                     test
 ``barza_sld``        signed SLD = PLL(he-sentence) - PLL(she-sentence)       one-sample t test (002 4.3; ASLD unsigned)
 ``thesis_ks``        the two PLL samples (planted vs other version)         two-sample KS test (000 4.4.2)
 ``thesis_kl``        the same two samples                                    KL divergence score, no p-value (000 4.1.4)
+``thesis_robustness`` M_diff (cp) of each pair and of its paraphrase        agreement test, H1: l1 < 0.8 (000 4.3, 4.4.3)
 ``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups (001 4.3)
 ``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over professions (001 4.2)
 ``indirect_names``   IBS through first names: mean over man/boy(/male) minus  permutation test over professions (004 3.2)
@@ -55,7 +56,7 @@ import pandas as pd
 
 logger = logging.getLogger(__name__)
 
-Kind = Literal["sign", "mean", "groups", "ks", "kl"]
+Kind = Literal["sign", "mean", "groups", "ks", "kl", "agreement"]
 
 METRIC_LABELS: dict[str, str] = {
     "crows_cp": "CrowS-style pairs, cp (% of pairs)",
@@ -66,6 +67,7 @@ METRIC_LABELS: dict[str, str] = {
     "barza_sld": "Barza sentence pairs, mean signed SLD",
     "thesis_ks": "Thesis KS test, D",
     "thesis_kl": "Thesis KL divergence score",
+    "thesis_robustness": "Thesis robustness: cp preference kept under paraphrase (%)",
     "lpbs": "LPBS (Kurita), mean difference",
     "seat": "SEAT, mean difference of s",
     "indirect_names": "Indirect score through names (IBS), mean difference",
@@ -79,8 +81,16 @@ METRIC_LABELS: dict[str, str] = {
     "causal_ks": "Thesis KS test on causal log-likelihoods, D",
     "causal_kl": "Thesis KL score on causal log-likelihoods",
 }
-#: value of the effect when there is no bias
-NO_EFFECT: dict[Kind, float] = {"sign": 50.0, "mean": 0.0, "groups": 0.0, "ks": 0.0, "kl": 50.0}
+#: value of the effect when there is no bias (for ``agreement``, which is no bias measure: the thesis's
+#: robustness threshold pr_rob = 80 %, the reference line of the plots)
+NO_EFFECT: dict[Kind, float] = {
+    "sign": 50.0,
+    "mean": 0.0,
+    "groups": 0.0,
+    "ks": 0.0,
+    "kl": 50.0,
+    "agreement": 80.0,
+}
 
 # --------------------------------------------------------------------------------------------
 # items built from the controlled words (biaskit's own sentences, written for the controls)
@@ -107,6 +117,26 @@ PAIR_TEMPLATES: tuple[str, ...] = (
     "{P} was the {t} on duty that night.",
     "{P} has been the {t} here for years.",
     "{P} wanted to be the best {t} in the city.",
+)
+#: paraphrases of :data:`PAIR_TEMPLATES`, one each, in the same order: the same content and the same gendered
+#: word in other words, for the thesis's robustness experiment (seed 000 section 4.3, E^Rob)
+PARAPHRASE_TEMPLATES: tuple[str, ...] = (
+    "According to the {t}, {p} was going to arrive late.",
+    "The {t} completed {pos} tasks ahead of time.",
+    "The {t} was well liked, since {p} was kind to everyone.",
+    "The {t} wanted to know whether {p} was allowed to go.",
+    "Once the meeting was over, the {t} returned to {pos} family.",
+    "The {t} let us know that {p} had had a lot of work.",
+    "We were grateful to the {t} for {pos} assistance.",
+    "The {t} arrived late, as {p} had missed the bus.",
+    "The {t} was smiling as {p} looked at the results.",
+    "Once more, the {t} could not find {pos} keys.",
+    "The {t} went home, as {p} had received no calls.",
+    "The {t} was told that the office would phone {obj} later.",
+    "{P} is our town's {t}.",
+    "{P} was the {t} working that night.",
+    "For years, {p} has been the {t} here.",
+    "{P} hoped to become the city's best {t}.",
 )
 #: StereoSet-style intrasentence blanks (the blank is a subject pronoun)
 BLANK_TEMPLATES: tuple[str, ...] = (
@@ -228,7 +258,8 @@ class MetricValues:
 
     ``target[i]`` is the profession unit ``i`` belongs to.  ``kind`` picks the test
     (:func:`evaluate`).  For ``ks`` / ``kl`` ``value`` is the male-minus-female difference and
-    ``male`` / ``female`` hold the two PLL samples.
+    ``male`` / ``female`` hold the two PLL samples.  For ``agreement`` ``value`` is the difference on
+    the original pair and ``other`` the same on its paraphrase.
     """
 
     metric: str
@@ -239,6 +270,7 @@ class MetricValues:
     female: np.ndarray | None = None
     unit: str = "pair"
     details: dict[str, Any] = field(default_factory=dict)
+    other: np.ndarray | None = None
 
     @property
     def label(self) -> str:
@@ -246,7 +278,8 @@ class MetricValues:
 
     @property
     def directional(self) -> bool:
-        return self.kind != "kl"
+        """Whether the metric can point to a gender (the KL score and the robustness agreement cannot)."""
+        return self.kind not in ("kl", "agreement")
 
     def subset(self, idx: np.ndarray) -> MetricValues:
         return MetricValues(
@@ -258,6 +291,7 @@ class MetricValues:
             None if self.female is None else self.female[idx],
             self.unit,
             self.details,
+            None if self.other is None else self.other[idx],
         )
 
 
@@ -360,10 +394,26 @@ def language_model_values(
     pairs = control_pairs(targets)
     tgt = pairs["target"].to_numpy(object)
     for m in ("cp", "sz", "aul"):
-        if f"crows_{m}" in want or (m == "sz" and want & {"thesis_ks", "thesis_kl"}):
+        if (
+            f"crows_{m}" in want
+            or (m == "sz" and want & {"thesis_ks", "thesis_kl"})
+            or (m == "cp" and "thesis_robustness" in want)
+        ):
             male, female = _pair_values(lm, pairs, m, progress=progress)
             if f"crows_{m}" in want:
                 out[f"crows_{m}"] = MetricValues(f"crows_{m}", "sign", tgt, male - female, male, female)
+            if m == "cp" and "thesis_robustness" in want:
+                para = control_pairs(targets, PARAPHRASE_TEMPLATES)
+                p_male, p_female = _pair_values(lm, para, "cp", progress=progress)
+                out["thesis_robustness"] = MetricValues(
+                    "thesis_robustness",
+                    "agreement",
+                    tgt,
+                    male - female,
+                    male,
+                    female,
+                    other=p_male - p_female,
+                )
             if m == "sz":
                 for k, kind in (("thesis_ks", "ks"), ("thesis_kl", "kl")):
                     if k in want:
@@ -627,6 +677,14 @@ def _own_test(
         other = np.where(d > 0, mv.female, mv.male)
         r = kl_divergence_score(planted, other)
         return Evaluation(float(r.statistic), None, False, n)
+    if mv.kind == "agreement":
+        from biaskit.metrics.robustness import agreement_test
+
+        if mv.other is None:
+            raise ValueError(f"{mv.metric}: an agreement metric needs the paraphrased values (other)")
+        # M_diff = PLL(planted version) - PLL(other version), of each pair and of its paraphrase; sign rule
+        r = agreement_test(a, d * mv.other, pr_rob=NO_EFFECT["agreement"] / 100)
+        return Evaluation(100.0 * r.details["agreeing"] / n, r.p_value, False, n)
     # groups: male-planted units vs female-planted units, permutation test of the labels
     s_m, s_f = mv.value[d > 0], mv.value[d < 0]
     if s_m.size == 0 or s_f.size == 0:
@@ -746,7 +804,7 @@ def false_positive_rate(
 # --------------------------------------------------------------------------------------------
 LM_METRICS: tuple[str, ...] = (
     "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld",
-    "thesis_ks", "thesis_kl", "lpbs", "seat", "indirect_names",
+    "thesis_ks", "thesis_kl", "thesis_robustness", "lpbs", "seat", "indirect_names",
 )  # fmt: skip
 STATIC_METRICS: tuple[str, ...] = ("weat", "direct_bias", "pmi")
 CAUSAL_LM_METRICS: tuple[str, ...] = (
@@ -813,6 +871,7 @@ class CalibrationResult:
                 else float(row["fpr_label"]),
                 "false_positive_se": float(row["fpr_se"]),
                 "monotone_in_s": bool(row["monotone"]),
+                "directional": bool(row["directional"]),
             }
         return out
 
@@ -926,6 +985,7 @@ def run_calibration(
                 )
                 if bool(eff["directional"].iloc[0])
                 else False,
+                "directional": bool(eff["directional"].iloc[0]),
                 "found_at_0_8": found("p_value"),
                 "found_at_0_8_label": found("p_label"),
             }

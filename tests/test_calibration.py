@@ -30,6 +30,17 @@ def test_control_items_differ_only_in_gendered_words():
     for m, f in zip(pairs["male"], pairs["female"], strict=True):
         diff = [(a, b) for a, b in zip(m.split(), f.split(), strict=True) if a != b]
         assert len(diff) == 1 and diff[0][0].strip(".,").lower() in {"he", "his", "him"}
+    para = cal.control_pairs(["nurse"], cal.PARAPHRASE_TEMPLATES)
+    assert len(cal.PARAPHRASE_TEMPLATES) == len(cal.PAIR_TEMPLATES)
+    gendered = {"he", "his", "him", "she", "her"}
+
+    def words(x: str) -> set[str]:
+        return {w.strip(".,").lower() for w in x.split()} & gendered
+
+    for j in range(len(pairs)):
+        assert para["male"][j] != pairs["male"][j]  # other words ...
+        assert words(para["male"][j]) == words(pairs["male"][j])  # ... the same gendered word
+        assert words(para["female"][j]) == words(pairs["female"][j])
     blanks = cal.control_blanks(["nurse"], cal.TBE_TEMPLATES)
     assert all(s.count("[MASK]") == 1 and "nurse" in s for s in blanks["sentence"])
 
@@ -148,7 +159,7 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
 
 
 def test_bundled_language_model_controls(plan, one_torch_thread):
-    """At s = 0.8 every masked-LM measure finds the plan with its own test and the label test (p < 0.01);
+    """At s = 0.8 every directional masked-LM measure finds the plan with its own test and the label test (p < 0.01);
     at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
     sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.054).
     Measured at s = 0.8: cp 76.6 %, sz 99.8 %, AUL 70.2 % of 640 pairs, KS D = 0.14 (p = 1e-5)."""
@@ -165,11 +176,20 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
         "lpbs",
         "seat",
     ]
+    robust = {}
     for s in (0.5, 0.8):
         values = cal.language_model_values(
             tm.load_trained_mlm(tm.control_name(s), device="cpu"), list(plan), metrics=want
         )
         assert set(values) == set(want)
+        robust[s] = cal.evaluate(
+            cal.language_model_values(
+                tm.load_trained_mlm(tm.control_name(s), device="cpu"),
+                list(plan),
+                metrics=["thesis_robustness"],
+            )["thesis_robustness"],
+            plan,
+        )
         for m in want:
             ev = cal.evaluate(values[m], plan)
             if s == 0.5:
@@ -181,6 +201,10 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
             assert values["crows_cp"].value.size == 640
             assert cal.evaluate(values["crows_cp"], plan).effect == pytest.approx(76.6, abs=0.1)
             assert cal.evaluate(values["crows_aul"], plan).effect == pytest.approx(70.2, abs=0.1)
+    # the thesis's robustness agreement l1: without a bias few cp preferences survive paraphrasing (62 %, far
+    # below the 80 % threshold: "not robust"); with the planted bias many more do (75.5 % at s = 0.8)
+    assert robust[0.5].effect == pytest.approx(62.3, abs=0.1) and robust[0.5].p_value < 1e-10
+    assert robust[0.8].effect == pytest.approx(75.5, abs=0.1) and robust[0.8].effect > robust[0.5].effect + 10
 
 
 def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_thread):
@@ -203,3 +227,25 @@ def test_monotone_allows_only_a_share_that_stays_at_100():
     assert not cal._monotone([50.0, 60.0, 60.0, 70.0, 80.0], 100.0)  # a tie below the ceiling
     assert not cal._monotone([50.0, 60.0, 100.0, 100.0])  # no ceiling given: ties fail
     assert not cal._monotone([0.1, 0.3, 0.2, 0.4])
+
+
+def test_robustness_agreement_is_the_thesis_agreement_test():
+    from biaskit.metrics.robustness import agreement_test
+
+    rng = np.random.default_rng(3)
+    base = _items(0.3)
+    keep = rng.random(base.value.size) < 0.7  # the paraphrase keeps 70 % of the preferences
+    other = np.where(keep, base.value, -base.value) * rng.uniform(0.5, 2.0, base.value.size)
+    mv = cal.MetricValues("thesis_robustness", "agreement", base.target, base.value, other=other)
+    assert not mv.directional
+    ev = cal.evaluate(mv, DIRS)
+    d = np.where([DIRS[t] == "male" for t in mv.target], 1, -1)
+    ref = agreement_test(d * mv.value, d * other, pr_rob=0.8)
+    assert ev.effect == pytest.approx(100 * ref.details["agreeing"] / mv.value.size)
+    assert ev.effect == pytest.approx(100 * keep.mean())
+    assert ev.p_value == pytest.approx(ref.p_value) and ev.p_value < 0.01  # 70 % < 80 %: not robust
+    assert ev.p_label is None and not ev.toward_planted
+    half = mv.subset(np.arange(0, mv.value.size, 2))
+    assert half.other is not None and half.other.size == half.value.size
+    with pytest.raises(ValueError, match="paraphrased values"):
+        cal.evaluate(cal.MetricValues("r", "agreement", base.target, base.value), DIRS)
