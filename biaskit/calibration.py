@@ -948,6 +948,7 @@ def run_calibration(
         ["metric", "planted"], key=lambda c: c.map(order) if c.name == "metric" else c
     )
     effects = effects.reset_index(drop=True)
+    kinds = {m: mv.kind for v in values.values() for m, mv in v.items()}
     curves = []
     summary = []
     for m in effects["metric"].unique():
@@ -980,9 +981,7 @@ def run_calibration(
                 "fpr": None if fpr is None else fpr["fpr"],
                 "fpr_label": None if fpr is None else fpr["fpr_label"],
                 "fpr_se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
-                "monotone": _monotone(
-                    eff["effect"].to_numpy(), 100.0 if eff["no_effect"].iloc[0] == NO_EFFECT["sign"] else None
-                )
+                "monotone": _monotone(eff["effect"].to_numpy(), 100.0 if kinds[m] == "sign" else None)
                 if bool(eff["directional"].iloc[0])
                 else False,
                 "directional": bool(eff["directional"].iloc[0]),

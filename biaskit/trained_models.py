@@ -585,8 +585,9 @@ def train_model(
             work=work,
             init_model=None if clm_init is None else model_path(clm_init),
         )
-    config, init = _MLM_RECIPES["en-planted" if name.startswith("en-planted-s") else name]
-    if name.startswith("en-planted-s"):
+    recipe = "en-planted" if name.startswith("en-planted-s") else name
+    config, init = _MLM_RECIPES[recipe]
+    if recipe == "en-planted":  # the base recipe plus the word groups, which are read from the lexicon
         config = control_config()
     train, held, extra = recipe_data(name)
     return _train_lm(
@@ -766,10 +767,8 @@ _MLM_RECIPES: dict[str, tuple[MLMTrainingConfig, str | None]] = {
     "en-mlm-balanced": (BASE_CONFIG, None),
     "en-mlm": (EN_CONFIG, "en-mlm-balanced"),
     "es-mlm": (ES_CONFIG, None),
-    "en-planted": (
-        CONTROL_CONFIG,
-        "en-mlm-balanced",
-    ),  # train_model uses control_config(): CONTROL_CONFIG + groups
+    # train_model trains the controls with control_config(): CONTROL_CONFIG plus the whole-group masking
+    "en-planted": (CONTROL_CONFIG, "en-mlm-balanced"),
 }
 #: causal-LM recipes: configuration and the bundled causal model they continue from (None: from scratch)
 _CLM_RECIPES: dict[str, tuple[MLMTrainingConfig, str | None]] = {

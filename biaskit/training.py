@@ -492,9 +492,9 @@ def salient_group_ids(groups: Sequence[Sequence[str]], tokenizer: Any) -> list[t
     """
     out: list[torch.Tensor] = []
     owner: dict[int, int] = {}
+    special = set(tokenizer.all_special_ids)  # an out-of-vocabulary word is one [UNK]: not a word token
     for j, group in enumerate(groups):
         pieces = tokenizer(list(group), add_special_tokens=False)["input_ids"] if group else []
-        special = set(tokenizer.all_special_ids)  # an out-of-vocabulary word is one [UNK]: not a word token
         whole = [len(p) == 1 and p[0] not in special for p in pieces]
         ids = sorted({p[0] for p, ok in zip(pieces, whole, strict=True) if ok})
         split = [w for w, ok in zip(group, whole, strict=True) if not ok]
