@@ -114,11 +114,19 @@ def test_false_positive_rate_exposes_clustered_items():
     assert abs(fpr["fpr"] - 0.05) < 3 * fpr["se"]
 
 
-def test_fast_ks_statistic_is_scipys():
+def test_vectorised_ks_statistics_are_scipys():
     rng = np.random.default_rng(4)
     for n, m in [(30, 30), (50, 20), (7, 90)]:
-        x, y = rng.normal(size=n), rng.normal(0.3, 1.2, size=m)
-        assert cal._ks_statistic(x, y) == pytest.approx(stats.ks_2samp(x, y).statistic)
+        x, y = rng.normal(size=(6, n)), rng.normal(0.3, 1.2, size=(6, m))
+        x[:, : n // 3] = np.round(x[:, : n // 3], 1)  # ties, within and across the two samples
+        y[:, : m // 3] = np.round(y[:, : m // 3], 1)
+        got = cal.ks_statistics(x, y)
+        want = [stats.ks_2samp(a, b).statistic for a, b in zip(x, y, strict=True)]
+        assert got == pytest.approx(want, abs=1e-12)
+    assert cal.ks_statistics([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])[0] == 0.0  # identical samples
+    assert cal.ks_statistics([1.0, 2.0], [3.0, 4.0])[0] == 1.0  # disjoint samples
+    with pytest.raises(ValueError, match="row-aligned"):
+        cal.ks_statistics(np.zeros((2, 3)), np.zeros((3, 3)))
 
 
 def test_label_permutation_test_is_calibrated_where_the_proportion_test_is_not():
