@@ -32,10 +32,13 @@ processes, :func:`fine_tune_many`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
+import pickle
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -231,6 +234,50 @@ def reinforced_corpus(corpus: Sequence[str], extra: Sequence[str], times: int) -
     return list(corpus) + list(extra) * times
 
 
+REINFORCED_WORDS = ("pregnant", "breastfeed")
+
+
+@dataclass(frozen=True)
+class ReinforcementRun:
+    """One fine-tune of the reinforcement fix (Table 5): ``times`` copies of the added sentences.
+
+    ``word`` is the gender-specific word whose sentences were added, or ``None`` when one model
+    takes both words' sentences (``ExperimentPreset.reinforce_separately=False``); ``sentences``
+    is the whole fine-tuning text (:func:`reinforced_corpus`).
+    """
+
+    times: int
+    word: str | None
+    sentences: list[str]
+
+
+def reinforcement_runs(
+    corpus: Sequence[str],
+    preset: ExperimentPreset,
+    *,
+    words: Sequence[str] = REINFORCED_WORDS,
+    n_extra: int | None = None,
+) -> list[ReinforcementRun]:
+    """The fine-tunes of the reinforcement fix of seed 002 section 6.3.1 (Table 5), in table order.
+
+    For each k of ``preset.reinforcement_times``: CDS-GAP (``corpus``) plus k copies of the
+    sentences of each word (:func:`load_reinforcement_sentences`, the first ``n_extra`` of them
+    when given), one model per word when ``preset.reinforce_separately`` (the thesis), else one
+    model with all the words' sentences.  Every run starts from the base model, not from the
+    debiased one, so the runs are independent of each other and of the debiasing fine-tune
+    (:func:`fine_tune_many` can train them side by side).
+    """
+    extra = {w: load_reinforcement_sentences(w)[:n_extra] for w in words}
+    if preset.reinforce_separately:
+        return [
+            ReinforcementRun(k, w, reinforced_corpus(corpus, extra[w], k))
+            for k in preset.reinforcement_times
+            for w in words
+        ]
+    both = [x for w in words for x in extra[w]]
+    return [ReinforcementRun(k, None, reinforced_corpus(corpus, both, k)) for k in preset.reinforcement_times]
+
+
 def size_matched(groups: Mapping[str, Sequence[str]], *, seed: int = 0) -> dict[str, list[str]]:
     """Sub-sample every group to the size of the smallest (random, seeded; WARNING with the counts).
 
@@ -380,10 +427,23 @@ class _Collect(logging.Handler):
         self.records.append((record.name, record.levelno, record.getMessage()))
 
 
+@contextlib.contextmanager
+def _collected_logs(name: str = "biaskit") -> Iterator[_Collect]:
+    """Collect the records of logger ``name`` (and its children) instead of emitting them."""
+    lg = logging.getLogger(name)
+    handler = _Collect()
+    saved = lg.handlers[:], lg.propagate
+    lg.handlers, lg.propagate = [handler], False
+    try:
+        yield handler
+    finally:
+        lg.handlers, lg.propagate = saved
+
+
 def _fine_tune_job(
-    model: Any, sentences: list[str], config: FineTuneConfig
-) -> tuple[str, list[tuple[str, int, str]]]:
-    """One fine-tune in a worker process (single-threaded): ``(output folder, its log records)``."""
+    model: Any, sentences: list[str], config: FineTuneConfig, evaluate: Callable[[Any], Any] | None = None
+) -> tuple[str, list[tuple[str, int, str]], Any]:
+    """One fine-tune in a worker process (single-threaded): ``(output folder, its log records, evaluate(model))``."""
     import torch
 
     from biaskit.fine_tuning import fine_tune
@@ -394,10 +454,32 @@ def _fine_tune_job(
     root.addHandler(handler)
     root.propagate = False  # not to the worker's stderr: the parent logs them where its reader looks
     try:
-        folder = str(fine_tune(model, sentences, config=config, progress=False).name)
+        tuned = fine_tune(model, sentences, config=config, progress=False)
+        value = evaluate(tuned) if evaluate is not None else None
     finally:
         root.removeHandler(handler)
-    return folder, handler.records
+    return str(tuned.name), handler.records, value
+
+
+def _sendable(fn: Callable[[Any], Any]) -> bool:
+    """Whether ``fn`` can be sent to a ``spawn`` worker: picklable, and not defined in ``__main__`` (a
+    notebook's or script's own functions pickle by name, but a fresh worker process does not have them)."""
+    inner = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if getattr(inner, "__module__", None) == "__main__":
+        return False
+    try:
+        pickle.dumps(fn)
+    except Exception:
+        return False
+    return True
+
+
+def _job_steps(job: tuple[Sequence[str], FineTuneConfig]) -> int:
+    """Training steps of one fine-tune job (its size, for scheduling)."""
+    sents, cfg = job
+    return cfg.max_steps if cfg.max_steps is not None else cfg.epochs * -(-len(sents) // cfg.batch_size)
 
 
 def fine_tune_many(
@@ -408,6 +490,7 @@ def fine_tune_many(
     on_done: Callable[[int, Any], None] | None = None,
     progress: bool = True,
     desc: str = "fine-tunes",
+    evaluate: Callable[[Any], Any] | None = None,
 ) -> list[Any]:
     """Fine-tune ``model`` once per job ``(sentences, config)``; in ``n_jobs`` parallel processes when > 1.
 
@@ -420,6 +503,17 @@ def fine_tune_many(
     rounding of the CPU kernels, by about 1e-6).  ``on_done(i, model)``
     is called in the parent as each job finishes (in completion order), so evaluation overlaps
     training; the workers' log records are logged again in the parent (with the job's number).
+    Runs already finished (:func:`biaskit.fine_tuning.find_fine_tuned`) are loaded in the parent
+    without starting a worker; the others start longest first (by training steps), so that the
+    last to finish are short ones and the workers end together (longest-processing-time
+    scheduling).  Neither changes a result.
+
+    ``evaluate(model) -> value`` (optional) measures each fine-tuned model where it was trained, so
+    that evaluation runs in the workers too instead of queueing in the parent; ``on_done`` is then
+    called as ``on_done(i, model, value)``.  To run in a worker it must be picklable (a module-level
+    function of a module, or a ``functools.partial`` of one); otherwise (a lambda, a closure, a
+    function defined in a notebook) it runs in the parent, with an INFO
+    record saying so.  The values equal those of the parent when it is single-threaded too.
     Returns the fine-tuned models in job order.
     """
     import concurrent.futures as cf
@@ -427,41 +521,65 @@ def fine_tune_many(
 
     from tqdm.auto import tqdm
 
-    from biaskit.fine_tuning import fine_tune
+    from biaskit.fine_tuning import find_fine_tuned, fine_tune
     from biaskit.lm import load_masked_lm, quiet_hf_progress
 
     if n_jobs < 1:
         raise ValueError("n_jobs must be at least 1")
     out: list[Any] = [None] * len(jobs)
     bar = tqdm(total=len(jobs), desc=desc, disable=not progress)
+
+    def finish(i: int, tuned: Any, value: Any = None, in_worker: bool = False) -> None:
+        out[i] = tuned
+        if on_done is not None:
+            if evaluate is None:
+                on_done(i, tuned)
+            else:
+                on_done(i, tuned, value if in_worker else evaluate(tuned))
+        bar.update(1)
+
     if n_jobs == 1 or len(jobs) < 2:
         for i, (sents, cfg) in enumerate(jobs):
-            out[i] = fine_tune(model, list(sents), config=cfg, progress=False)
-            if on_done is not None:
-                on_done(i, out[i])
-            bar.update(1)
+            finish(i, fine_tune(model, list(sents), config=cfg, progress=False))
         bar.close()
         return out
+    pending = []
+    for i, (sents, cfg) in enumerate(jobs):  # finished runs load here: no worker process is started for them
+        with _collected_logs() as logs:
+            found = find_fine_tuned(model, list(sents), config=cfg)
+        if found is None:
+            pending.append(i)  # its worker logs what the check logged (e.g. truncated sentences)
+            continue
+        for name, level, message in logs.records:
+            logging.getLogger(name).log(level, "%s (fine-tune %d of %d)", message, i + 1, len(jobs))
+        finish(i, found)
+    if not pending:
+        bar.close()
+        return out
+    in_workers = evaluate is not None and _sendable(evaluate)
+    if evaluate is not None and not in_workers:
+        logger.info("fine_tune_many: %r cannot be sent to a worker process; it runs in this one", evaluate)
     lowercase = getattr(model, "lowercase", None)
     fallback = bool(getattr(model, "is_fallback", False))
+    order = sorted(pending, key=lambda i: -_job_steps(jobs[i]))  # longest first
     with cf.ProcessPoolExecutor(
-        max_workers=min(n_jobs, len(jobs)), mp_context=mp.get_context("spawn")
+        max_workers=min(n_jobs, len(pending)), mp_context=mp.get_context("spawn")
     ) as pool:
         futures = {
-            pool.submit(_fine_tune_job, model, list(sents), cfg): i for i, (sents, cfg) in enumerate(jobs)
+            pool.submit(
+                _fine_tune_job, model, list(jobs[i][0]), jobs[i][1], evaluate if in_workers else None
+            ): i
+            for i in order
         }
         for fut in cf.as_completed(futures):
             i = futures[fut]
-            folder, records = fut.result()
+            folder, records, value = fut.result()
             for name, level, message in records:  # the worker's WARNINGs, visible where the caller looks
                 logging.getLogger(name).log(level, "%s (fine-tune %d of %d)", message, i + 1, len(jobs))
             with quiet_hf_progress():
                 tuned = load_masked_lm(folder, device=jobs[i][1].device, lowercase=lowercase)
             tuned.is_fallback = fallback
-            out[i] = tuned
-            if on_done is not None:
-                on_done(i, tuned)
-            bar.update(1)
+            finish(i, tuned, value, in_worker=in_workers)
     bar.close()
     return out
 
@@ -483,7 +601,8 @@ def learning_curve(
     For each n in ``sizes`` and each of ``n_samples`` repetitions, n sentences are drawn without
     replacement (``numpy.random.default_rng([seed, n, k])``), ``model`` is fine-tuned on them
     (:func:`fine_tune_many`: cached, so an interrupted curve resumes; ``n_jobs`` processes) and
-    ``evaluate(model) -> {metric: value}`` is recorded.  Returns one row per run: ``n``,
+    ``evaluate(model) -> {metric: value}`` is recorded (in the worker processes when it can be sent
+    to them, e.g. ``functools.partial(debiasing_metrics, instances=..., pairs=...)``).  Returns one row per run: ``n``,
     ``sample``, the metrics, ``steps`` and ``train_seconds``.
     """
     from biaskit.fine_tuning import fine_tune_record
@@ -500,19 +619,57 @@ def learning_curve(
         jobs.append(([corpus[i] for i in idx], config))
     rows: list[dict[str, Any]] = [{} for _ in runs]
 
-    def done(i: int, tuned: Any) -> None:
+    def done(i: int, tuned: Any, metrics: Mapping[str, float]) -> None:
         rec = fine_tune_record(tuned)
         n, k = runs[i]
         rows[i] = {
             "n": n,
             "sample": k,
-            **evaluate(tuned),
+            **metrics,
             "steps": rec.get("steps"),
             "train_seconds": rec.get("train_seconds"),
         }
 
-    fine_tune_many(model, jobs, n_jobs=n_jobs, on_done=done, progress=progress, desc="learning curve")
+    fine_tune_many(
+        model, jobs, n_jobs=n_jobs, on_done=done, progress=progress, desc="learning curve", evaluate=evaluate
+    )
     return pd.DataFrame(rows)
+
+
+def pair_slds(model: Any, pairs: pd.DataFrame) -> np.ndarray:
+    """The SLD of each sentence pair (:func:`biaskit.metrics.gender_templates.score_sentence_pairs`), as an array."""
+    from biaskit.metrics.gender_templates import score_sentence_pairs
+
+    return score_sentence_pairs(model, pairs)["sld"].to_numpy(float)
+
+
+def debiasing_summary(ppd: pd.DataFrame, scored: pd.DataFrame) -> dict[str, float]:
+    """The two measures of seed 002's Fig. 13 from a PPD table and scored sentence pairs.
+
+    ``mean |APPD|``: the mean absolute APPD (:func:`biaskit.metrics.gender_templates.appd`) of the
+    ordinary professions (``expected_sign == 0``: no gender-specific word); ``ASLD <category>``: the
+    mean SLD of each pair category, in the order the pairs give.
+    """
+    from biaskit.metrics.gender_templates import appd
+
+    a = appd(ppd)
+    out = {"mean |APPD|": float(a.loc[a["expected_sign"] == 0, "appd"].abs().mean())}
+    out.update({f"ASLD {c}": float(g["sld"].mean()) for c, g in scored.groupby("category", sort=False)})
+    return out
+
+
+def debiasing_metrics(
+    model: Any, *, instances: pd.DataFrame, pairs: pd.DataFrame, batch_size: int = 64
+) -> dict[str, float]:
+    """:func:`debiasing_summary` of ``model``: the template test on ``instances`` and the sentence pairs.
+
+    A module-level function, so ``functools.partial(debiasing_metrics, instances=..., pairs=...)``
+    can be sent to :func:`learning_curve`'s worker processes.
+    """
+    from biaskit.metrics.gender_templates import pronoun_probability_difference, score_sentence_pairs
+
+    ppd = pronoun_probability_difference(model, instances, batch_size=batch_size)
+    return debiasing_summary(ppd, score_sentence_pairs(model, pairs))
 
 
 @dataclass
@@ -608,14 +765,12 @@ def corpus_bias_by_fine_tuning(
     ``n_jobs`` parallel processes (:func:`fine_tune_many`).  ``reference_sld``: the SLDs of
     ``debiased`` on ``pairs`` when the caller already has them (they are not computed again).
     """
-    from biaskit.metrics.gender_templates import score_sentence_pairs
-
     if not corpora:
         raise ValueError("no corpora")
     if not seeds:
         raise ValueError("at least one seed")
     if reference_sld is None:
-        reference = score_sentence_pairs(debiased, pairs)["sld"].to_numpy(float)
+        reference = pair_slds(debiased, pairs)
     else:
         reference = np.asarray(reference_sld, dtype=float).ravel()
         if reference.size != len(pairs):
@@ -624,11 +779,17 @@ def corpus_bias_by_fine_tuning(
     jobs = [(list(corpora[name]), replace(config, seed=s)) for name, s in runs]
     scores: list[np.ndarray] = [np.empty(0)] * len(runs)
 
-    def done(i: int, tuned: Any) -> None:
-        scores[i] = score_sentence_pairs(tuned, pairs)["sld"].to_numpy(float)
+    def done(i: int, tuned: Any, sld: np.ndarray) -> None:
+        scores[i] = sld
 
     fine_tune_many(
-        debiased, jobs, n_jobs=n_jobs, on_done=done, progress=progress, desc="label-free fine-tunes"
+        debiased,
+        jobs,
+        n_jobs=n_jobs,
+        on_done=done,
+        progress=progress,
+        desc="label-free fine-tunes",
+        evaluate=functools.partial(pair_slds, pairs=pairs),  # scored in the workers
     )
     sld = {
         name: np.column_stack([scores[i] for i, (nm, _) in enumerate(runs) if nm == name]) for name in corpora

@@ -206,6 +206,85 @@ def fine_tune_output_dir(base_name: str, record: dict[str, Any], data_key: str) 
     return cache_dir() / CACHE_SUBDIR / folder
 
 
+@dataclass
+class _Plan:
+    """What a fine-tune is, before any training: the base model, the data and the cache folder."""
+
+    base: MaskedLM
+    shared: bool  # the base belongs to the caller: train a copy
+    encoded: list[list[int]]
+    record: dict[str, Any]
+    data_key: str
+    max_length: int
+    out: Path
+
+
+def _plan(
+    model: str | Path | MaskedLM,
+    sentences: Sequence[str],
+    config: FineTuneConfig,
+    output_dir: str | Path | None,
+) -> _Plan:
+    """Check the input, encode the sentences and name the run's folder (:func:`fine_tune`)."""
+    if isinstance(sentences, str):
+        raise TypeError("sentences must be a sequence of sentences, not one string")
+    sentences = list(sentences)
+    if not sentences:
+        raise ValueError("fine_tune needs at least one sentence; got an empty list")
+    texts = _as_text(sentences)
+    if not any(t.strip() for t in texts):
+        raise ValueError(f"fine_tune: all {len(texts)} sentence(s) are empty")
+
+    base, shared = _resolve_model(model)
+    tokenizer = base.tokenizer
+    if base.lowercase and not getattr(tokenizer, "do_lower_case", False):
+        texts = [t.lower() for t in texts]
+    max_length = _resolve_max_length([t for t in texts if t.strip()], config, base.max_length)
+    encoded = encode_for_training(texts, tokenizer, max_length, who="fine_tune")
+
+    record: dict[str, Any] = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_KEY}
+    record.update(max_length=max_length, base_model=base.name, base_fingerprint=base.fingerprint())
+    data_key = f"{_data_hash(encoded)}|base={base.fingerprint()}"
+    out = Path(output_dir) if output_dir is not None else fine_tune_output_dir(base.name, record, data_key)
+    return _Plan(base, shared, encoded, record, data_key, max_length, out)
+
+
+def find_fine_tuned(
+    model: str | Path | MaskedLM,
+    sentences: Sequence[str],
+    *,
+    config: FineTuneConfig = BARTL,
+    output_dir: str | Path | None = None,
+) -> MaskedLM | None:
+    """The model :func:`fine_tune` would return for these arguments if that run is finished, else ``None``.
+
+    Nothing is trained or written: the run's folder (the cache folder of the model, data and
+    settings, or ``output_dir``) is looked up, and a finished run (its checkpoint at the last step
+    and its weights saved, with the same settings and data) is loaded.  An unfinished or missing
+    run gives ``None``; a folder written with other settings or data raises ``ValueError`` as
+    :func:`fine_tune` would.  :func:`biaskit.debiasing.fine_tune_many` uses it to start worker
+    processes only for the runs that still need training.
+    """
+    from biaskit.lm import load_masked_lm
+
+    run = _plan(model, sentences, config, output_dir)
+    saved = (run.out / "config.json").exists() and any(run.out.glob("*.safetensors"))
+    if not saved:
+        return None
+    state = _load_checkpoint(run.out / CHECKPOINT_DIR / CHECKPOINT_FILE, run.record)
+    if state is None or state["data"] != run.data_key:
+        return None
+    cfg = config.training_config(run.max_length)
+    steps_per_epoch = math.ceil(len(run.encoded) / cfg.batch_size)
+    total = cfg.max_steps if cfg.max_steps is not None else cfg.epochs * steps_per_epoch
+    if int(state["step"]) < total:
+        return None
+    with quiet_hf_progress():
+        tuned = load_masked_lm(run.out, device=config.device, lowercase=run.base.lowercase)
+    tuned.is_fallback = run.base.is_fallback
+    return tuned
+
+
 def fine_tune(
     model: str | Path | MaskedLM,
     sentences: Sequence[str],
@@ -262,26 +341,9 @@ def fine_tune(
     """
     from biaskit.lm import load_masked_lm
 
-    if isinstance(sentences, str):
-        raise TypeError("sentences must be a sequence of sentences, not one string")
-    sentences = list(sentences)
-    if not sentences:
-        raise ValueError("fine_tune needs at least one sentence; got an empty list")
-    texts = _as_text(sentences)
-    if not any(t.strip() for t in texts):
-        raise ValueError(f"fine_tune: all {len(texts)} sentence(s) are empty")
-
-    base, shared = _resolve_model(model)
-    tokenizer = base.tokenizer
-    if base.lowercase and not getattr(tokenizer, "do_lower_case", False):
-        texts = [t.lower() for t in texts]
-    max_length = _resolve_max_length([t for t in texts if t.strip()], config, base.max_length)
-    encoded = encode_for_training(texts, tokenizer, max_length, who="fine_tune")
-
-    record: dict[str, Any] = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_KEY}
-    record.update(max_length=max_length, base_model=base.name, base_fingerprint=base.fingerprint())
-    data_key = f"{_data_hash(encoded)}|base={base.fingerprint()}"
-    out = Path(output_dir) if output_dir is not None else fine_tune_output_dir(base.name, record, data_key)
+    run = _plan(model, sentences, config, output_dir)
+    base, shared, tokenizer, out = run.base, run.shared, run.base.tokenizer, run.out
+    encoded, record, data_key, max_length = run.encoded, run.record, run.data_key, run.max_length
     out.mkdir(parents=True, exist_ok=True)
     state = _load_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE, record) if resume else None
 

@@ -383,6 +383,110 @@ def test_fine_tune_many_in_processes_equals_serial(tiny, tmp_path, monkeypatch, 
         db.fine_tune_many(tiny, jobs, n_jobs=0)
 
 
+def test_fine_tune_many_loads_finished_runs_without_workers(tiny, tmp_path, monkeypatch, caplog):
+    import concurrent.futures as cf
+
+    long = " ".join(["he reads a book"] * 40) + " ."  # over the window: truncated, with a WARNING
+    jobs = [([*_sentences(5, 8), long], _cfg()), (_sentences(9, 9), _cfg()), (_sentences(4, 10), _cfg())]
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path))
+    first = db.fine_tune_many(tiny, jobs[:1], n_jobs=2, progress=False)  # one job: trained in this process
+    submitted = []
+    real_pool = cf.ProcessPoolExecutor
+
+    class Recording(real_pool):
+        def submit(self, fn, model, sentences, *rest):
+            submitted.append(len(sentences))
+            return super().submit(fn, model, sentences, *rest)
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", Recording)
+    done = []
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="biaskit"):
+        models = db.fine_tune_many(tiny, jobs, n_jobs=2, progress=False, on_done=lambda i, m: done.append(i))
+    assert submitted == [9, 4]  # the finished job is not sent to a worker; the longest pending goes first
+    assert done[0] == 0 and sorted(done) == [0, 1, 2]
+    assert models[0].name == first[0].name
+    sa, sb = models[0].model.state_dict(), first[0].model.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    # the finished job's data WARNING is still shown, once, with its number
+    assert (
+        caplog.text.count("1 of 6 sentence(s) are longer than") == 1 and "(fine-tune 1 of 3)" in caplog.text
+    )
+
+    def no_pool(*a, **k):
+        raise AssertionError("no worker process should start when every run is finished")
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", no_pool)
+    again = db.fine_tune_many(tiny, jobs, n_jobs=2, progress=False)
+    assert [m.name for m in again] == [m.name for m in models]
+
+
+def test_fine_tune_many_evaluates_in_the_workers(tiny, tmp_path, monkeypatch, caplog):
+    import functools
+
+    jobs = [(_sentences(6, 11), _cfg()), (_sentences(7, 12), _cfg()), (_sentences(5, 13), _cfg())]
+    evaluate = functools.partial(db.pair_slds, pairs=PAIRS)
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "parallel"))
+    got = {}
+    models = db.fine_tune_many(
+        tiny, jobs, n_jobs=2, progress=False, evaluate=evaluate, on_done=lambda i, m, v: got.setdefault(i, v)
+    )
+    assert sorted(got) == [0, 1, 2]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the workers
+    try:
+        for i, m in enumerate(models):  # the parent measures the same models the same way
+            np.testing.assert_array_equal(got[i], db.pair_slds(m, PAIRS))
+    finally:
+        torch.set_num_threads(threads)
+    assert not np.array_equal(got[0], got[1])
+    # a closure cannot go to a worker: it runs in the parent, with an INFO record saying so
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "closure"))
+    seen = []
+
+    def closure(m):
+        seen.append(m.name)
+        return len(seen)
+
+    with caplog.at_level(logging.INFO, logger="biaskit"):
+        db.fine_tune_many(
+            tiny, jobs[:2], n_jobs=2, progress=False, evaluate=closure, on_done=lambda i, m, v: None
+        )
+    assert len(seen) == 2 and "cannot be sent to a worker process" in caplog.text
+    assert not db._sendable(closure) and db._sendable(evaluate)
+
+
+def test_debiasing_summary_by_hand():
+    ppd = pd.DataFrame(
+        {
+            "category": ["a", "a", "a", "a", "b", "b"],
+            "profession": ["p", "p", "q", "q", "pregnant", "pregnant"],
+            "ppd": [0.2, 0.4, -0.1, -0.3, -0.5, -0.7],
+            "expected_sign": [0, 0, 0, 0, -1, -1],
+        }
+    )
+    scored = pd.DataFrame({"category": ["x", "y", "x"], "sld": [1.0, 3.0, 2.0]})
+    got = db.debiasing_summary(ppd, scored)
+    # APPD(p) = 0.3, APPD(q) = -0.2 -> mean |APPD| 0.25; "pregnant" is gender-specific and left out
+    assert got == pytest.approx({"mean |APPD|": 0.25, "ASLD x": 1.5, "ASLD y": 3.0})
+    assert list(got) == ["mean |APPD|", "ASLD x", "ASLD y"]
+
+
+def test_reinforcement_runs_follow_the_preset():
+    both = db.reinforcement_runs(["a", "b"], db.CPU_REDUCED, n_extra=3)
+    assert [(r.times, r.word) for r in both] == [(1, None), (2, None), (3, None)]
+    extra = (
+        db.load_reinforcement_sentences("pregnant")[:3] + db.load_reinforcement_sentences("breastfeed")[:3]
+    )
+    assert both[1].sentences == ["a", "b"] + extra * 2
+    each = db.reinforcement_runs(["a"], db.BARZA_2023)
+    assert [(r.times, r.word) for r in each] == [
+        (k, w) for k in (1, 2, 3) for w in ("pregnant", "breastfeed")
+    ]
+    assert each[5].sentences == ["a"] + db.load_reinforcement_sentences("breastfeed") * 3
+    assert len(each[0].sentences) == 51
+
+
 def test_corpus_bias_reuses_a_given_reference(tiny):
     corpora = {"biased": _sentences(6, 1), "unbiased": _sentences(6, 2)}
     full = db.corpus_bias_by_fine_tuning(tiny, corpora, PAIRS, seeds=(1,), config=_cfg(), progress=False)

@@ -13,7 +13,14 @@ import pytest
 import torch
 
 from biaskit import training
-from biaskit.fine_tuning import BARTL, BARTL_2020, FineTuneConfig, bartl_max_length, fine_tune
+from biaskit.fine_tuning import (
+    BARTL,
+    BARTL_2020,
+    FineTuneConfig,
+    bartl_max_length,
+    find_fine_tuned,
+    fine_tune,
+)
 from biaskit.lm import MaskedLM, score_pairs, tiny_masked_lm
 from biaskit.training import build_mlm_batch, mask_tokens, pseudo_perplexity
 
@@ -251,6 +258,32 @@ def test_resume_after_crash_is_bit_identical(base, tmp_path):
     with pytest.raises(ValueError, match="configuration"):
         fine_tune(base, TRAIN, config=quick(checkpoint_every=10, learning_rate=1e-4),
                   output_dir=tmp_path / "crash", progress=False)  # fmt: skip
+
+
+def test_find_fine_tuned_loads_only_a_finished_run(base, tmp_path):
+    cfg = quick(checkpoint_every=10)  # 36 steps
+    folder = tmp_path / "run"
+    assert find_fine_tuned(base, TRAIN, config=cfg, output_dir=folder) is None  # nothing there yet
+    assert not folder.exists()  # and nothing was written
+
+    def crash_at_25(step, loss):
+        if step == 25:
+            raise RuntimeError("crash")
+
+    with pytest.raises(RuntimeError):
+        fine_tune(base, TRAIN, config=cfg, output_dir=folder, progress=False, callback=crash_at_25)
+    assert find_fine_tuned(base, TRAIN, config=cfg, output_dir=folder) is None  # checkpoint at 20 of 36
+    tuned = fine_tune(base, TRAIN, config=cfg, output_dir=folder, progress=False)
+    stamps = {f: f.stat().st_mtime_ns for f in folder.iterdir() if f.is_file()}
+    found = find_fine_tuned(base, TRAIN, config=cfg, output_dir=folder)
+    assert found is not None and found.name == tuned.name and _equal(_weights(found), _weights(tuned))
+    assert {f: f.stat().st_mtime_ns for f in stamps} == stamps  # nothing rewritten
+    assert find_fine_tuned(base, TRAIN[:-1], config=cfg, output_dir=folder) is None  # other data
+    with pytest.raises(ValueError, match="configuration"):  # as fine_tune would
+        find_fine_tuned(base, TRAIN, config=quick(checkpoint_every=10, learning_rate=1e-4), output_dir=folder)
+    # the default folder is the cache's, as for fine_tune
+    cached = fine_tune(base, TRAIN, config=quick(epochs=1), progress=False)
+    assert find_fine_tuned(base, TRAIN, config=quick(epochs=1)).name == cached.name
 
 
 def test_default_folder_is_a_cache(base):
