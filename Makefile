@@ -42,16 +42,14 @@ test: $(PY)
 lint: $(PY)
 	$(PY) -m ruff check biaskit tests benchmarks
 
-# `python -m biaskit notebook NB OUT` = papermill with results_dir set to OUT's folder, so each
-# notebook writes its JSON and figures beside its executed copy (results/), over local IPC
-# sockets (no kernel warning about unencrypted TCP).  Runs with other parameters go elsewhere:
+# `python -m biaskit reproduce` = `python -m biaskit notebook NB results/NB` for every notebook in
+# order, from one process (papermill loaded once), stopping at the first failure: papermill with
+# results_dir set to results/, so each notebook writes its JSON and figures beside its executed
+# copy, over local IPC sockets (no kernel warning about unencrypted TCP).  Runs with other
+# parameters go elsewhere:
 # python -m biaskit notebook 03_weat runs/glove/03_weat.ipynb -p english_vectors glove-6b-50d
 reproduce: $(PY)
-	@mkdir -p results
-	@set -e; for nb in $(NOTEBOOKS); do \
-	  echo "== $$nb"; \
-	  $(PY) -m biaskit notebook "$$nb" "$(CURDIR)/results/$$(basename $$nb)"; \
-	done
+	$(PY) -m biaskit reproduce --out "$(CURDIR)/results" $(NOTEBOOKS)
 
 bench: $(PY)
 	$(PY) -m benchmarks

@@ -6,6 +6,7 @@ Commands
 ``corpora``            list the known corpora and whether they are present
 ``run``                run a batch of bias experiments from a YAML config (biaskit.experiments)
 ``notebook``           run one study notebook with papermill; its JSON and figures land beside OUTPUT
+``reproduce``          run every study notebook into results/ from one process (``make reproduce``)
 ``train-models``       retrain the bundled small models under data/models (biaskit.trained_models)
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
@@ -220,8 +221,6 @@ def _find_notebook(name: str) -> Path:
 
 
 def _cmd_notebook(args: argparse.Namespace) -> int:
-    import papermill
-
     notebook = _find_notebook(args.notebook)
     output = Path(args.output).expanduser().resolve()
     if output.suffix != ".ipynb":
@@ -230,14 +229,33 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         raise ValueError(
             "OUTPUT is the notebook itself: choose another path (the notebooks are stored clean)"
         )
-    output.parent.mkdir(parents=True, exist_ok=True)
-    parameters: dict[str, object] = {"results_dir": str(output.parent)}
+    parameters: dict[str, object] = {}
     for name, value in args.parameters:
         parameters[name] = parse_parameter_value(value)
     for name, value in args.parameters_raw:
         parameters[name] = value
+    cwd = Path(args.cwd).expanduser().resolve() if args.cwd else None
+    return _execute_notebook(
+        notebook, output, parameters, kernel=args.kernel, cwd=cwd, progress=args.progress
+    )
+
+
+def _execute_notebook(
+    notebook: Path,
+    output: Path,
+    parameters: dict[str, object],
+    *,
+    kernel: str = "python3",
+    cwd: Path | None = None,
+    progress: bool = False,
+) -> int:
+    """Execute ``notebook`` into ``output`` with papermill; ``results_dir`` is ``output``'s folder
+    unless ``parameters`` name one.  Returns the exit status (1: a cell failed, reported on stderr)."""
+    import papermill
     from traitlets.config import Config
 
+    output.parent.mkdir(parents=True, exist_ok=True)
+    parameters = {"results_dir": str(output.parent), **parameters}
     # the kernel talks to papermill over local IPC sockets: over TCP, ipykernel warns on every
     # start that the traffic is not encrypted (harmless on one machine, but noise in every run)
     ipc = Config()
@@ -247,9 +265,9 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
             str(notebook),
             str(output),
             parameters=parameters,
-            kernel_name=args.kernel,
-            cwd=str(Path(args.cwd).expanduser().resolve()) if args.cwd else str(notebook.parent),
-            progress_bar=args.progress,
+            kernel_name=kernel,
+            cwd=str(cwd or notebook.parent),
+            progress_bar=progress,
             config=ipc,
         )
     except papermill.PapermillExecutionError as exc:
@@ -259,7 +277,42 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"{notebook.name} -> {output}\nits JSON and figures are in {output.parent}")
+    print(f"{notebook.name} -> {output}\nits JSON and figures are in {output.parent}", flush=True)
+    return 0
+
+
+def _register_reproduce(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "reproduce",
+        help="run every study notebook with its defaults into one folder (make reproduce)",
+        description=(
+            "Execute the study notebooks (default: every notebooks/NN_*.ipynb, in order) with their "
+            "default parameters, each into OUT/<name>.ipynb with its JSON and figures beside it, as "
+            "`biaskit notebook` does one by one, from one process (papermill is loaded once).  Stops "
+            "at the first notebook that fails (exit status 1)."
+        ),
+    )
+    p.add_argument("notebooks", nargs="*", help="notebooks to run (paths or names; default: all of them)")
+    p.add_argument("--out", default="results", help="folder of the executed notebooks (default: results)")
+    p.add_argument("--kernel", default="python3", help="Jupyter kernel name (default: python3)")
+    p.set_defaults(func=_cmd_reproduce)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from biaskit.paths import REPO_ROOT
+
+    if args.notebooks:
+        notebooks = [_find_notebook(n) for n in args.notebooks]
+    else:
+        notebooks = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if not notebooks:
+        raise FileNotFoundError(f"no study notebooks in {REPO_ROOT / 'notebooks'}")
+    out = Path(args.out).expanduser().resolve()
+    for nb in notebooks:
+        print(f"== {nb.relative_to(REPO_ROOT) if nb.is_relative_to(REPO_ROOT) else nb}", flush=True)
+        status = _execute_notebook(nb, out / nb.name, {}, kernel=args.kernel)
+        if status:
+            return status
     return 0
 
 
@@ -381,6 +434,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)
 COMMANDS.append(_register_notebook)  # notebook (owner: notebooks 00-06 / reporting)
+COMMANDS.append(_register_reproduce)  # reproduce: every notebook, one process (make reproduce)
 COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/trained_models.py)
 COMMANDS.append(_register_score)  # score (owner: biaskit/distributed.py)
 

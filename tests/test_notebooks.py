@@ -292,3 +292,33 @@ def test_notebook_command_finds_notebooks_by_name_and_refuses_bad_outputs(tmp_pa
     assert "OUTPUT must be a .ipynb file" in capsys.readouterr().err
     assert main(["notebook", "03_weat", str(NOTEBOOK_DIR / "03_weat.ipynb")]) == 1
     assert not list(tmp_path.iterdir()), "a refused command wrote something"
+
+
+def _tiny_notebook(path: Path, code: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('results_dir = ""')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_reproduce_command_runs_notebooks_in_order_and_stops_at_a_failure(tmp_path, capsys):
+    from biaskit.__main__ import main
+
+    write = "from pathlib import Path\nPath(results_dir, '{}.txt').write_text(results_dir)"
+    good = _tiny_notebook(tmp_path / "01_good.ipynb", write.format("01"))
+    bad = _tiny_notebook(tmp_path / "02_bad.ipynb", "raise RuntimeError('planted failure')")
+    later = _tiny_notebook(tmp_path / "03_later.ipynb", write.format("03"))
+    out = tmp_path / "out"
+    assert main(["reproduce", "--out", str(out), str(good), str(later)]) == 0
+    # each notebook's results_dir is the output folder, as `biaskit notebook` sets it
+    assert (out / "01.txt").read_text() == str(out) and (out / "03.txt").is_file()
+    assert (out / "01_good.ipynb").is_file() and (out / "03_later.ipynb").is_file()
+    printed = capsys.readouterr().out
+    assert printed.index("== ") < printed.index("01_good.ipynb ->") < printed.index("03_later.ipynb ->")
+    (out / "03.txt").unlink()
+    assert main(["reproduce", "--out", str(out), str(good), str(bad), str(later)]) == 1
+    assert "02_bad.ipynb stopped at cell" in capsys.readouterr().err
+    assert not (out / "03.txt").exists()  # nothing runs after the failure
