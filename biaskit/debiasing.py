@@ -26,8 +26,8 @@ second run, or a run that was stopped, picks up the finished models.
 Presets: :data:`BARZA_2023` is the thesis's configuration (the whole CDS-GAP, 3 epochs, n up to
 12,000 sentences x 5 samples); :data:`CPU_REDUCED` is the default of notebook 15 and of
 ``make reproduce`` (a sample of CDS-GAP, 1 epoch, fewer and smaller learning-curve points), so that
-the whole notebook runs in about six minutes on 2 CPU cores (independent fine-tunes run in parallel
-processes, :func:`fine_tune_many`).
+the whole notebook runs in about five and a half minutes on 2 CPU cores (independent fine-tunes
+run in parallel processes, which also score them: :func:`fine_tune_many`).
 """
 
 from __future__ import annotations
