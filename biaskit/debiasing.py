@@ -477,9 +477,11 @@ def _sendable(fn: Callable[[Any], Any]) -> bool:
 
 
 def _job_steps(job: tuple[Sequence[str], FineTuneConfig]) -> int:
-    """Training steps of one fine-tune job (its size, for scheduling)."""
+    """Training steps of one fine-tune job (its size, for scheduling; empty sentences still counted)."""
+    from biaskit.training import training_steps
+
     sents, cfg = job
-    return cfg.max_steps if cfg.max_steps is not None else cfg.epochs * -(-len(sents) // cfg.batch_size)
+    return training_steps(cfg.training_config(cfg.max_length or 512), len(sents))
 
 
 def fine_tune_many(

@@ -73,6 +73,7 @@ from biaskit.training import (
     _load_checkpoint,
     _train_loop,
     encode_for_training,
+    training_steps,
 )
 
 __all__ = ["BARTL", "BARTL_2020", "FineTuneConfig", "bartl_max_length", "fine_tune", "fine_tune_output_dir"]
@@ -274,10 +275,7 @@ def find_fine_tuned(
     state = _load_checkpoint(run.out / CHECKPOINT_DIR / CHECKPOINT_FILE, run.record)
     if state is None or state["data"] != run.data_key:
         return None
-    cfg = config.training_config(run.max_length)
-    steps_per_epoch = math.ceil(len(run.encoded) / cfg.batch_size)
-    total = cfg.max_steps if cfg.max_steps is not None else cfg.epochs * steps_per_epoch
-    if int(state["step"]) < total:
+    if int(state["step"]) < training_steps(config.training_config(run.max_length), len(run.encoded)):
         return None
     with quiet_hf_progress():
         tuned = load_masked_lm(run.out, device=config.device, lowercase=run.base.lowercase)

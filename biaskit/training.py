@@ -1046,6 +1046,14 @@ def train_causal_lm(
     )
 
 
+def training_steps(config: MLMTrainingConfig, n_sequences: int) -> int:
+    """Optimiser steps of a run on ``n_sequences`` sequences: ``max_steps`` when set, else
+    ``epochs * ceil(n_sequences / batch_size)`` (the last batch of an epoch may be short)."""
+    if config.max_steps is not None:
+        return config.max_steps
+    return config.epochs * math.ceil(n_sequences / config.batch_size)
+
+
 def _no_weight_decay(name: str) -> bool:
     """Biases and LayerNorm weights (BERT ``LayerNorm``, GPT-2 ``ln_1`` / ``ln_2`` / ``ln_f``) get no decay."""
     return name.endswith("bias") or "LayerNorm" in name or ".ln_" in name or name.startswith("ln_")
@@ -1097,7 +1105,7 @@ def _train_loop(
     n = len(encoded)
     bs = config.batch_size
     steps_per_epoch = math.ceil(n / bs)
-    total_steps = config.max_steps if config.max_steps is not None else config.epochs * steps_per_epoch
+    total_steps = training_steps(config, n)
     vocab_n = len(tokenizer.get_vocab())
     mask_id = tokenizer.mask_token_id
     pad_to = config.max_length if config.bartl_pad_quirk else None

@@ -434,3 +434,11 @@ def test_training_and_fine_tuning_configs_refuse_impossible_values(field, value,
         MLMTrainingConfig(**{field: value})
     with pytest.raises(ValueError, match=message):
         FineTuneConfig(**{field: value})
+
+
+def test_training_steps_counts_short_last_batches_and_honours_max_steps():
+    from biaskit.training import MLMTrainingConfig, training_steps
+
+    assert training_steps(MLMTrainingConfig(batch_size=32, epochs=3), 100) == 12  # 4 batches per epoch
+    assert training_steps(MLMTrainingConfig(batch_size=1, epochs=1), 2000) == 2000
+    assert training_steps(MLMTrainingConfig(batch_size=32, epochs=3, max_steps=5), 100) == 5
