@@ -17,7 +17,7 @@ metric               value per unit (male minus female)                     test
 ``barza_tbe``        PPD = P(he) - P(she) in Barza's templates                one-sample t test on mean PPD (002 4.2)
 ``barza_sld``        signed SLD = PLL(he-sentence) - PLL(she-sentence)       one-sample t test (002 4.3; ASLD unsigned)
 ``thesis_ks``        the two PLL samples (planted vs other version)         two-sample KS test (000 4.4.2)
-``thesis_kl``        the same two samples                                    KL divergence score, no p-value (000 4.1.4)
+``thesis_kl``        the same two samples                                    KL divergence score, untested (000 4.1.4)
 ``thesis_robustness`` M_diff (cp) of each pair and of its paraphrase        agreement test, H1: l1 < 0.8 (000 4.3, 4.4.3)
 ``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups (001 4.3)
 ``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over professions (001 4.2)
@@ -28,7 +28,7 @@ metric               value per unit (male minus female)                     test
 ``causal_next_word`` P(he) - P(she) as the next word after "The {t} said that"  proportion z test (StereoSet-style)
 ``causal_sld``       signed LL difference of Barza's sentence pairs           one-sample t test (002 4.3)
 ``causal_ks``        the two LL samples (planted vs other version)           two-sample KS test (000 4.4.2)
-``causal_kl``        the same two samples                                    KL divergence score, no p-value
+``causal_kl``        the same two samples                                    KL divergence score, untested
 ``weat``             s(w, male words, female words) in word2vec             permutation test (000 3.4.2)
 ``direct_bias``      signed cos(w, g), g = Bolukbasi's gender direction      permutation test (000 3.4.1)
 ``pmi``              BIAS_PMI(w; male words, female words) of the corpus     permutation test (000 3.1.2)
@@ -42,6 +42,9 @@ each resample draws new balanced labels and counts how often the test claims a b
 groups of professions (``lpbs`` ... ``pmi``) are permutation tests of those labels, valid by
 construction; tests over pairs or templates treat the units as independent, which the shared
 profession of several units can break, and the false-positive rate shows whether it does.
+Every metric also gets the **label-permutation test** (:func:`label_permutation_pvalue`), valid
+whatever the units share; it is the only test of the KL score, whose study computes it without
+one (there it asks whether the planted labelling's score is unusual, not which way it points).
 """
 
 from __future__ import annotations
@@ -280,6 +283,13 @@ class MetricValues:
     def directional(self) -> bool:
         """Whether the metric can point to a gender (the KL score and the robustness agreement cannot)."""
         return self.kind not in ("kl", "agreement")
+
+    @property
+    def label_testable(self) -> bool:
+        """Whether relabelling the targets can change the statistic, so that the label-permutation test
+        applies: every kind but the robustness agreement (relabelling a target flips a pair and its
+        paraphrase together, so their agreement stays the same)."""
+        return self.kind != "agreement"
 
     def subset(self, idx: np.ndarray) -> MetricValues:
         return MetricValues(
@@ -571,11 +581,13 @@ def evaluate(
     """The metric's effect, its own test and the label-permutation test on ``mv``.
 
     ``p_value`` is the test the metric's study uses (proportion z test, t test, KS, the WEAT / SEAT /
-    LPBS permutation test over units); ``p_label`` is :func:`label_permutation_pvalue` (``None`` for
-    the non-directional KL score).
+    LPBS permutation test over units; ``None`` for the KL score, which its study does not test);
+    ``p_label`` is :func:`label_permutation_pvalue` (``None`` for the robustness agreement, which
+    relabelling cannot change).  For the KL score ``p_label`` says whether the planted labelling
+    gives a score unusual among random labellings; it is not a test of direction.
     """
     ev = _own_test(mv, directions, n_permutations=n_permutations, random_state=random_state)
-    if label_test and mv.directional:
+    if label_test and mv.label_testable:
         p = label_permutation_pvalue(mv, directions, n_permutations=n_permutations, random_state=random_state)
         ev = replace(ev, p_label=p)
     return ev
@@ -596,7 +608,29 @@ def _effects_for_signs(mv: MetricValues, S: np.ndarray) -> np.ndarray:
         planted = np.where(S > 0, mv.male[None, :], mv.female[None, :])
         other = np.where(S > 0, mv.female[None, :], mv.male[None, :])
         return ks_statistics(planted, other) * np.sign(np.mean(planted - other, axis=1))
+    if mv.kind == "kl":
+        planted = np.where(S > 0, mv.male[None, :], mv.female[None, :])
+        other = np.where(S > 0, mv.female[None, :], mv.male[None, :])
+        return kl_scores(planted, other)
     raise ValueError(f"no label-permutation statistic for kind {mv.kind!r}")
+
+
+def kl_scores(ster: np.ndarray, anster: np.ndarray, *, ddof: int = 1) -> np.ndarray:
+    """The KL divergence score of :func:`biaskit.stats.kl_divergence_score` (pooled, no groups) of each
+    row pair of ``ster`` and ``anster`` (r, n), in one vectorised pass: each row is summarised by a
+    normal (mean, SD with ``ddof``), and the score is :math:`100 \\max(KL_{sa}, KL_{as}) / (KL_{sa} + KL_{as})`
+    (50 when both divergences are 0)."""
+    s, a = np.atleast_2d(np.asarray(ster, dtype=float)), np.atleast_2d(np.asarray(anster, dtype=float))
+    m1, m2 = s.mean(axis=1), a.mean(axis=1)
+    s1, s2 = s.std(axis=1, ddof=ddof), a.std(axis=1, ddof=ddof)
+    if np.any(s1 <= 0) or np.any(s2 <= 0):
+        raise ValueError("kl_scores: a sample with zero spread has no normal summary")
+    kl12 = np.log(s2 / s1) + (s1**2 + (m1 - m2) ** 2) / (2 * s2**2) - 0.5
+    kl21 = np.log(s1 / s2) + (s2**2 + (m2 - m1) ** 2) / (2 * s1**2) - 0.5
+    total = kl12 + kl21
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = 100.0 * np.maximum(kl12, kl21) / total
+    return np.where(total == 0, 50.0, score)
 
 
 def ks_statistics(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -629,7 +663,8 @@ def label_permutation_pvalue(
     Randomization inference for a planted design: under H0 (nothing planted) the model does not
     depend on which targets were labelled "male", so the observed labelling is one draw among all
     labellings with the same number of male targets.  The statistic is the metric's own effect
-    (for KS, D signed by the direction of the mean difference); with :math:`T_0` the observed value,
+    (for KS, D signed by the direction of the mean difference; for the KL score, the score itself,
+    :func:`kl_scores`); with :math:`T_0` the observed value,
     :math:`T_1 \dots T_P` those of ``n_permutations`` random labellings and :math:`c` their mean,
     :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)`.  Valid whatever the items share (a
     profession, a template, a global preference for one pronoun), which the metrics' own tests
@@ -802,8 +837,8 @@ def false_positive_rate(
         rejections += bool(ev.p_value is not None and ev.p_value < alpha)
         rejections_label += bool(ev.p_label is not None and ev.p_label < alpha)
     return {
-        "fpr": rejections / n_resamples,
-        "fpr_label": rejections_label / n_resamples if mv.directional else None,
+        "fpr": rejections / n_resamples if mv.kind != "kl" else None,  # the KL score has no own test
+        "fpr_label": rejections_label / n_resamples if mv.label_testable else None,
         "se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
         "n_resamples": n_resamples,
     }

@@ -114,6 +114,45 @@ def test_false_positive_rate_exposes_clustered_items():
     assert abs(fpr["fpr"] - 0.05) < 3 * fpr["se"]
 
 
+def test_vectorised_kl_scores_are_the_thesis_score():
+    from biaskit.stats import kl_divergence_score
+
+    rng = np.random.default_rng(8)
+    s, a = rng.normal(-20, 3, size=(5, 60)), rng.normal(-21, 5, size=(5, 60))
+    want = [kl_divergence_score(x, y).statistic for x, y in zip(s, a, strict=True)]
+    assert cal.kl_scores(s, a) == pytest.approx(want, rel=1e-12)
+    assert cal.kl_scores([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])[0] == 50.0  # identical samples
+    with pytest.raises(ValueError, match="zero spread"):
+        cal.kl_scores([[1.0, 1.0]], [[1.0, 2.0]])
+
+
+def _kl_items(spread: float, seed: int) -> cal.MetricValues:
+    """Paired PLL-like samples; the planted side of every pair gets ``spread`` times the other's noise."""
+    rng = np.random.default_rng(seed)
+    target = np.repeat(np.array(TARGETS, object), 12)
+    base = rng.normal(-20, 2, target.size)
+    planted = base + rng.normal(0, 1, target.size) * spread
+    other = base + rng.normal(0, 1, target.size)
+    male_planted = np.array([DIRS[t] == "male" for t in target])
+    male, female = np.where(male_planted, planted, other), np.where(male_planted, other, planted)
+    return cal.MetricValues("kl", "kl", target, male - female, male=male, female=female)
+
+
+def test_kl_score_gets_a_label_permutation_test_but_no_direction():
+    planted = cal.evaluate(_kl_items(2.0, 9), DIRS, n_permutations=500)
+    assert planted.p_value is None and not planted.toward_planted  # the study gives it no test, nor a side
+    # variances 4 + 4 = 8 (planted side) and 4 + 1 = 5, equal means: KL(8 || 5) = 0.065 and KL(5 || 8) = 0.0475,
+    # so the score is 100 * 0.065 / 0.1125 = 57.8
+    assert planted.effect == pytest.approx(57.8, abs=1.5)
+    assert planted.p_label < 0.01  # the planted labelling is unusual among random ones
+    null = [cal.evaluate(_kl_items(1.0, k), DIRS, n_permutations=200).p_label for k in range(10, 30)]
+    assert sum(p < 0.05 for p in null) <= 4 and min(null) > 0  # nothing planted: few rejections
+    fpr = cal.false_positive_rate(_kl_items(1.0, 31), TARGETS, n_resamples=40)
+    assert fpr["fpr"] is None and fpr["fpr_label"] is not None
+    robust = cal.MetricValues("r", "agreement", np.array(TARGETS, object), np.ones(40), other=np.ones(40))
+    assert not robust.label_testable and cal.evaluate(robust, DIRS).p_label is None
+
+
 def test_vectorised_ks_statistics_are_scipys():
     rng = np.random.default_rng(4)
     for n, m in [(30, 30), (50, 20), (7, 90)]:
