@@ -11,11 +11,10 @@ the same p-value (checked here).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy import stats
 
+from benchmarks import best_of
 from biaskit import calibration as cal
 
 
@@ -49,22 +48,13 @@ def _naive_pvalue(mv: cal.MetricValues, directions: dict[str, str], n_permutatio
     return float((1 + np.sum(np.abs(T[1:] - c) >= np.abs(T[0] - c) - 1e-12)) / (n_permutations + 1))
 
 
-def _best_of(fn, repeat: int) -> tuple[float, float]:
-    best, out = float("inf"), float("nan")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def run(quick: bool = False) -> list[dict]:
     n_perm = 200 if quick else 2000
     mv, directions = _items(40, 16, seed=0)
-    fast_s, fast_p = _best_of(
+    fast_s, fast_p = best_of(
         lambda: cal.label_permutation_pvalue(mv, directions, n_permutations=n_perm, random_state=0), 3
     )
-    naive_s, naive_p = _best_of(lambda: _naive_pvalue(mv, directions, n_perm, 0), 1)
+    naive_s, naive_p = best_of(lambda: _naive_pvalue(mv, directions, n_perm, 0), 1)
     if abs(fast_p - naive_p) > 1e-12:
         raise AssertionError(f"label-permutation p-values differ: fast {fast_p} vs naive {naive_p}")
     return [

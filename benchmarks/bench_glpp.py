@@ -13,11 +13,10 @@ random vectors when that package is not installed.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.linalg
 
+from benchmarks import best_of
 from biaskit.metrics.glpp import GLPP
 
 K, M_COMPONENTS, ETA, SIGMA2, REG = 10, 50, 0.5, 1.0, 1e-6
@@ -56,26 +55,16 @@ def naive_glpp(X: np.ndarray, m: int, k: int, sigma2: float, eta: float, reg: fl
     return scipy.linalg.eigh(A - eta * C, Breg, eigvals_only=True)[:m]
 
 
-def _time(fn, repeat: int = 1):
-    """Best of ``repeat`` wall-clock timings (the machine is shared) and the last result."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def run(quick: bool = False) -> list[dict]:
     rows: list[dict] = []
     sizes = [500] if quick else [2000, 6000]
     naive_last = None
     for n in sizes:
         X, source = _vectors(n)
-        fast_s, g = _time(
+        fast_s, g = best_of(
             lambda X=X: GLPP(M_COMPONENTS, n_neighbors=K, sigma2=SIGMA2, eta=ETA, reg=REG).fit(X), repeat=3
         )
-        naive_s, ev = _time(lambda X=X: naive_glpp(X, M_COMPONENTS, K, SIGMA2, ETA, REG), repeat=3)
+        naive_s, ev = best_of(lambda X=X: naive_glpp(X, M_COMPONENTS, K, SIGMA2, ETA, REG), repeat=3)
         diff = float(np.max(np.abs(ev - g.eigenvalues_)))
         naive_last = (n, naive_s)
         rows.append(
@@ -89,7 +78,7 @@ def run(quick: bool = False) -> list[dict]:
     if not quick:
         n = 20000
         X, source = _vectors(n)
-        fast_s, _ = _time(lambda: GLPP(M_COMPONENTS, n_neighbors=K, sigma2=SIGMA2, eta=ETA, reg=REG).fit(X))
+        fast_s, _ = best_of(lambda: GLPP(M_COMPONENTS, n_neighbors=K, sigma2=SIGMA2, eta=ETA, reg=REG).fit(X))
         n0, t0 = naive_last
         rows.append(
             {

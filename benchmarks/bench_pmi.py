@@ -10,8 +10,8 @@ Both run on the same preprocessed corpus and must give identical counts (checked
 from __future__ import annotations
 
 import logging
-import time
 
+from benchmarks import best_of
 from biaskit.corpus import load_corpus
 from biaskit.metrics.pmi import SentenceIncidence, bias_pmi_table
 from biaskit.wordlists import load_seed_groups, thesis_neutral_groups
@@ -26,15 +26,6 @@ def _naive_counts(sentences, X, A):
             else:
                 f_anx += 1
     return f_ax, f_anx
-
-
-def _best_of(fn, repeat: int) -> tuple[float, object]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -53,9 +44,9 @@ def run(quick: bool = False) -> list[dict]:
     for lg in quiet:
         lg.setLevel(logging.ERROR)
     try:
-        fast_s, table = _best_of(lambda: bias_pmi_table(targets, chars, sentences), 5)
+        fast_s, table = best_of(lambda: bias_pmi_table(targets, chars, sentences), 5)
         inc = SentenceIncidence(sentences)
-        count_s, _ = _best_of(lambda: bias_pmi_table(targets, chars, inc), 5)
+        count_s, _ = best_of(lambda: bias_pmi_table(targets, chars, inc), 5)
 
         def naive():
             out = {}
@@ -64,7 +55,7 @@ def run(quick: bool = False) -> list[dict]:
                     out[(ch, g)] = _naive_counts(sentences, X, A) + _naive_counts(sentences, X, B)
             return out
 
-        naive_s, ref = _best_of(naive, 1)
+        naive_s, ref = best_of(naive, 1)
     finally:
         for lg, lv in zip(quiet, levels, strict=True):
             lg.setLevel(lv)

@@ -604,33 +604,15 @@ def _effects_for_signs(mv: MetricValues, S: np.ndarray) -> np.ndarray:
     if mv.kind == "groups":
         m = S > 0
         return (np.where(m, mv.value, 0).sum(1) / m.sum(1)) - (np.where(~m, mv.value, 0).sum(1) / (~m).sum(1))
-    if mv.kind == "ks":
+    if mv.kind in ("ks", "kl"):
+        from biaskit.stats import kl_scores
+
         planted = np.where(S > 0, mv.male[None, :], mv.female[None, :])
         other = np.where(S > 0, mv.female[None, :], mv.male[None, :])
+        if mv.kind == "kl":
+            return kl_scores(planted, other)
         return ks_statistics(planted, other) * np.sign(np.mean(planted - other, axis=1))
-    if mv.kind == "kl":
-        planted = np.where(S > 0, mv.male[None, :], mv.female[None, :])
-        other = np.where(S > 0, mv.female[None, :], mv.male[None, :])
-        return kl_scores(planted, other)
     raise ValueError(f"no label-permutation statistic for kind {mv.kind!r}")
-
-
-def kl_scores(ster: np.ndarray, anster: np.ndarray, *, ddof: int = 1) -> np.ndarray:
-    """The KL divergence score of :func:`biaskit.stats.kl_divergence_score` (pooled, no groups) of each
-    row pair of ``ster`` and ``anster`` (r, n), in one vectorised pass: each row is summarised by a
-    normal (mean, SD with ``ddof``), and the score is :math:`100 \\max(KL_{sa}, KL_{as}) / (KL_{sa} + KL_{as})`
-    (50 when both divergences are 0)."""
-    s, a = np.atleast_2d(np.asarray(ster, dtype=float)), np.atleast_2d(np.asarray(anster, dtype=float))
-    m1, m2 = s.mean(axis=1), a.mean(axis=1)
-    s1, s2 = s.std(axis=1, ddof=ddof), a.std(axis=1, ddof=ddof)
-    if np.any(s1 <= 0) or np.any(s2 <= 0):
-        raise ValueError("kl_scores: a sample with zero spread has no normal summary")
-    kl12 = np.log(s2 / s1) + (s1**2 + (m1 - m2) ** 2) / (2 * s2**2) - 0.5
-    kl21 = np.log(s1 / s2) + (s2**2 + (m2 - m1) ** 2) / (2 * s1**2) - 0.5
-    total = kl12 + kl21
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score = 100.0 * np.maximum(kl12, kl21) / total
-    return np.where(total == 0, 50.0, score)
 
 
 def ks_statistics(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -664,7 +646,7 @@ def label_permutation_pvalue(
     depend on which targets were labelled "male", so the observed labelling is one draw among all
     labellings with the same number of male targets.  The statistic is the metric's own effect
     (for KS, D signed by the direction of the mean difference; for the KL score, the score itself,
-    :func:`kl_scores`); with :math:`T_0` the observed value,
+    :func:`biaskit.stats.kl_scores`); with :math:`T_0` the observed value,
     :math:`T_1 \dots T_P` those of ``n_permutations`` random labellings and :math:`c` their mean,
     :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)`.  Valid whatever the items share (a
     profession, a template, a global preference for one pronoun), which the metrics' own tests
@@ -712,16 +694,13 @@ def _own_test(
     if mv.kind == "mean":
         r = t_test_mean(a)
         return Evaluation(float(a.mean()), r.p_value, float(a.mean()) > 0, n)
-    if mv.kind == "ks":
+    if mv.kind in ("ks", "kl"):
         planted = np.where(d > 0, mv.male, mv.female)
         other = np.where(d > 0, mv.female, mv.male)
+        if mv.kind == "kl":
+            return Evaluation(float(kl_divergence_score(planted, other).statistic), None, False, n)
         r = ks_2samp_test(planted, other)
         return Evaluation(float(r.statistic), r.p_value, float(np.mean(planted - other)) > 0, n)
-    if mv.kind == "kl":
-        planted = np.where(d > 0, mv.male, mv.female)
-        other = np.where(d > 0, mv.female, mv.male)
-        r = kl_divergence_score(planted, other)
-        return Evaluation(float(r.statistic), None, False, n)
     if mv.kind == "agreement":
         from biaskit.metrics.robustness import agreement_test
 

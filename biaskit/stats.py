@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ __all__ = [
     "correlation",
     "fit_distributions",
     "gaussian_kl",
+    "kl_scores",
     "kl_divergence_score",
     "ks_2samp_test",
     "ks_test",
@@ -613,16 +615,27 @@ def fit_distributions(
     return out.sort_values(sort_by, na_position="last", kind="stable").reset_index(drop=True)
 
 
-def gaussian_kl(mu1: float, sd1: float, mu2: float, sd2: float) -> float:
+def gaussian_kl(mu1: Any, sd1: Any, mu2: Any, sd2: Any) -> Any:
     r"""KL divergence between two univariate normals, :math:`KL(N(\mu_1,\sigma_1^2)\,\|\,N(\mu_2,\sigma_2^2))`.
 
     .. math:: \log\frac{\sigma_2}{\sigma_1} + \frac{\sigma_1^2 + (\mu_1-\mu_2)^2}{2\sigma_2^2} - \frac12
 
-    (the closed form behind ``torch.distributions.kl_divergence`` for two ``Normal``).
+    (the closed form behind ``torch.distributions.kl_divergence`` for two ``Normal``).  Scalars give a
+    float; arrays (broadcast together) give one divergence per element.
     """
-    if sd1 <= 0 or sd2 <= 0:
+    sd1, sd2 = np.asarray(sd1, dtype=float), np.asarray(sd2, dtype=float)
+    if np.any(sd1 <= 0) or np.any(sd2 <= 0):
         raise ValueError(f"standard deviations must be positive, got {sd1} and {sd2}")
-    return float(np.log(sd2 / sd1) + (sd1**2 + (mu1 - mu2) ** 2) / (2 * sd2**2) - 0.5)
+    kl = np.log(sd2 / sd1) + (sd1**2 + (np.asarray(mu1, dtype=float) - mu2) ** 2) / (2 * sd2**2) - 0.5
+    return float(kl) if np.ndim(kl) == 0 else kl
+
+
+def _kl_share(kl12: Any, kl21: Any) -> Any:
+    """KLDivS from the two divergences: 100 max / sum, 50 where both are 0 (scalars or arrays)."""
+    total = np.asarray(kl12) + kl21
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(total == 0, 50.0, 100.0 * np.maximum(kl12, kl21) / total)
+    return float(score) if np.ndim(score) == 0 else score
 
 
 def _kl_score_one(ster: np.ndarray, anster: np.ndarray, ddof: int) -> dict:
@@ -630,10 +643,8 @@ def _kl_score_one(ster: np.ndarray, anster: np.ndarray, ddof: int) -> dict:
     s1, s2 = float(ster.std(ddof=ddof)), float(anster.std(ddof=ddof))
     kl12 = gaussian_kl(m1, s1, m2, s2)
     kl21 = gaussian_kl(m2, s2, m1, s1)
-    total = kl12 + kl21
-    score = 50.0 if total == 0 else 100.0 * max(kl12, kl21) / total
     return {
-        "score": score,
+        "score": _kl_share(kl12, kl21),
         "kl_ster_anster": kl12,
         "kl_anster_ster": kl21,
         "mean_ster": m1,
@@ -643,6 +654,18 @@ def _kl_score_one(ster: np.ndarray, anster: np.ndarray, ddof: int) -> dict:
         "n_ster": int(ster.size),
         "n_anster": int(anster.size),
     }
+
+
+def kl_scores(ster: Any, anster: Any, *, ddof: int = 1) -> np.ndarray:
+    """The pooled KL divergence score of :func:`kl_divergence_score` of each row pair of ``ster`` and
+    ``anster`` (r, n), in one vectorised pass (the label-permutation test of
+    :mod:`biaskit.calibration` scores thousands of labellings at once)."""
+    s, a = np.atleast_2d(np.asarray(ster, dtype=float)), np.atleast_2d(np.asarray(anster, dtype=float))
+    m1, m2 = s.mean(axis=1), a.mean(axis=1)
+    s1, s2 = s.std(axis=1, ddof=ddof), a.std(axis=1, ddof=ddof)
+    if np.any(s1 <= 0) or np.any(s2 <= 0):
+        raise ValueError("kl_scores: a sample with zero spread has no normal summary")
+    return np.atleast_1d(_kl_share(gaussian_kl(m1, s1, m2, s2), gaussian_kl(m2, s2, m1, s1)))
 
 
 def kl_divergence_score(
