@@ -427,6 +427,12 @@ class _Collect(logging.Handler):
         self.records.append((record.name, record.levelno, record.getMessage()))
 
 
+def _relog(records: Sequence[tuple[str, int, str]], i: int, n: int) -> None:
+    """Log collected records again here, each marked with its job's number (``i`` of ``n``, 0-based)."""
+    for name, level, message in records:
+        logging.getLogger(name).log(level, "%s (fine-tune %d of %d)", message, i + 1, n)
+
+
 @contextlib.contextmanager
 def _collected_logs(name: str = "biaskit") -> Iterator[_Collect]:
     """Collect the records of logger ``name`` (and its children) instead of emitting them."""
@@ -449,16 +455,10 @@ def _fine_tune_job(
     from biaskit.fine_tuning import fine_tune
 
     torch.set_num_threads(1)
-    root = logging.getLogger("biaskit")
-    handler = _Collect()
-    root.addHandler(handler)
-    root.propagate = False  # not to the worker's stderr: the parent logs them where its reader looks
-    try:
+    with _collected_logs() as logs:  # not to the worker's stderr: the parent logs them where its reader looks
         tuned = fine_tune(model, sentences, config=config, progress=False)
         value = evaluate(tuned) if evaluate is not None else None
-    finally:
-        root.removeHandler(handler)
-    return str(tuned.name), handler.records, value
+    return str(tuned.name), logs.records, value
 
 
 def _sendable(fn: Callable[[Any], Any]) -> bool:
@@ -552,8 +552,7 @@ def fine_tune_many(
         if found is None:
             pending.append(i)  # its worker logs what the check logged (e.g. truncated sentences)
             continue
-        for name, level, message in logs.records:
-            logging.getLogger(name).log(level, "%s (fine-tune %d of %d)", message, i + 1, len(jobs))
+        _relog(logs.records, i, len(jobs))
         finish(i, found)
     if not pending:
         bar.close()
@@ -576,8 +575,7 @@ def fine_tune_many(
         for fut in cf.as_completed(futures):
             i = futures[fut]
             folder, records, value = fut.result()
-            for name, level, message in records:  # the worker's WARNINGs, visible where the caller looks
-                logging.getLogger(name).log(level, "%s (fine-tune %d of %d)", message, i + 1, len(jobs))
+            _relog(records, i, len(jobs))  # the worker's WARNINGs, visible where the caller looks
             with quiet_hf_progress():
                 tuned = load_masked_lm(folder, device=jobs[i][1].device, lowercase=lowercase)
             tuned.is_fallback = fallback

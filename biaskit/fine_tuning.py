@@ -73,6 +73,7 @@ from biaskit.training import (
     _load_checkpoint,
     _train_loop,
     encode_for_training,
+    has_saved_model,
     training_steps,
 )
 
@@ -269,8 +270,7 @@ def find_fine_tuned(
     from biaskit.lm import load_masked_lm
 
     run = _plan(model, sentences, config, output_dir)
-    saved = (run.out / "config.json").exists() and any(run.out.glob("*.safetensors"))
-    if not saved:
+    if not has_saved_model(run.out):
         return None
     state = _load_checkpoint(run.out / CHECKPOINT_DIR / CHECKPOINT_FILE, run.record)
     if state is None or state["data"] != run.data_key:

@@ -1046,6 +1046,11 @@ def train_causal_lm(
     )
 
 
+def has_saved_model(folder: Path) -> bool:
+    """Whether ``folder`` holds saved weights (``config.json`` and a ``*.safetensors`` file)."""
+    return (folder / "config.json").exists() and any(folder.glob("*.safetensors"))
+
+
 def training_steps(config: MLMTrainingConfig, n_sequences: int) -> int:
     """Optimiser steps of a run on ``n_sequences`` sequences: ``max_steps`` when set, else
     ``epochs * ceil(n_sequences / batch_size)`` (the last batch of an epoch may be short)."""
@@ -1245,7 +1250,7 @@ def _train_loop(
 
     model.eval()
     # a run found complete (nothing trained in this call) rewrites nothing
-    saved = (out / "config.json").exists() and any(out.glob("*.safetensors"))
+    saved = has_saved_model(out)
     found_complete = step == resumed_from and state is not None and saved
     if not found_complete:
         save_checkpoint()
