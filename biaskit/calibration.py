@@ -49,6 +49,7 @@ one (there it asks whether the planted labelling's score is unusual, not which w
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -593,35 +594,50 @@ def evaluate(
     return ev
 
 
-def _effects_for_signs(mv: MetricValues, S: np.ndarray) -> np.ndarray:
-    """The oriented effect for each row of ``S`` (rows: +-1 per unit, one labelling of the targets)."""
+def _effects_for_signs(mv: MetricValues, S: np.ndarray, W: np.ndarray | None = None) -> np.ndarray:
+    """The oriented effect for each row of ``S`` (rows: +-1 per unit, one labelling of the targets).
+
+    ``W`` (same shape, optional) weights unit ``i`` by ``W[b, i]`` in row ``b``: a bootstrap draw's
+    counts (:func:`effect_trend`); no weights is every unit once.  The KL score takes no weights.
+    """
+    w = np.ones_like(S) if W is None else W
     if mv.kind == "sign":
         a = S * mv.value[None, :]
-        nz = (a != 0).sum(axis=1)
-        return 100.0 * (a > 0).sum(axis=1) / np.maximum(nz, 1)
+        nz = (w * (a != 0)).sum(axis=1)
+        return 100.0 * (w * (a > 0)).sum(axis=1) / np.where(nz > 0, nz, 1)
     if mv.kind == "mean":
-        return (S * mv.value[None, :]).mean(axis=1)
+        return (w * S * mv.value[None, :]).sum(axis=1) / w.sum(axis=1)
     if mv.kind == "groups":
         m = S > 0
-        return (np.where(m, mv.value, 0).sum(1) / m.sum(1)) - (np.where(~m, mv.value, 0).sum(1) / (~m).sum(1))
+        with np.errstate(invalid="ignore", divide="ignore"):  # a draw without one side: NaN
+            return (np.where(m, w * mv.value, 0).sum(1) / np.where(m, w, 0).sum(1)) - (
+                np.where(~m, w * mv.value, 0).sum(1) / np.where(~m, w, 0).sum(1)
+            )
     if mv.kind in ("ks", "kl"):
         from biaskit.stats import kl_scores
 
         planted = np.where(S > 0, mv.male[None, :], mv.female[None, :])
         other = np.where(S > 0, mv.female[None, :], mv.male[None, :])
         if mv.kind == "kl":
+            if W is not None:
+                raise ValueError("the KL score takes no unit weights")
             return kl_scores(planted, other)
-        return ks_statistics(planted, other) * np.sign(np.mean(planted - other, axis=1))
+        D = ks_statistics(planted, other) if W is None else ks_statistics(planted, other, weights=w)
+        return D * np.sign(np.sum(w * (planted - other), axis=1))
     raise ValueError(f"no label-permutation statistic for kind {mv.kind!r}")
 
 
-def ks_statistics(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def ks_statistics(x: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
     """Two-sample Kolmogorov-Smirnov :math:`D = \\sup_t |F_x(t) - F_y(t)|` of each row pair of ``x`` and ``y``.
 
     ``x`` (r, n) and ``y`` (r, m): row ``i`` of each is one sample; returns the r statistics of
     :func:`scipy.stats.ks_2samp` (without its p-value) in one vectorised pass.  The two rows are
     merged and sorted, and :math:`n m (F_x - F_y)` is accumulated in integers (+m per x value,
     -n per y value), read only after the last of tied values, so D is exact, ties included.
+
+    ``weights`` (r, n), for paired samples (``n = m``): value ``j`` of both rows counts
+    ``weights[i, j]`` times, so that integer weights give the D of the samples with each value
+    repeated (a bootstrap draw, :func:`effect_trend`); the ECDFs are then accumulated in floats.
     """
     x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
     if x.shape[0] != y.shape[0] or x.shape[1] == 0 or y.shape[1] == 0:
@@ -630,11 +646,22 @@ def ks_statistics(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     z = np.concatenate([x, y], axis=1)
     order = np.argsort(z, axis=1)  # the order within tied values does not matter: D is read after the last
     zs = np.take_along_axis(z, order, axis=1)
-    steps = np.where(order < n, m, -n)
+    if weights is None:
+        steps = np.where(order < n, m, -n)
+        scale = n * m
+    else:
+        w = np.atleast_2d(np.asarray(weights, dtype=float))
+        if w.shape != x.shape or n != m:
+            raise ValueError(
+                f"weights must match paired samples of equal size; got {w.shape}, {x.shape}, {y.shape}"
+            )
+        w = w / w.sum(axis=1, keepdims=True)
+        steps = np.take_along_axis(np.concatenate([w, -w], axis=1), order, axis=1)
+        scale = 1
     diff = np.cumsum(steps, axis=1)
     last_of_tie = np.ones_like(zs, dtype=bool)
     last_of_tie[:, :-1] = zs[:, 1:] != zs[:, :-1]
-    return np.max(np.where(last_of_tie, np.abs(diff), 0), axis=1) / (n * m)
+    return np.max(np.where(last_of_tie, np.abs(diff), 0), axis=1) / scale
 
 
 def label_permutation_pvalue(
@@ -823,6 +850,88 @@ def false_positive_rate(
     }
 
 
+def effect_trend(
+    values: Mapping[float, MetricValues],
+    directions: Mapping[str, str],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Does a metric's effect grow with the planted skew beyond noise?  Steps with bootstrap intervals.
+
+    ``values`` maps each skew s to the metric's values on that control: the same items (same
+    targets in the same order) scored by each model.  For each step between neighbouring skews, and
+    from the first to the last, the change of the oriented effect (:func:`_effects_for_signs`; for
+    KS the D signed toward the plan) and its percentile bootstrap interval at ``level``: the
+    professions are drawn with replacement (a cluster bootstrap: the items of one profession share it),
+    the *same* draw for every skew, so each interval is that of a paired difference.  A step
+    ``falls`` when its interval lies below 0, ``rises`` when above.  Efron & Tibshirani (1993),
+    *An Introduction to the Bootstrap*, ch. 13 (percentile interval); Davison & Hinkley (1997) 3.8
+    (clustered data).  The issue's criterion "the effect grows monotonically over s" read with
+    its noise: the first-to-last step rises and no step falls.
+
+    Returns one row per step: ``metric, from_s, to_s, step, ci_low, ci_high, rises, falls``.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level}")
+    skews = sorted(values)
+    if len(skews) < 2:
+        raise ValueError(f"effect_trend needs values at two skews at least; got {skews}")
+    first = values[skews[0]]
+    if not first.directional:
+        raise ValueError(
+            f"{first.metric}: a {first.kind} score points to no gender; it has no trend toward a plan"
+        )
+    for s in skews[1:]:
+        mv = values[s]
+        if (
+            mv.kind != first.kind
+            or mv.target.shape != first.target.shape
+            or (mv.target != first.target).any()
+        ):
+            raise ValueError(
+                f"{first.metric}: the values at s = {s} are not the same items as at s = {skews[0]} "
+                "(effect_trend pairs the skews item by item)"
+            )
+    targets = np.array(sorted(set(first.target.tolist())), dtype=object)
+    pos = {t: i for i, t in enumerate(targets)}
+    unit_t = np.array([pos[t] for t in first.target])
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(targets.size, np.full(targets.size, 1.0 / targets.size), size=n_boot)
+    W = np.vstack([np.ones(first.target.size), counts[:, unit_t]]).astype(float)  # row 0: the sample itself
+    S = np.broadcast_to(_signs(directions, first.target), W.shape)
+    E = {s: _effects_for_signs(values[s], S, W) for s in skews}
+    tail = 100 * (1 - level) / 2
+    steps = [*itertools.pairwise(skews)] + ([(skews[0], skews[-1])] if len(skews) > 2 else [])
+    rows = []
+    for a, b in steps:
+        d = E[b] - E[a]
+        boot = d[1:][np.isfinite(d[1:])]
+        lo, hi = np.percentile(boot, [tail, 100 - tail]) if boot.size else (np.nan, np.nan)
+        rows.append(
+            {
+                "metric": first.metric,
+                "from_s": float(a),
+                "to_s": float(b),
+                "step": float(d[0]),
+                "ci_low": float(lo),
+                "ci_high": float(hi),
+                "rises": bool(lo > 0),
+                "falls": bool(hi < 0),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def grows_within_noise(trend: pd.DataFrame) -> bool:
+    """Whether an :func:`effect_trend` table shows growth: the first-to-last step rises, no step falls."""
+    if trend.empty:
+        return False
+    whole = trend[(trend["from_s"] == trend["from_s"].min()) & (trend["to_s"] == trend["to_s"].max())]
+    return bool(whole["rises"].all() and not trend["falls"].any())
+
+
 # --------------------------------------------------------------------------------------------
 # the whole calibration
 # --------------------------------------------------------------------------------------------
@@ -844,7 +953,10 @@ class CalibrationResult:
 
     ``effects``: one row per metric and skew (``metric, label, family, planted, effect, no_effect,
     p_value, toward_planted, n``).  ``power``: power curves at ``power_s``.  ``summary``: one row
-    per metric (``n_for_80_power``, ``fpr``, ``fpr_se``, ``monotone``, ``found_at_0_8``).
+    per metric (``n_for_80_power``, ``fpr``, ``fpr_se``, ``monotone`` (every step up),
+    ``monotone_within_noise`` (:func:`grows_within_noise`), ``found_at_0_8``).  ``trend``: the
+    steps of each directional metric's effect between skews, with bootstrap intervals
+    (:func:`effect_trend`).
     """
 
     effects: pd.DataFrame
@@ -854,6 +966,7 @@ class CalibrationResult:
     power_s: float
     n_resamples: int
     directions: dict[str, str]
+    trend: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_json(self) -> dict[str, Any]:
         """Per metric and skew: planted, effect, p-value, power and false-positive rate."""
@@ -895,6 +1008,19 @@ class CalibrationResult:
                 else float(row["fpr_label"]),
                 "false_positive_se": float(row["fpr_se"]),
                 "monotone_in_s": bool(row["monotone"]),
+                "monotone_within_noise": bool(row["monotone_within_noise"]),
+                "trend": [
+                    {
+                        "from": float(r.from_s),
+                        "to": float(r.to_s),
+                        "step": float(r.step),
+                        "ci_low": float(r.ci_low),
+                        "ci_high": float(r.ci_high),
+                    }
+                    for r in self.trend[self.trend["metric"] == m].itertuples()
+                ]
+                if not self.trend.empty
+                else [],
                 "directional": bool(row["directional"]),
             }
         return out
@@ -975,7 +1101,15 @@ def run_calibration(
     kinds = {m: mv.kind for v in values.values() for m, mv in v.items()}
     curves = []
     summary = []
+    trends = []
     for m in effects["metric"].unique():
+        by_s = {s: v[m] for s, v in values.items() if m in v}
+        trend = (
+            effect_trend(by_s, directions)
+            if len(by_s) > 1 and next(iter(by_s.values())).directional
+            else pd.DataFrame()
+        )
+        trends.append(trend)
         mv_p = values.get(power_s, {}).get(m)
         curve = pd.DataFrame()
         if mv_p is not None and mv_p.directional:
@@ -1008,6 +1142,7 @@ def run_calibration(
                 "monotone": _monotone(eff["effect"].to_numpy(), 100.0 if kinds[m] == "sign" else None)
                 if bool(eff["directional"].iloc[0])
                 else False,
+                "monotone_within_noise": grows_within_noise(trend),
                 "directional": bool(eff["directional"].iloc[0]),
                 "found_at_0_8": found("p_value"),
                 "found_at_0_8_label": found("p_label"),
@@ -1018,6 +1153,10 @@ def run_calibration(
         if curves
         else pd.DataFrame(columns=["metric", "n", "unit", "power", "power_label", "n_resamples"])
     )
+    trend_cols = ["metric", "from_s", "to_s", "step", "ci_low", "ci_high", "rises", "falls"]
+    trend_table = pd.concat(
+        [t for t in trends if not t.empty] or [pd.DataFrame(columns=trend_cols)], ignore_index=True
+    )
     return CalibrationResult(
-        effects, power, pd.DataFrame(summary), alpha, power_s, n_resamples, dict(directions)
+        effects, power, pd.DataFrame(summary), alpha, power_s, n_resamples, dict(directions), trend_table
     )

@@ -291,3 +291,102 @@ def test_robustness_agreement_is_the_thesis_agreement_test():
     assert half.other is not None and half.other.size == half.value.size
     with pytest.raises(ValueError, match="paraphrased values"):
         cal.evaluate(cal.MetricValues("r", "agreement", base.target, base.value), DIRS)
+
+
+def test_weighted_ks_statistics_repeat_each_value_by_its_weight():
+    rng = np.random.default_rng(12)
+    x, y = np.round(rng.normal(size=(4, 25)), 1), np.round(rng.normal(0.4, 1.0, size=(4, 25)), 1)  # ties
+    w = rng.integers(0, 4, size=(4, 25)).astype(float)
+    w[:, 0] += 1  # no row without weight
+    got = cal.ks_statistics(x, y, weights=w)
+    want = [
+        stats.ks_2samp(np.repeat(a, k.astype(int)), np.repeat(b, k.astype(int))).statistic
+        for a, b, k in zip(x, y, w, strict=True)
+    ]
+    assert got == pytest.approx(want, abs=1e-12)
+    assert cal.ks_statistics(x, y, weights=np.ones_like(x)) == pytest.approx(
+        cal.ks_statistics(x, y), abs=1e-12
+    )
+    with pytest.raises(ValueError, match="paired samples"):
+        cal.ks_statistics(x, y[:, :20], weights=w)
+
+
+def _ks_items(shift: float, seed: int) -> cal.MetricValues:
+    rng = np.random.default_rng(seed)
+    target = np.repeat(np.array(TARGETS, object), 12)
+    sign = np.array([1.0 if DIRS[t] == "male" else -1.0 for t in target])
+    male = rng.normal(-20, 2, target.size) + sign * shift
+    female = rng.normal(-20, 2, target.size)
+    return cal.MetricValues("k", "ks", target, male - female, male=male, female=female)
+
+
+@pytest.mark.parametrize("kind", ["sign", "mean", "groups", "ks"])
+def test_weighted_effects_are_the_effect_of_the_repeated_units(kind):
+    mv = _ks_items(0.8, 13) if kind == "ks" else _items(0.3, kind=kind, seed=13)
+    d = cal._signs(DIRS, mv.target)
+    assert cal._effects_for_signs(mv, d[None, :], np.ones((1, d.size)))[0] == pytest.approx(
+        cal._effects_for_signs(mv, d[None, :])[0], abs=1e-12
+    )
+    # integer weights = each unit repeated that many times, and the effect computed as evaluate does
+    w = np.random.default_rng(14).integers(0, 3, d.size)
+    w[0] = w[-1] = 1  # keep both planted sides
+    rep = mv.subset(np.repeat(np.arange(d.size), w))
+    want = cal.evaluate(rep, DIRS, n_permutations=10, label_test=False)
+    got = cal._effects_for_signs(mv, d[None, :], w[None, :].astype(float))[0]
+    assert got == pytest.approx(
+        want.effect if kind != "ks" else want.effect * (1 if want.toward_planted else -1)
+    )
+
+
+def _growing(effects: list[float], seed: int = 0, kind: str = "mean") -> dict[float, cal.MetricValues]:
+    skews = [0.5, 0.6, 0.7, 0.8, 0.9]
+    return {
+        s: _items(e, kind=kind, seed=seed + k) for k, (s, e) in enumerate(zip(skews, effects, strict=True))
+    }
+
+
+def test_effect_trend_separates_noise_dips_from_real_falls():
+    # steady growth, with a dip at 0.6 far smaller than the noise of 480 items (SE of a mean ~0.05)
+    grow = cal.effect_trend(_growing([0.0, -0.01, 0.3, 0.6, 0.9]), DIRS, n_boot=500)
+    assert list(zip(grow["from_s"], grow["to_s"], strict=True)) == [
+        (0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.5, 0.9),
+    ]  # fmt: skip
+    assert not grow["falls"].any() and grow["rises"].iloc[-1] and cal.grows_within_noise(grow)
+    # every step's interval covers its step; the whole run rises by about 0.9
+    assert ((grow["ci_low"] <= grow["step"]) & (grow["step"] <= grow["ci_high"])).all()
+    assert grow["step"].iloc[-1] == pytest.approx(0.9, abs=0.15)
+    # a real fall (0.6 -> 0.2, eight standard errors) is caught, and growth is then denied
+    fall = cal.effect_trend(_growing([0.0, 0.3, 0.6, 0.2, 0.9]), DIRS, n_boot=500)
+    assert fall["falls"].iloc[2] and not fall["falls"].iloc[:2].any()  # 0.7 -> 0.8 falls, nothing before
+    assert not cal.grows_within_noise(fall)
+    # flat: no rise from first to last, so no growth either
+    flat = cal.effect_trend(_growing([0.0, 0.0, 0.0, 0.0, 0.0], seed=20), DIRS, n_boot=500)
+    assert not flat["rises"].iloc[-1] and not cal.grows_within_noise(flat)
+
+
+def test_effect_trend_interval_matches_the_cluster_bootstrap_standard_error():
+    # a per-profession effect makes the items of one profession alike; the interval must be as wide as
+    # the professions' spread says (SE of a mean of 40 profession means), not as narrow as 480 items
+    vals = {
+        s: _items(e, kind="mean", seed=30 + k, target_sd=1.0)
+        for k, (s, e) in enumerate([(0.5, 0.0), (0.9, 0.0)])
+    }
+    tr = cal.effect_trend(vals, DIRS, n_boot=2000)
+    diff = vals[0.9].value - vals[0.5].value
+    d = cal._signs(DIRS, vals[0.5].target)
+    per_target = np.array([(d * diff)[vals[0.5].target == t].mean() for t in TARGETS])
+    se_cluster = per_target.std(ddof=1) / np.sqrt(len(TARGETS))
+    width = (tr["ci_high"] - tr["ci_low"]).item()
+    assert width == pytest.approx(2 * 1.96 * se_cluster, rel=0.15)
+    assert width > 2 * 2 * 1.96 * (d * diff).std(ddof=1) / np.sqrt(diff.size)  # far wider than the naive one
+
+
+def test_effect_trend_rejects_unpaired_or_undirected_values():
+    a, b = _items(0.1, seed=1), _items(0.2, seed=2)
+    with pytest.raises(ValueError, match="same items"):
+        cal.effect_trend({0.5: a, 0.9: b.subset(np.arange(100))}, DIRS)
+    with pytest.raises(ValueError, match="two skews"):
+        cal.effect_trend({0.5: a}, DIRS)
+    kl = _kl_items(1.0, 3)
+    with pytest.raises(ValueError, match="points to no gender"):
+        cal.effect_trend({0.5: kl, 0.9: kl}, DIRS)
