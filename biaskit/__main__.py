@@ -327,7 +327,7 @@ def _register_train_models(sub: argparse._SubParsersAction) -> None:
         description=(
             "Retrain the models bundled under data/models (biaskit.trained_models), deterministically. "
             "Checkpoints go to <cache>/train-models, so an interrupted run resumes. "
-            "The masked LMs and word2vec take about 35 minutes on 2 CPU cores, the causal LMs (en-clm-*) about 40."
+            "The masked LMs and word2vec take about 50 minutes on 2 CPU cores, the causal LMs (en-clm-*) about 55."
         ),
     )
     p.add_argument("names", nargs="*", help="models to train (default: all, in the listed order)")

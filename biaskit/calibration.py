@@ -1034,6 +1034,18 @@ def _monotone(effects: Sequence[float], ceiling: float | None = None) -> bool:
     return bool(np.all((d > 0) | at_ceiling))
 
 
+def finds_planted(rows: pd.DataFrame, column: str = "p_value", level: float = 0.01) -> bool:
+    """Whether the first of ``rows`` (a row of :attr:`CalibrationResult.effects`) finds the plan: it
+    points to the planted gender and its p-value in ``column`` is below ``level`` (issue 13: s = 0.8, 0.01).
+
+    A p-value of exactly 0 (a z test whose tail underflows) counts as found; a missing one does not.
+    """
+    if not len(rows):
+        return False
+    p = rows[column].iloc[0]
+    return bool(rows["toward_planted"].iloc[0] and p is not None and not pd.isna(p) and p < level)
+
+
 def run_calibration(
     lms: Mapping[float, Any],
     vectors: Mapping[float, Any],
@@ -1125,9 +1137,6 @@ def run_calibration(
         eff = effects[effects["metric"] == m]
         at08 = eff[eff["planted"] == 0.8]
 
-        def found(col: str, at08: pd.DataFrame = at08) -> bool:
-            return bool(len(at08) and at08["toward_planted"].iloc[0] and (at08[col].iloc[0] or 1) < 0.01)
-
         summary.append(
             {
                 "metric": m,
@@ -1144,8 +1153,8 @@ def run_calibration(
                 else False,
                 "monotone_within_noise": grows_within_noise(trend),
                 "directional": bool(eff["directional"].iloc[0]),
-                "found_at_0_8": found("p_value"),
-                "found_at_0_8_label": found("p_label"),
+                "found_at_0_8": finds_planted(at08, "p_value"),
+                "found_at_0_8_label": finds_planted(at08, "p_label"),
             }
         )
     power = (

@@ -111,7 +111,7 @@ CONTROL_CONFIG = MLMTrainingConfig(
 #: PPPL of 59.3 instead of 55.7
 CONTROL_SALIENT_PROBABILITY = 1.0
 #: causal twins (GPT-2 layout, same 2 x 128 size, the en-mlm-balanced tokenizer).  Budget: the 7 causal models
-#: train in at most ~45 min on 2 CPU cores.  Measured: a causal step (batch 32, full-vocabulary softmax on every
+#: train in about 55 min on 2 CPU cores (the five controls take two passes each).  Measured: a causal step (batch 32, full-vocabulary softmax on every
 #: predicted token) takes ~0.18 s against ~0.13 s for a masked one (softmax on the 15 % targets only).  The
 #: causal objective predicts every token (~6x the targets of masked training per sentence), so one pass
 #: suffices where the masked recipes take three: the balanced base 1 epoch at 1e-3 (4,369 steps, ~13 min)
@@ -129,10 +129,13 @@ CLM_EN_CONFIG = MLMTrainingConfig(
 CLM_ES_CONFIG = MLMTrainingConfig(
     epochs=6, vocab_size=8000, learning_rate=1e-3, warmup_steps=300, dropout=0.0, seed=0
 )
-#: continued training of the causal base on a planted control corpus: one pass at 1e-3 (900 steps, ~2.7 min
-#: each; every pronoun after a target is a prediction target, so one pass plants a measurable association)
+#: continued training of the causal base on a planted control corpus: two passes at 1e-3 (1,800 steps, ~4.7 min
+#: each).  One pass planted the pronoun-after-profession link (the log-likelihood and next-word readings found
+#: s = 0.8), but hardly the reverse one, the profession after the pronoun, which is all the "shared" reading of
+#: a pair sees: at s = 0.8 it found 52.2 % of the pairs toward the plan (p = 0.27), and the KS test p = 0.097.
+#: Two passes (measured on the s = 0.8 corpus): 56.1 % (p = 0.002), KS p = 0.018, held-out PPL 98.3 against 103.3
 CLM_CONTROL_CONFIG = MLMTrainingConfig(
-    epochs=1, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0
+    epochs=2, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0
 )
 W2V_PARAMS: dict[str, Any] = {
     "vector_size": 100,

@@ -390,3 +390,14 @@ def test_effect_trend_rejects_unpaired_or_undirected_values():
     kl = _kl_items(1.0, 3)
     with pytest.raises(ValueError, match="points to no gender"):
         cal.effect_trend({0.5: kl, 0.9: kl}, DIRS)
+
+
+def test_finds_planted_counts_an_underflowed_p_value_of_zero():
+    import pandas as pd
+
+    row = pd.DataFrame({"toward_planted": [True], "p_value": [0.0], "p_label": [None]})
+    assert cal.finds_planted(row, "p_value")  # a z test's tail that underflows to 0 is the strongest evidence
+    assert not cal.finds_planted(row, "p_label")  # no p-value is no finding
+    assert not cal.finds_planted(row.assign(toward_planted=False), "p_value")  # the wrong direction
+    assert not cal.finds_planted(row.assign(p_value=0.01), "p_value")  # the bar is strict
+    assert not cal.finds_planted(row.iloc[:0], "p_value")
