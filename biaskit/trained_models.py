@@ -133,7 +133,8 @@ CLM_ES_CONFIG = MLMTrainingConfig(
 #: each).  One pass planted the pronoun-after-profession link (the log-likelihood and next-word readings found
 #: s = 0.8), but hardly the reverse one, the profession after the pronoun, which is all the "shared" reading of
 #: a pair sees: at s = 0.8 it found 52.2 % of the pairs toward the plan (p = 0.27), and the KS test p = 0.097.
-#: Two passes (measured on the s = 0.8 corpus): 56.1 % (p = 0.002), KS p = 0.018, held-out PPL 98.3 against 103.3
+#: Two passes (measured on the s = 0.8 corpus): 56.1 % (p = 0.002), KS p = 0.018, held-out PPL 98.3 against 103.3.
+#: Three passes did not help: 51.7 % (p = 0.38), KS p = 0.040 (PPL 96.1); the shared reading's response is fragile
 CLM_CONTROL_CONFIG = MLMTrainingConfig(
     epochs=2, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0
 )
