@@ -594,25 +594,30 @@ def evaluate(
     return ev
 
 
+def _row_sums(x: np.ndarray, W: np.ndarray | None) -> np.ndarray:
+    """Each row's sum over the units, unit ``i`` counted ``W[b, i]`` times in row ``b`` (once without ``W``)."""
+    return x.sum(axis=1) if W is None else (W * x).sum(axis=1)
+
+
 def _effects_for_signs(mv: MetricValues, S: np.ndarray, W: np.ndarray | None = None) -> np.ndarray:
     """The oriented effect for each row of ``S`` (rows: +-1 per unit, one labelling of the targets).
 
     ``W`` (same shape, optional) weights unit ``i`` by ``W[b, i]`` in row ``b``: a bootstrap draw's
-    counts (:func:`effect_trend`); no weights is every unit once.  The KL score takes no weights.
+    counts (:func:`effect_trend`); no weights is every unit once (the label-permutation test's hot
+    path, which takes no extra work for it).  The KL score takes no weights.
     """
-    w = np.ones_like(S) if W is None else W
     if mv.kind == "sign":
         a = S * mv.value[None, :]
-        nz = (w * (a != 0)).sum(axis=1)
-        return 100.0 * (w * (a > 0)).sum(axis=1) / np.where(nz > 0, nz, 1)
+        nz = _row_sums(a != 0, W)
+        return 100.0 * _row_sums(a > 0, W) / np.where(nz > 0, nz, 1)
     if mv.kind == "mean":
-        return (w * S * mv.value[None, :]).sum(axis=1) / w.sum(axis=1)
+        return _row_sums(S * mv.value[None, :], W) / (S.shape[1] if W is None else W.sum(axis=1))
     if mv.kind == "groups":
         m = S > 0
-        with np.errstate(invalid="ignore", divide="ignore"):  # a draw without one side: NaN
-            return (np.where(m, w * mv.value, 0).sum(1) / np.where(m, w, 0).sum(1)) - (
-                np.where(~m, w * mv.value, 0).sum(1) / np.where(~m, w, 0).sum(1)
-            )
+        with np.errstate(invalid="ignore", divide="ignore"):  # a bootstrap draw without one side: NaN
+            return _row_sums(np.where(m, mv.value, 0), W) / _row_sums(m, W) - _row_sums(
+                np.where(~m, mv.value, 0), W
+            ) / _row_sums(~m, W)
     if mv.kind in ("ks", "kl"):
         from biaskit.stats import kl_scores
 
@@ -622,8 +627,7 @@ def _effects_for_signs(mv: MetricValues, S: np.ndarray, W: np.ndarray | None = N
             if W is not None:
                 raise ValueError("the KL score takes no unit weights")
             return kl_scores(planted, other)
-        D = ks_statistics(planted, other) if W is None else ks_statistics(planted, other, weights=w)
-        return D * np.sign(np.sum(w * (planted - other), axis=1))
+        return ks_statistics(planted, other, weights=W) * np.sign(_row_sums(planted - other, W))
     raise ValueError(f"no label-permutation statistic for kind {mv.kind!r}")
 
 
@@ -664,6 +668,13 @@ def ks_statistics(x: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = 
     return np.max(np.where(last_of_tie, np.abs(diff), 0), axis=1) / scale
 
 
+def _profession_index(target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct professions of the units, and each unit's position among them."""
+    targets = np.array(sorted(set(target.tolist())), dtype=object)
+    pos = {t: i for i, t in enumerate(targets)}
+    return targets, np.array([pos[t] for t in target])
+
+
 def label_permutation_pvalue(
     mv: MetricValues, directions: Mapping[str, str], *, n_permutations: int = 2000, random_state: int = 0
 ) -> float:
@@ -679,10 +690,8 @@ def label_permutation_pvalue(
     profession, a template, a global preference for one pronoun), which the metrics' own tests
     assume away; see :func:`false_positive_rate`.
     """
-    targets = np.array(sorted(set(mv.target.tolist())), dtype=object)
+    targets, unit_t = _profession_index(mv.target)
     lab = np.array([1.0 if directions[t] == "male" else -1.0 for t in targets])
-    pos = {t: i for i, t in enumerate(targets)}
-    unit_t = np.array([pos[t] for t in mv.target])
     rng = np.random.default_rng(random_state)
     perms = rng.permuted(np.tile(lab, (n_permutations, 1)), axis=1)  # = one rng.permutation(lab) per row
     S = np.vstack([lab[None, :], perms])[:, unit_t]
@@ -894,9 +903,7 @@ def effect_trend(
                 f"{first.metric}: the values at s = {s} are not the same items as at s = {skews[0]} "
                 "(effect_trend pairs the skews item by item)"
             )
-    targets = np.array(sorted(set(first.target.tolist())), dtype=object)
-    pos = {t: i for i, t in enumerate(targets)}
-    unit_t = np.array([pos[t] for t in first.target])
+    targets, unit_t = _profession_index(first.target)
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(targets.size, np.full(targets.size, 1.0 / targets.size), size=n_boot)
     W = np.vstack([np.ones(first.target.size), counts[:, unit_t]]).astype(float)  # row 0: the sample itself
