@@ -61,12 +61,14 @@ given a prefix token),
 :math:`N` the number of scored tokens.  PPL and PPPL are different quantities: do not compare them.
 
 Determinism and resuming: the order of the examples in epoch ``e`` is a permutation drawn
-from ``numpy.random.default_rng([seed, e])``; the masking of step ``s`` (masked objective) uses a
+from ``numpy.random.default_rng([seed, e])`` (cut into batches, or regrouped by length:
+:func:`epoch_batches`); the masking of step ``s`` (masked objective) uses a
 ``torch.Generator`` seeded with ``(seed, s)``; the global torch RNG (dropout) is re-seeded
 from ``(seed, s)`` before every step.  Nothing random therefore depends on how many steps
 ran in this process, and a run resumed from a checkpoint (model + optimizer + scheduler +
 RNG states + step) ends with the same weights, bit for bit, as an uninterrupted one on the
-same device and software.  On CUDA, bit-identity also needs deterministic kernels
+same device and software with the same number of CPU threads (the float rounding of the CPU's
+matrix kernels depends on how the work is split: 1 and 2 threads give different weights).  On CUDA, bit-identity also needs deterministic kernels
 (``torch.use_deterministic_algorithms(True)``, best with ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` set
 before the process starts): ``config.deterministic_cuda=True`` switches them on for the training
 loop only.  Not yet checked on a GPU.
@@ -74,6 +76,7 @@ loop only.  Not yet checked on a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -100,6 +103,8 @@ __all__ = [
     "build_mlm_batch",
     "causal_perplexity",
     "clm_loss",
+    "epoch_batches",
+    "linear_cross_entropy",
     "mask_tokens",
     "mlm_loss",
     "pseudo_perplexity",
@@ -111,6 +116,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: ``MLMTrainingConfig.precision``: float32 training, or bfloat16 mixed precision (``torch.autocast``)
+PRECISIONS = ("float32", "bfloat16")
+#: batches per length-sorted mega-batch of :func:`epoch_batches` (Hugging Face's ``LengthGroupedSampler``: 50)
+LENGTH_GROUP_BATCHES = 50
 CHECKPOINT_DIR = "checkpoint"
 CHECKPOINT_FILE = "state.pt"
 TRAINING_JSON = "training.json"
@@ -286,6 +295,21 @@ class MLMTrainingConfig:
     ``salient_groups`` (word lists, lower case) and ``salient_probability`` (default 0: off) turn on
     salient-group masking after BERT's masking (:func:`mask_salient_groups`); words that are not
     one token of the tokenizer are left to the random masking, with a WARNING that counts them.
+
+    Speed (both off by default; the bundled recipes of :mod:`biaskit.trained_models` use
+    ``precision="bfloat16"``): ``precision="bfloat16"`` runs the forward pass and the loss under
+    ``torch.autocast`` in bfloat16: mixed precision, the weights, gradients and optimiser state stay float32
+    (Micikevicius et al. 2018, "Mixed Precision Training"; bfloat16: Kalamkar et al. 2019, "A Study of
+    BFLOAT16 for Deep Learning Training").  On a CPU the model then trains with its eager attention (see
+    :func:`_train_loop`).  It pays where matrix products dominate, on a CPU with AVX512-BF16 or AMX (AMD
+    Zen 4, Intel Cooper Lake / Sapphire Rapids and later) and on recent GPUs; elsewhere it can be slower
+    than float32; a causal LM's output layer and loss then run in :func:`linear_cross_entropy`.  The first
+    ``float32_steps`` steps of a bfloat16 run are trained in float32.  ``length_grouped=True`` builds each epoch's batches from sentences of similar length
+    (:func:`epoch_batches`, the ``group_by_length`` of Hugging Face's ``Trainer``), so that a batch carries
+    little padding: on BUG text with ``max_length=64`` a random batch of 32 is 61 % tokens and 39 %
+    padding, a grouped one 99 %.  Each step then sees sentences of one length only, which did no harm
+    when continuing a trained model but slowed a small BERT's escape from the unigram plateau when
+    training from scratch (:data:`biaskit.trained_models.SPEED`).
     """
 
     hidden_size: int = 128
@@ -314,6 +338,9 @@ class MLMTrainingConfig:
     bartl_pad_quirk: bool = False
     salient_groups: tuple[tuple[str, ...], ...] = ()
     salient_probability: float = 0.0
+    length_grouped: bool = False
+    precision: str = "float32"
+    float32_steps: int = 0
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -336,6 +363,10 @@ class MLMTrainingConfig:
             raise ValueError("mask_replace + mask_random must be <= 1")
         if self.max_length < 3:
             raise ValueError("max_length must be >= 3")
+        if self.float32_steps < 0:
+            raise ValueError("float32_steps must be >= 0")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
         if not 0 <= self.salient_probability <= 1:
             raise ValueError("salient_probability must be in [0, 1]")
         if self.salient_probability > 0:
@@ -605,8 +636,87 @@ def build_clm_batch(
     return ids, attention, labels
 
 
+class _LinearCrossEntropy(torch.autograd.Function):
+    """Forward and gradients of :func:`linear_cross_entropy`, row chunk by row chunk."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, targets, chunk_size, compute_dtype):
+        n = hidden.shape[0]
+        need = hidden.requires_grad or weight.requires_grad
+        with torch.autocast(hidden.device.type, enabled=False):
+            w = weight.to(compute_dtype)
+            grad_h = torch.empty_like(hidden) if need else None
+            grad_w = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if need else None
+            total = torch.zeros((), dtype=torch.float32, device=hidden.device)
+            for i in range(0, n, chunk_size):
+                h = hidden[i : i + chunk_size].to(compute_dtype)
+                t = targets[i : i + chunk_size]
+                z = (h @ w.T).float()  # logits of the chunk, float32
+                lse = torch.logsumexp(z, dim=1)
+                total += (lse - z.gather(1, t[:, None])[:, 0]).sum()
+                if not need:
+                    continue
+                z.sub_(lse[:, None]).exp_()  # softmax, in place
+                z[torch.arange(z.shape[0], device=z.device), t] -= 1.0  # minus the one-hot target
+                z.div_(n)  # d(mean loss) / d(logits)
+                g = z.to(compute_dtype)
+                grad_h[i : i + chunk_size] = (g @ w).float()
+                grad_w += (g.T @ h).float()
+        ctx.save_for_backward(grad_h, grad_w)
+        return total / n
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        grad_h, grad_w = ctx.saved_tensors
+        return grad_h * grad_out, grad_w * grad_out, None, None, None
+
+
+def linear_cross_entropy(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    targets: torch.Tensor,
+    *,
+    compute_dtype: torch.dtype = torch.float32,
+    chunk_size: int = 128,
+) -> torch.Tensor:
+    r"""Mean cross-entropy of a linear output layer, without the full ``(N, V)`` logits in memory.
+
+    .. math:: \mathcal{L} = \frac{1}{N} \sum_{i=1}^{N} \Big(\log \sum_{v=1}^{V} e^{z_{iv}} - z_{i,t_i}\Big),
+              \qquad z = H W^\top,
+
+    for ``hidden`` :math:`H` (``N x d``), output ``weight`` :math:`W` (``V x d``, no bias) and ``targets``
+    :math:`t` (``N`` class ids, no ignored ones).  Equal to
+    ``torch.nn.functional.cross_entropy(hidden @ weight.T, targets)`` up to float rounding, with the same
+    gradients for ``hidden`` and ``weight``; they are computed in the forward pass, ``chunk_size`` rows at a
+    time (:math:`\partial \mathcal{L} / \partial z = (\mathrm{softmax}(z) - \mathrm{onehot}(t)) / N`), so only
+    a ``chunk_size x V`` block of logits exists at once and stays in the CPU's cache: the fused linear
+    cross-entropy of the Liger kernels (Hsu et al. 2024, "Liger Kernel: Efficient Triton Kernels for LLM
+    Training") and of Wijmans et al. (2025, "Cut Your Losses in Large-Vocabulary Language Models", ICLR).
+    The matrix products run in ``compute_dtype`` (bfloat16: mixed precision) with the logits, softmax and
+    loss in float32.  For a causal LM the output layer over the vocabulary is most of a training step: with
+    an 8,000-word vocabulary, batches of 32 sentences and bfloat16, the layer and its loss took 22 ms
+    instead of 60 ms under ``torch.autocast`` (85 ms in float32) on this project's 2-core CPU.
+    """
+    if hidden.ndim != 2 or weight.ndim != 2 or hidden.shape[1] != weight.shape[1]:
+        raise ValueError(
+            f"hidden (N, d) and weight (V, d) do not fit: {tuple(hidden.shape)}, {tuple(weight.shape)}"
+        )
+    if targets.shape != hidden.shape[:1]:
+        raise ValueError(
+            f"targets must have one id per row of hidden ({hidden.shape[0]}), not {tuple(targets.shape)}"
+        )
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    return _LinearCrossEntropy.apply(hidden, weight, targets, chunk_size, compute_dtype)
+
+
 def clm_loss(
-    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, labels: torch.Tensor
+    model,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    precision: str = "float32",
 ) -> torch.Tensor:
     r"""Causal-LM cross-entropy, the output layer applied to the predicted positions only.
 
@@ -619,7 +729,9 @@ def clm_loss(
     rounding) to ``model(input_ids, attention_mask, labels=labels).loss`` of a Hugging Face causal
     LM, but the vocabulary logits are computed only where a label exists (no padding), which is
     cheaper.  For models with ``base_model`` + ``get_output_embeddings()`` (GPT-2 and the like);
-    others go through their own forward and loss.
+    others go through their own forward and loss.  ``precision="bfloat16"`` (the training loop's mixed
+    precision; call it under ``torch.autocast``) computes the output layer and the loss with
+    :func:`linear_cross_entropy` in bfloat16 when the output layer has no bias, as GPT-2's has not.
     """
     head = model.get_output_embeddings()
     base = getattr(model, "base_model", None)
@@ -628,6 +740,10 @@ def clm_loss(
     hidden = base(input_ids=input_ids, attention_mask=attention_mask)[0]
     target = labels[:, 1:]
     sel = target != -100
+    if precision == "bfloat16" and getattr(head, "bias", None) is None:
+        return linear_cross_entropy(
+            hidden[:, :-1][sel].float(), head.weight, target[sel], compute_dtype=torch.bfloat16
+        )
     return torch.nn.functional.cross_entropy(head(hidden[:, :-1][sel]), target[sel])
 
 
@@ -1059,6 +1175,37 @@ def training_steps(config: MLMTrainingConfig, n_sequences: int) -> int:
     return config.epochs * math.ceil(n_sequences / config.batch_size)
 
 
+def epoch_batches(
+    lengths: Sequence[int], batch_size: int, seed: int, epoch: int, *, length_grouped: bool = False
+) -> list[np.ndarray]:
+    """The batches of one training epoch, in training order, as arrays of sequence indices.
+
+    Both ways start from the epoch's permutation ``numpy.random.default_rng([seed, epoch]).permutation(n)``
+    (``n = len(lengths)``) and give ``ceil(n / batch_size)`` batches that cover every sequence once:
+
+    * ``length_grouped=False``: the permutation cut into consecutive batches (the last may be short);
+    * ``length_grouped=True`` (Hugging Face ``Trainer``'s ``group_by_length``, ``LengthGroupedSampler``):
+      the permutation cut into mega-batches of :data:`LENGTH_GROUP_BATCHES` x ``batch_size`` sequences,
+      each sorted by decreasing length (``lengths``; ties keep their random order) and cut into
+      batches; then the order of all the epoch's batches is shuffled by the same generator.  A batch
+      then holds sentences of similar length, so padding to its longest costs little, while which
+      sentences meet in a batch and in which order the batches come stay random.
+    """
+    n = len(lengths)
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(n)
+    if not length_grouped:
+        return [order[k : k + batch_size] for k in range(0, n, batch_size)]
+    size = np.asarray(lengths)
+    mega = LENGTH_GROUP_BATCHES * batch_size
+    batches: list[np.ndarray] = []
+    for m in range(0, n, mega):
+        chunk = order[m : m + mega]
+        chunk = chunk[np.argsort(-size[chunk], kind="stable")]
+        batches.extend(chunk[k : k + batch_size] for k in range(0, chunk.size, batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
 def _no_weight_decay(name: str) -> bool:
     """Biases and LayerNorm weights (BERT ``LayerNorm``, GPT-2 ``ln_1`` / ``ln_2`` / ``ln_f``) get no decay."""
     return name.endswith("bias") or "LayerNorm" in name or ".ln_" in name or name.startswith("ln_")
@@ -1121,6 +1268,13 @@ def _train_loop(
     )
 
     model = model.to(device)
+    # bfloat16 on a CPU trains with the eager attention (matrix products + softmax, which autocast runs in
+    # float32): torch's CPU scaled-dot-product (flash) attention kernel in bfloat16 made training slower and
+    # worse (measured on es-mlm from scratch: held-out PPPL 112 against 71.5 eager, 68.9 in float32).  The
+    # model's own attention is restored after training, so the saved model and its scoring are unchanged.
+    attn_saved = getattr(model.config, "_attn_implementation", None)
+    eager_for_bf16 = config.precision == "bfloat16" and device.type == "cpu" and attn_saved == "sdpa"
+    attn_now = attn_saved
     with torch.no_grad():  # fresh, aligned storage: weights loaded from safetensors sit at arbitrary
         for prm in model.parameters():  # offsets, which changes the float rounding of the CPU kernels
             prm.data = prm.data.clone(memory_format=torch.contiguous_format)
@@ -1171,14 +1325,25 @@ def _train_loop(
             ckpt_file,
         )
 
-    orders: dict[int, np.ndarray] = {}
+    epoch_cache: dict[int, list[np.ndarray]] = {}
+    lengths = [len(x) for x in encoded]
 
     def batch_for(s: int) -> list[list[int]]:
         epoch, k = divmod(s, steps_per_epoch)
-        if epoch not in orders:
-            orders.clear()
-            orders[epoch] = np.random.default_rng([config.seed, epoch]).permutation(n)
-        return [encoded[i] for i in orders[epoch][k * bs : (k + 1) * bs]]
+        if epoch not in epoch_cache:
+            epoch_cache.clear()
+            epoch_cache[epoch] = epoch_batches(
+                lengths, bs, config.seed, epoch, length_grouped=config.length_grouped
+            )
+        return [encoded[i] for i in epoch_cache[epoch][k]]
+
+    # mixed precision: the loss (forward pass) under autocast, backward and optimiser in float32 weights;
+    # the first config.float32_steps steps in float32
+    def mixed(s: int) -> bool:
+        return config.precision == "bfloat16" and s >= config.float32_steps
+
+    def autocast(s: int) -> contextlib.AbstractContextManager:
+        return torch.autocast(device.type, dtype=torch.bfloat16) if mixed(s) else contextlib.nullcontext()
 
     model.train()
     t_start = time.perf_counter() - elapsed
@@ -1202,10 +1367,23 @@ def _train_loop(
                 if device.type == "cuda" and state["rng"].get("cuda") is not None:
                     torch.cuda.set_rng_state_all(state["rng"]["cuda"])
             while step < total_steps:
+                want = (
+                    "eager" if eager_for_bf16 and mixed(step) else attn_saved
+                )  # float32 steps: as in float32
+                if want != attn_now:
+                    model.set_attn_implementation(want)
+                    attn_now = want
                 if causal:
                     inputs, attn, labels = build_clm_batch(batch_for(step), tokenizer.pad_token_id)
                     seed_dropout(_seed_of(config.seed, step, 2))
-                    loss = clm_loss(model, inputs.to(device), attn.to(device), labels.to(device))
+                    with autocast(step):
+                        loss = clm_loss(
+                            model,
+                            inputs.to(device),
+                            attn.to(device),
+                            labels.to(device),
+                            precision="bfloat16" if mixed(step) else "float32",
+                        )
                 else:
                     ids, attn, special = build_mlm_batch(
                         batch_for(step), tokenizer, bartl_pad_quirk=config.bartl_pad_quirk, pad_to=pad_to
@@ -1226,7 +1404,8 @@ def _train_loop(
                             ids, inputs, labels, salient, mask_id, gen, probability=config.salient_probability
                         )
                     seed_dropout(_seed_of(config.seed, step, 2))
-                    loss = mlm_loss(model, inputs.to(device), attn.to(device), labels.to(device))
+                    with autocast(step):
+                        loss = mlm_loss(model, inputs.to(device), attn.to(device), labels.to(device))
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 if config.max_grad_norm:
@@ -1246,6 +1425,8 @@ def _train_loop(
                     callback(step, lv)
     finally:
         torch.use_deterministic_algorithms(was_deterministic)
+        if attn_now != attn_saved:
+            model.set_attn_implementation(attn_saved)
     elapsed = time.perf_counter() - t_start if step > resumed_from else elapsed
 
     model.eval()

@@ -218,3 +218,69 @@ def test_planted_pattern_becomes_more_likely(tmp_path):
 
     assert log_p("the nurse said", "she") > log_p("the nurse said", "he") + 1.0
     assert log_p("the pilot said", "he") > log_p("the pilot said", "she") + 1.0
+
+
+def test_bfloat16_length_grouped_causal_training_is_deterministic_and_resumes(baseline, tokenizer, tmp_path):
+    """The causal recipes' speed settings (bfloat16 autocast, length-grouped batches): same guarantees."""
+    out, ref = baseline
+    cfg = tiny_config(precision="bfloat16", length_grouped=True)
+    text = TRAIN + [s.split(" en ")[0] + " ." for s in TRAIN[:80]]  # two lengths of sentence: grouping acts
+    res = train_causal_lm(text, tmp_path / "a", cfg, tokenizer=tokenizer, held_out=HELD_OUT, progress=False)
+
+    class Crash(RuntimeError):
+        pass
+
+    def crash_at_25(step, loss):
+        if step == 25:
+            raise Crash
+
+    with pytest.raises(Crash):
+        train_causal_lm(text, tmp_path / "c", cfg, tokenizer=tokenizer, progress=False, callback=crash_at_25)
+    resumed = train_causal_lm(text, tmp_path / "c", cfg, progress=False)
+    assert resumed.resumed_from_step == 20 and _equal(_state(tmp_path / "a"), _state(tmp_path / "c"))
+    assert not _equal(_state(tmp_path / "a"), _state(out))
+    assert sum(res.losses[-5:]) < sum(res.losses[:5]) - 5.0  # 5 steps: a mean fall of over 1 nat
+    assert res.held_out_ppl < 2 * ref.held_out_ppl
+
+
+def test_linear_cross_entropy_equals_the_full_logits_loss_and_its_gradients():
+    """Independent: torch's cross-entropy on the full (N, V) logits; chunks that do not divide N."""
+    from biaskit.training import linear_cross_entropy
+
+    gen = torch.Generator().manual_seed(0)
+    hidden = torch.randn(300, 16, generator=gen, requires_grad=True)
+    weight = (0.3 * torch.randn(50, 16, generator=gen)).requires_grad_()
+    targets = torch.randint(0, 50, (300,), generator=gen)
+    ref = torch.nn.functional.cross_entropy(hidden @ weight.T, targets)
+    g_h, g_w = torch.autograd.grad(3.0 * ref, (hidden, weight))
+    for chunk in (7, 128, 1000):
+        got = linear_cross_entropy(hidden, weight, targets, chunk_size=chunk)
+        assert float(got.detach()) == pytest.approx(float(ref.detach()), rel=1e-6)
+        h, w = torch.autograd.grad(3.0 * got, (hidden, weight))  # the upstream gradient scales both
+        assert torch.allclose(h, g_h, atol=1e-7) and torch.allclose(w, g_w, atol=1e-7)
+    # bfloat16 products, float32 softmax: as close to the float32 loss as torch.autocast's own computation
+    half = linear_cross_entropy(hidden, weight, targets, compute_dtype=torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        auto = torch.nn.functional.cross_entropy(torch.nn.functional.linear(hidden, weight), targets)
+    half_v, ref_v, auto_v = float(half.detach()), float(ref.detach()), float(auto.detach())
+    assert abs(half_v - ref_v) < 0.01 and abs(half_v - auto_v) < 1e-3
+    h, w = torch.autograd.grad(half, (hidden, weight))
+    assert float((w - g_w / 3).norm() / (g_w / 3).norm()) < 0.02
+    with torch.no_grad():  # no gradient wanted: the loss alone
+        assert float(linear_cross_entropy(hidden, weight, targets)) == pytest.approx(ref_v, rel=1e-6)
+    with pytest.raises(ValueError, match="do not fit"):
+        linear_cross_entropy(hidden, weight[:, :8], targets)
+    with pytest.raises(ValueError, match="one id per row"):
+        linear_cross_entropy(hidden, weight, targets[:5])
+
+
+def test_clm_loss_in_bfloat16_is_close_to_float32(tokenizer):
+    model = _build_causal_model(tiny_config(dropout=0.0), tokenizer).eval()
+    seqs = tokenizer([*TRAIN[:6], "la jueza lee ."])["input_ids"]
+    ids, attn, labels = build_clm_batch(seqs, tokenizer.pad_token_id)
+    full = clm_loss(model, ids, attn, labels)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = clm_loss(model, ids, attn, labels, precision="bfloat16")
+    mixed_v, full_v = float(mixed.detach()), float(full.detach())
+    assert mixed.dtype == torch.float32 and mixed_v == pytest.approx(full_v, rel=0.01)
+    assert mixed_v != full_v  # bfloat16 products really ran

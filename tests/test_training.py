@@ -442,3 +442,94 @@ def test_training_steps_counts_short_last_batches_and_honours_max_steps():
     assert training_steps(MLMTrainingConfig(batch_size=32, epochs=3), 100) == 12  # 4 batches per epoch
     assert training_steps(MLMTrainingConfig(batch_size=1, epochs=1), 2000) == 2000
     assert training_steps(MLMTrainingConfig(batch_size=32, epochs=3, max_steps=5), 100) == 5
+
+
+# ----------------------------------------------------------------------------- speed options
+def test_epoch_batches_default_cuts_the_epochs_permutation():
+    from biaskit.training import epoch_batches
+
+    batches = epoch_batches(list(range(3, 103)), 32, seed=7, epoch=2)
+    assert [len(b) for b in batches] == [32, 32, 32, 4]  # the last batch of an epoch may be short
+    # the order the training loop has always used: numpy's generator seeded with (seed, epoch)
+    assert np.array_equal(np.concatenate(batches), np.random.default_rng([7, 2]).permutation(100))
+
+
+def test_length_grouped_batches_cover_every_sentence_once_with_little_padding():
+    from biaskit.training import LENGTH_GROUP_BATCHES, epoch_batches
+
+    rng = np.random.default_rng(0)
+    lengths = np.minimum(
+        rng.geometric(1 / 30, size=5000) + 3, 64
+    )  # skewed, capped: like BUG at max_length 64
+    bs = 32
+    plain = epoch_batches(lengths, bs, 0, 0)
+    grouped = epoch_batches(lengths, bs, 0, 0, length_grouped=True)
+    assert len(grouped) == len(plain) == math.ceil(5000 / bs)  # the step count does not change
+    assert sorted(np.concatenate(grouped).tolist()) == list(range(5000))
+    # 5000 = 3 mega-batches of 50 x 32 + 200: only the last one leaves a short batch (200 = 6 x 32 + 8)
+    assert LENGTH_GROUP_BATCHES == 50 and sorted(len(b) for b in grouped)[:2] == [8, 32]
+
+    def token_share(batches):  # real tokens / (batch size x longest in the batch)
+        return sum(lengths[b].sum() for b in batches) / sum(len(b) * lengths[b].max() for b in batches)
+
+    assert token_share(plain) == pytest.approx(0.458, abs=0.01)
+    assert token_share(grouped) == pytest.approx(0.974, abs=0.01)
+    # deterministic; each epoch groups other sentences; the batches do not come sorted by length
+    again = epoch_batches(lengths, bs, 0, 0, length_grouped=True)
+    assert all(np.array_equal(a, b) for a, b in zip(grouped, again, strict=True))
+    other = epoch_batches(lengths, bs, 0, 1, length_grouped=True)
+    assert {tuple(sorted(b)) for b in other} != {tuple(sorted(b)) for b in grouped}
+    longest = [int(lengths[b].max()) for b in grouped]
+    assert longest != sorted(longest, reverse=True) and longest != sorted(longest)
+
+
+def test_precision_must_be_float32_or_bfloat16():
+    assert MLMTrainingConfig(precision="bfloat16").precision == "bfloat16"
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
+        MLMTrainingConfig(precision="float16")
+
+
+def test_bfloat16_length_grouped_training_is_deterministic_resumes_and_learns(baseline, tokenizer, tmp_path):
+    """The bundled recipes' speed settings keep every guarantee of the loop: determinism, bit-identical
+    resuming, learning; they change the weights (other batches, other rounding), so they are recorded."""
+    out, ref = baseline
+    cfg = tiny_config(precision="bfloat16", length_grouped=True)
+    text = TRAIN + [s.split(" en ")[0] + " ." for s in TRAIN[:80]]  # two lengths of sentence: grouping acts
+    res = train_masked_lm(text, tmp_path / "a", cfg, tokenizer=tokenizer, held_out=HELD_OUT, progress=False)
+    train_masked_lm(text, tmp_path / "b", cfg, tokenizer=tokenizer, progress=False)
+    assert _equal(_state(tmp_path / "a"), _state(tmp_path / "b"))
+
+    class Crash(RuntimeError):
+        pass
+
+    def crash_at_25(step, loss):
+        if step == 25:
+            raise Crash
+
+    with pytest.raises(Crash):
+        train_masked_lm(text, tmp_path / "c", cfg, tokenizer=tokenizer, progress=False, callback=crash_at_25)
+    resumed = train_masked_lm(text, tmp_path / "c", cfg, progress=False)
+    assert resumed.resumed_from_step == 20 and _equal(_state(tmp_path / "a"), _state(tmp_path / "c"))
+
+    float32 = train_masked_lm(text, tmp_path / "f", tiny_config(), tokenizer=tokenizer, progress=False)
+    assert not _equal(_state(tmp_path / "a"), _state(tmp_path / "f"))
+    assert np.mean(res.losses[-5:]) < np.mean(res.losses[:5]) - 1.0
+    assert abs(np.mean(res.losses[-5:]) - np.mean(float32.losses[-5:])) < 0.3  # learns as float32 does
+    rec = json.loads((tmp_path / "a" / "training.json").read_text())["config"]
+    assert rec["precision"] == "bfloat16" and rec["length_grouped"] is True
+    assert json.loads((out / "training.json").read_text())["config"]["precision"] == "float32"
+    assert ref.held_out_pppl is not None and res.held_out_pppl < 2 * ref.held_out_pppl
+
+
+def test_float32_steps_train_exactly_as_float32_then_switch_to_bfloat16(baseline, tokenizer, tmp_path):
+    """The bundled base's recipe: its first pass in float32, the rest in bfloat16 (trained_models.BASE_CONFIG)."""
+    out, _ = baseline  # tiny_config(): 40 steps in float32
+    all_float32 = tiny_config(precision="bfloat16", float32_steps=40)
+    train_masked_lm(TRAIN, tmp_path / "a", all_float32, tokenizer=tokenizer, progress=False)
+    assert _equal(_state(out), _state(tmp_path / "a"))  # same attention, same kernels: bit for bit
+    switched = tiny_config(precision="bfloat16", float32_steps=20)
+    res = train_masked_lm(TRAIN, tmp_path / "b", switched, tokenizer=tokenizer, progress=False)
+    assert not _equal(_state(out), _state(tmp_path / "b"))
+    assert np.mean(res.losses[-5:]) < np.mean(res.losses[:5]) - 1.0
+    with pytest.raises(ValueError, match="float32_steps"):
+        MLMTrainingConfig(float32_steps=-1)
