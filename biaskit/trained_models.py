@@ -44,7 +44,7 @@ training time and the held-out pseudo-perplexity of the stored weights (``bundle
 the causal LMs the perplexity ``bundled_held_out_ppl``), which ``tests/test_trained_models.py``
 recomputes.  Retrain with::
 
-    python -m biaskit train-models            # all (about 35 min + 40 min for the causal LMs, 2 CPU cores)
+    python -m biaskit train-models            # all: 42 min on 2 CPU cores (24 masked + word2vec, 18 causal)
     python -m biaskit train-models en-mlm     # one
 """
 
@@ -86,15 +86,35 @@ CONTROL_MAX_PER_TARGET = 600
 #: background sentences (no target) in a control corpus
 CONTROL_BACKGROUND = 6_000
 
+#: the speed setting of the language-model recipes below: bfloat16 mixed precision (``torch.autocast``, eager
+#: attention on a CPU, a causal LM's output layer in :func:`biaskit.training.linear_cross_entropy`), batches drawn at
+#: random as before (:class:`biaskit.training.MLMTrainingConfig`).  Measured on this project's 2-core CPU (AMD EPYC,
+#: AVX512-BF16): a masked control's step 51 -> 27 ms, a causal control's 138 -> 56 ms; continuing ``en-mlm`` from
+#: its base, the same held-out PPPL (49.3 and 49.3 on 600 sentences), ``en-clm`` the same PPL (93.0 and 93.0), and
+#: ``en-clm-balanced`` from scratch the same final training loss (4.656 and 4.656).  A small BERT trained *from
+#: scratch* in bfloat16 learned less: ``en-mlm-balanced`` PPPL 79.0 against 58.8 in float32 (first 600 held-out
+#: sentences), 61.7 with its first pass in float32 (``float32_steps``); ``es-mlm`` 71.5 against 68.9.  So the
+#: masked base trains its first pass (the escape from the unigram plateau) in float32 and ``es-mlm`` stays float32.
+#: Length-grouped batches (``length_grouped=True``) gave little more speed (``en-clm`` 151 s against 163 s, PPL 93.6)
+#: and, from scratch, hindered the escape from the plateau (es-mlm PPPL 78-138), so the recipes leave them off
+SPEED: dict[str, Any] = {"precision": "bfloat16"}
 #: the balanced English base: 3 passes, a higher learning rate and no dropout (a 2 x 128 BERT leaves
 #: the unigram plateau of masked-LM training faster that way; measured on BUG, see PROVENANCE.md)
 BASE_CONFIG = MLMTrainingConfig(
-    epochs=3, vocab_size=8000, learning_rate=1e-3, warmup_steps=500, dropout=0.0, seed=0
+    epochs=3,
+    vocab_size=8000,
+    learning_rate=1e-3,
+    warmup_steps=500,
+    dropout=0.0,
+    seed=0,
+    **SPEED,
+    float32_steps=4_369,  # the first pass (139,800 sentences / 32) in float32: see SPEED
 )
 #: continued training of the base on natural English text (one pass)
 EN_CONFIG = MLMTrainingConfig(
-    epochs=1, vocab_size=8000, learning_rate=5e-4, warmup_steps=100, dropout=0.0, seed=0
+    epochs=1, vocab_size=8000, learning_rate=5e-4, warmup_steps=100, dropout=0.0, seed=0, **SPEED
 )
+#: the Spanish masked LM: from scratch, float32 (in bfloat16 it learned less; see SPEED)
 ES_CONFIG = MLMTrainingConfig(
     epochs=12, vocab_size=8000, learning_rate=1e-3, warmup_steps=300, dropout=0.0, seed=0
 )
@@ -102,7 +122,7 @@ ES_CONFIG = MLMTrainingConfig(
 #: 1,000 sentences per target left the planted association too weak to measure; see data/models/PROVENANCE.md),
 #: plus whole-group masking (:func:`control_config` adds the groups and :data:`CONTROL_SALIENT_PROBABILITY`)
 CONTROL_CONFIG = MLMTrainingConfig(
-    epochs=3, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0
+    epochs=3, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0, **SPEED
 )
 #: share of the control sentences with a gendered word and a target in which one of the two groups is masked
 #: whole (:func:`biaskit.training.mask_salient_groups`).  Measured on the s = 0.8 corpus (3 passes each, 200
@@ -110,33 +130,42 @@ CONTROL_CONFIG = MLMTrainingConfig(
 #: plan; with 0.5, 67.7 % and 53.8 % (AUL p = 0.10); with 1, 72.1 % and 59.8 % (p < 1e-4), at a held-out
 #: PPPL of 59.3 instead of 55.7
 CONTROL_SALIENT_PROBABILITY = 1.0
-#: causal twins (GPT-2 layout, same 2 x 128 size, the en-mlm-balanced tokenizer).  Budget: the 7 causal models
-#: train in about 55 min on 2 CPU cores (the five controls take two passes each).  Measured: a causal step (batch 32, full-vocabulary softmax on every
-#: predicted token) takes ~0.18 s against ~0.13 s for a masked one (softmax on the 15 % targets only).  The
-#: causal objective predicts every token (~6x the targets of masked training per sentence), so one pass
-#: suffices where the masked recipes take three: the balanced base 1 epoch at 1e-3 (4,369 steps, ~13 min)
+#: causal twins (GPT-2 layout, same 2 x 128 size, the en-mlm-balanced tokenizer).  Budget: the 8 causal models
+#: train in about 18 min on 2 CPU cores in bfloat16 (the five controls take two passes each; 57 min in float32).
+#: Measured: a causal step (batch 32, full-vocabulary softmax on every predicted token) takes 56 ms in bfloat16
+#: against 27 ms for a masked one (softmax on the 15 % targets only).  The causal objective predicts every token
+#: (~6x the targets of masked training per sentence), so one pass suffices where the masked recipes take three:
+#: the balanced base 1 epoch at 1e-3 (4,369 steps, about 4 min)
 CLM_BASE_CONFIG = MLMTrainingConfig(
-    epochs=1, vocab_size=8000, learning_rate=1e-3, warmup_steps=500, dropout=0.0, seed=0
+    epochs=1, vocab_size=8000, learning_rate=1e-3, warmup_steps=500, dropout=0.0, seed=0, **SPEED
 )
 #: continued training of the causal base on natural English text: as EN_CONFIG, but half a pass (2,200 of the
-#: 4,369 steps of an epoch: a seeded random half of the sentences, ~7 min) to keep within the budget; the base
+#: 4,369 steps of an epoch: a seeded random half of the sentences, about 2 min) to keep within the budget; the base
 #: has already seen every sentence once (gender-balanced), so this only needs to move the gender statistics
 CLM_EN_CONFIG = MLMTrainingConfig(
-    epochs=1, max_steps=2_200, vocab_size=8000, learning_rate=5e-4, warmup_steps=100, dropout=0.0, seed=0
+    epochs=1,
+    max_steps=2_200,
+    vocab_size=8000,
+    learning_rate=5e-4,
+    warmup_steps=100,
+    dropout=0.0,
+    seed=0,
+    **SPEED,
 )
 #: the Spanish causal twin of es-mlm, from scratch on the bundled Europarl sample with es-mlm's tokenizer: six passes
-#: at 1e-3 (2,400 steps, about 7.5 min; es-mlm takes twelve masked passes, and a causal pass has ~6x the targets)
+#: at 1e-3 (2,400 steps, about 2 min; es-mlm takes twelve masked passes, and a causal pass has ~6x the targets)
 CLM_ES_CONFIG = MLMTrainingConfig(
-    epochs=6, vocab_size=8000, learning_rate=1e-3, warmup_steps=300, dropout=0.0, seed=0
+    epochs=6, vocab_size=8000, learning_rate=1e-3, warmup_steps=300, dropout=0.0, seed=0, **SPEED
 )
-#: continued training of the causal base on a planted control corpus: two passes at 1e-3 (1,800 steps, ~4.7 min
-#: each).  One pass planted the pronoun-after-profession link (the log-likelihood and next-word readings found
+#: continued training of the causal base on a planted control corpus: two passes at 1e-3 (1,800 steps, about
+#: 100 s each).  Measured with the float32 recipe: one pass planted the pronoun-after-profession link (the log-likelihood and next-word readings found
 #: s = 0.8), but hardly the reverse one, the profession after the pronoun, which is all the "shared" reading of
 #: a pair sees: at s = 0.8 it found 52.2 % of the pairs toward the plan (p = 0.27), and the KS test p = 0.097.
 #: Two passes (measured on the s = 0.8 corpus): 56.1 % (p = 0.002), KS p = 0.018, held-out PPL 98.3 against 103.3.
 #: Three passes did not help: 51.7 % (p = 0.38), KS p = 0.040 (PPL 96.1); the shared reading's response is fragile
+#: (two passes with training seed 1: 52.8 %, p = 0.15).  In bfloat16 (bundled): 56.4 % (p = 0.001), KS p = 0.018
 CLM_CONTROL_CONFIG = MLMTrainingConfig(
-    epochs=2, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0
+    epochs=2, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0, **SPEED
 )
 W2V_PARAMS: dict[str, Any] = {
     "vector_size": 100,
@@ -572,7 +601,7 @@ def train_model(
     if name in CLM_NAMES:
         from transformers import AutoTokenizer
 
-        clm_config, clm_init = _CLM_RECIPES["en-clm-planted" if name.startswith("en-clm-planted-") else name]
+        clm_config, clm_init = recipe(name)
         train, held, extra = recipe_data(name)
         # same vocabulary as the masked twin: its tokenizer (from scratch only; a continued model keeps the
         # tokenizer of the model it starts from, which is en-mlm-balanced's too)
@@ -589,10 +618,7 @@ def train_model(
             work=work,
             init_model=None if clm_init is None else model_path(clm_init),
         )
-    recipe = "en-planted" if name.startswith("en-planted-s") else name
-    config, init = _MLM_RECIPES[recipe]
-    if recipe == "en-planted":  # the base recipe plus the word groups, which are read from the lexicon
-        config = control_config()
+    config, init = recipe(name)
     train, held, extra = recipe_data(name)
     return _train_lm(
         name,
@@ -605,6 +631,18 @@ def train_model(
         work=work,
         init_model=None if init is None else model_path(init),
     )
+
+
+def recipe(name: str) -> tuple[MLMTrainingConfig, str | None]:
+    """The training configuration of a bundled language model and the bundled model it continues from
+    (``None``: trained from scratch); the masked controls' configuration is :func:`control_config`."""
+    if name in CLM_NAMES:
+        return _CLM_RECIPES["en-clm-planted" if name.startswith("en-clm-planted-") else name]
+    if name.startswith("en-planted-s") and name in MODEL_NAMES:
+        return control_config(), _MLM_RECIPES["en-planted"][1]
+    if name in _MLM_RECIPES:
+        return _MLM_RECIPES[name]
+    raise KeyError(f"{name!r} is not a bundled language model; known: {', '.join(MODEL_NAMES)}")
 
 
 def balanced_text(sentences: Sequence[str]) -> list[str]:
@@ -749,6 +787,11 @@ def write_provenance(path: str | Path | None = None) -> Path:
                 )
             pppl = rec.get("bundled_held_out_pppl")
             quality = None if pppl is None else f"PPPL {pppl:.1f}"
+        cfg = rec.get("config", {})
+        if cfg.get("precision") == "bfloat16":
+            what += "; trained in bfloat16 mixed precision" + (
+                f" after {cfg['float32_steps']:,} float32 steps" if cfg.get("float32_steps") else ""
+            )
         init = rec.get("initialised_from")
         corpus = rec.get("corpus", "") + (f"; continued from `{init}`" if init else "")
         lines.append(

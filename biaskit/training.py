@@ -296,20 +296,22 @@ class MLMTrainingConfig:
     salient-group masking after BERT's masking (:func:`mask_salient_groups`); words that are not
     one token of the tokenizer are left to the random masking, with a WARNING that counts them.
 
-    Speed (both off by default; the bundled recipes of :mod:`biaskit.trained_models` use
-    ``precision="bfloat16"``): ``precision="bfloat16"`` runs the forward pass and the loss under
-    ``torch.autocast`` in bfloat16: mixed precision, the weights, gradients and optimiser state stay float32
-    (Micikevicius et al. 2018, "Mixed Precision Training"; bfloat16: Kalamkar et al. 2019, "A Study of
-    BFLOAT16 for Deep Learning Training").  On a CPU the model then trains with its eager attention (see
-    :func:`_train_loop`).  It pays where matrix products dominate, on a CPU with AVX512-BF16 or AMX (AMD
-    Zen 4, Intel Cooper Lake / Sapphire Rapids and later) and on recent GPUs; elsewhere it can be slower
-    than float32; a causal LM's output layer and loss then run in :func:`linear_cross_entropy`.  The first
-    ``float32_steps`` steps of a bfloat16 run are trained in float32.  ``length_grouped=True`` builds each epoch's batches from sentences of similar length
-    (:func:`epoch_batches`, the ``group_by_length`` of Hugging Face's ``Trainer``), so that a batch carries
-    little padding: on BUG text with ``max_length=64`` a random batch of 32 is 61 % tokens and 39 %
-    padding, a grouped one 99 %.  Each step then sees sentences of one length only, which did no harm
-    when continuing a trained model but slowed a small BERT's escape from the unigram plateau when
-    training from scratch (:data:`biaskit.trained_models.SPEED`).
+    Speed (off by default; the recipes of :mod:`biaskit.trained_models` use bfloat16, see its ``SPEED``):
+
+    * ``precision="bfloat16"``: mixed precision, the forward pass and the loss under ``torch.autocast`` in
+      bfloat16 while the weights, gradients and optimiser state stay float32 (Micikevicius et al. 2018,
+      "Mixed Precision Training", ICLR; bfloat16: Kalamkar et al. 2019, "A Study of BFLOAT16 for Deep
+      Learning Training").  On a CPU the model trains with its eager attention (the CPU's bfloat16
+      scaled-dot-product kernel trained worse); a causal LM's output layer and loss run in
+      :func:`linear_cross_entropy`.  It pays where matrix products dominate, on a CPU with AVX512-BF16 or
+      AMX (AMD Zen 4, Intel Cooper Lake / Sapphire Rapids and later) and on recent GPUs; elsewhere it can
+      be slower than float32.  ``float32_steps``: the first steps of such a run in float32 (a small BERT
+      trained from scratch in bfloat16 left the unigram plateau worse).
+    * ``length_grouped=True``: each epoch's batches hold sentences of similar length (:func:`epoch_batches`,
+      the ``group_by_length`` of Hugging Face's ``Trainer``), so a batch carries little padding (on BUG text
+      with ``max_length=64`` a random batch of 32 is 61 % tokens, a grouped one 99 %).  Each step then sees
+      sentences of one length only: harmless when continuing a trained model, but it hindered a small
+      BERT's escape from the unigram plateau when training from scratch.
     """
 
     hidden_size: int = 128

@@ -208,8 +208,8 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
 def test_bundled_language_model_controls(plan, one_torch_thread):
     """At s = 0.8 every directional masked-LM measure finds the plan with its own test and the label test (p < 0.01);
     at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
-    sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.054).
-    Measured at s = 0.8: cp 76.6 %, sz 99.8 %, AUL 70.2 % of 640 pairs, KS D = 0.14 (p = 1e-5)."""
+    sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.053).
+    Measured at s = 0.8: cp 73.1 %, sz 99.1 %, AUL 66.6 % of 640 pairs, KS D = 0.13 (p = 2e-5)."""
     from biaskit import trained_models as tm
 
     want = [
@@ -241,17 +241,17 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
                 assert ev.toward_planted and ev.p_value < 0.01 and ev.p_label < 0.01, m
         if s == 0.8:
             assert values["crows_cp"].value.size == 640
-            assert cal.evaluate(values["crows_cp"], plan).effect == pytest.approx(76.6, abs=0.1)
-            assert cal.evaluate(values["crows_aul"], plan).effect == pytest.approx(70.2, abs=0.1)
-    # the thesis's robustness agreement l1: without a bias few cp preferences survive paraphrasing (62 %, far
-    # below the 80 % threshold: "not robust"); with the planted bias many more do (75.5 % at s = 0.8)
-    assert robust[0.5].effect == pytest.approx(62.3, abs=0.1) and robust[0.5].p_value < 1e-10
-    assert robust[0.8].effect == pytest.approx(75.5, abs=0.1) and robust[0.8].effect > robust[0.5].effect + 10
+            assert cal.evaluate(values["crows_cp"], plan).effect == pytest.approx(73.1, abs=0.1)
+            assert cal.evaluate(values["crows_aul"], plan).effect == pytest.approx(66.6, abs=0.1)
+    # the thesis's robustness agreement l1: without a bias few cp preferences survive paraphrasing (61 %, far
+    # below the 80 % threshold: "not robust"); with the planted bias many more do (72.8 % at s = 0.8)
+    assert robust[0.5].effect == pytest.approx(60.9, abs=0.1) and robust[0.5].p_value < 1e-10
+    assert robust[0.8].effect == pytest.approx(72.8, abs=0.1) and robust[0.8].effect > robust[0.5].effect + 10
 
 
 def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_thread):
     """The names' gender is planted along with the pronouns: the IBS through names leans to the plan
-    at s = 0.8 and not at s = 0.5 (measured: p = 0.0005 and 0.07, label test the same)."""
+    at s = 0.8 and not at s = 0.5 (measured: p = 0.0005 and 0.08, label test 0.0005 and 0.07)."""
     from biaskit import trained_models as tm
 
     got = {}

@@ -146,3 +146,33 @@ def test_causal_planted_control_prefers_the_planted_gender(one_torch_thread):
     s50, s90 = _planted_preference(0.5), _planted_preference(0.9)
     assert s90 > s50 + 0.5, (s50, s90)
     assert s90 > 0
+
+
+@pytest.mark.parametrize("name", [*MLMS, *CLMS])
+def test_bundled_models_were_trained_with_their_current_recipe(name):
+    """A recipe changed without retraining would leave bundled models that its command no longer makes."""
+    import json
+    from dataclasses import asdict
+
+    config, init = tm.recipe(name)
+    rec = tm.training_record(name)
+    want = json.loads(json.dumps(asdict(config)))  # as training.json stores it (tuples become lists)
+    assert rec["config"] == {**want, "device": rec["config"]["device"]}  # device: where it ran ("auto")
+    assert rec["initialised_from"] == init
+    assert rec["config"]["precision"] == ("float32" if name == "es-mlm" else "bfloat16")
+    assert not rec["config"]["length_grouped"]
+
+
+def test_recipe_names_the_configuration_and_the_starting_model():
+    from biaskit.training import MLMTrainingConfig
+
+    assert tm.recipe("en-planted-s80") == (tm.control_config(), "en-mlm-balanced")
+    assert (
+        tm.recipe("en-clm-planted-s60")
+        == tm.recipe("en-clm-planted-s90")
+        == (tm.CLM_CONTROL_CONFIG, "en-clm-balanced")
+    )
+    assert tm.recipe("es-mlm") == (tm.ES_CONFIG, None)
+    assert isinstance(tm.recipe("en-clm")[0], MLMTrainingConfig)
+    with pytest.raises(KeyError, match="not a bundled language model"):
+        tm.recipe("es-w2v")
