@@ -98,32 +98,27 @@ CONTROL_BACKGROUND = 6_000
 #: Length-grouped batches (``length_grouped=True``) gave little more speed (``en-clm`` 151 s against 163 s, PPL 93.6)
 #: and, from scratch, hindered the escape from the plateau (es-mlm PPPL 78-138), so the recipes leave them off
 SPEED: dict[str, Any] = {"precision": "bfloat16"}
+#: what every language-model recipe below shares: an 8,000-word WordPiece vocabulary, no dropout (a 2 x 128 model
+#: trained for a few passes does not overfit; see BASE_CONFIG) and training seed 0
+RECIPE_COMMON: dict[str, Any] = {"vocab_size": 8000, "dropout": 0.0, "seed": 0}
 #: the balanced English base: 3 passes, a higher learning rate and no dropout (a 2 x 128 BERT leaves
 #: the unigram plateau of masked-LM training faster that way; measured on BUG, see PROVENANCE.md)
 BASE_CONFIG = MLMTrainingConfig(
     epochs=3,
-    vocab_size=8000,
     learning_rate=1e-3,
     warmup_steps=500,
-    dropout=0.0,
-    seed=0,
+    **RECIPE_COMMON,
     **SPEED,
     float32_steps=4_369,  # the first pass (139,800 sentences / 32) in float32: see SPEED
 )
 #: continued training of the base on natural English text (one pass)
-EN_CONFIG = MLMTrainingConfig(
-    epochs=1, vocab_size=8000, learning_rate=5e-4, warmup_steps=100, dropout=0.0, seed=0, **SPEED
-)
+EN_CONFIG = MLMTrainingConfig(epochs=1, learning_rate=5e-4, warmup_steps=100, **RECIPE_COMMON, **SPEED)
 #: the Spanish masked LM: from scratch, float32 (in bfloat16 it learned less; see SPEED)
-ES_CONFIG = MLMTrainingConfig(
-    epochs=12, vocab_size=8000, learning_rate=1e-3, warmup_steps=300, dropout=0.0, seed=0
-)
+ES_CONFIG = MLMTrainingConfig(epochs=12, learning_rate=1e-3, warmup_steps=300, **RECIPE_COMMON)
 #: continued training of the base on a planted control corpus: three passes at 1e-3 (one pass at 5e-4 over
 #: 1,000 sentences per target left the planted association too weak to measure; see data/models/PROVENANCE.md),
 #: plus whole-group masking (:func:`control_config` adds the groups and :data:`CONTROL_SALIENT_PROBABILITY`)
-CONTROL_CONFIG = MLMTrainingConfig(
-    epochs=3, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0, **SPEED
-)
+CONTROL_CONFIG = MLMTrainingConfig(epochs=3, learning_rate=1e-3, warmup_steps=100, **RECIPE_COMMON, **SPEED)
 #: share of the control sentences with a gendered word and a target in which one of the two groups is masked
 #: whole (:func:`biaskit.training.mask_salient_groups`).  Measured on the s = 0.8 corpus (3 passes each, 200
 #: held-out sentences): without it ``cp`` found 49.8 % and AUL 48.1 % of the CrowS-style pairs toward the
@@ -136,27 +131,21 @@ CONTROL_SALIENT_PROBABILITY = 1.0
 #: against 27 ms for a masked one (softmax on the 15 % targets only).  The causal objective predicts every token
 #: (~6x the targets of masked training per sentence), so one pass suffices where the masked recipes take three:
 #: the balanced base 1 epoch at 1e-3 (4,369 steps, about 4 min)
-CLM_BASE_CONFIG = MLMTrainingConfig(
-    epochs=1, vocab_size=8000, learning_rate=1e-3, warmup_steps=500, dropout=0.0, seed=0, **SPEED
-)
+CLM_BASE_CONFIG = MLMTrainingConfig(epochs=1, learning_rate=1e-3, warmup_steps=500, **RECIPE_COMMON, **SPEED)
 #: continued training of the causal base on natural English text: as EN_CONFIG, but half a pass (2,200 of the
 #: 4,369 steps of an epoch: a seeded random half of the sentences, about 2 min) to keep within the budget; the base
 #: has already seen every sentence once (gender-balanced), so this only needs to move the gender statistics
 CLM_EN_CONFIG = MLMTrainingConfig(
     epochs=1,
     max_steps=2_200,
-    vocab_size=8000,
     learning_rate=5e-4,
     warmup_steps=100,
-    dropout=0.0,
-    seed=0,
+    **RECIPE_COMMON,
     **SPEED,
 )
 #: the Spanish causal twin of es-mlm, from scratch on the bundled Europarl sample with es-mlm's tokenizer: six passes
 #: at 1e-3 (2,400 steps, about 2 min; es-mlm takes twelve masked passes, and a causal pass has ~6x the targets)
-CLM_ES_CONFIG = MLMTrainingConfig(
-    epochs=6, vocab_size=8000, learning_rate=1e-3, warmup_steps=300, dropout=0.0, seed=0, **SPEED
-)
+CLM_ES_CONFIG = MLMTrainingConfig(epochs=6, learning_rate=1e-3, warmup_steps=300, **RECIPE_COMMON, **SPEED)
 #: continued training of the causal base on a planted control corpus: two passes at 1e-3 (1,800 steps, about
 #: 100 s each).  Measured with the float32 recipe: one pass planted the pronoun-after-profession link (the log-likelihood and next-word readings found
 #: s = 0.8), but hardly the reverse one, the profession after the pronoun, which is all the "shared" reading of
@@ -165,7 +154,7 @@ CLM_ES_CONFIG = MLMTrainingConfig(
 #: Three passes did not help: 51.7 % (p = 0.38), KS p = 0.040 (PPL 96.1); the shared reading's response is fragile
 #: (two passes with training seed 1: 52.8 %, p = 0.15).  In bfloat16 (bundled): 56.4 % (p = 0.001), KS p = 0.018
 CLM_CONTROL_CONFIG = MLMTrainingConfig(
-    epochs=2, vocab_size=8000, learning_rate=1e-3, warmup_steps=100, dropout=0.0, seed=0, **SPEED
+    epochs=2, learning_rate=1e-3, warmup_steps=100, **RECIPE_COMMON, **SPEED
 )
 W2V_PARAMS: dict[str, Any] = {
     "vector_size": 100,

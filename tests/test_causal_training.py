@@ -11,7 +11,7 @@ import pytest
 import torch
 
 # the toy Spanish text, tiny configuration and weight comparison of the masked-LM training tests
-from test_training import HELD_OUT, TRAIN, _equal, make_sentences, tiny_config
+from test_training import HELD_OUT, TRAIN, Crash, _equal, crash_at, make_sentences, tiny_config
 
 from biaskit.training import (
     _as_causal_tokenizer,
@@ -124,16 +124,9 @@ def test_resume_after_crash_is_bit_identical(baseline, tokenizer, tmp_path):
     out, _ = baseline
     crash_dir = tmp_path / "crash"
 
-    class Crash(RuntimeError):
-        pass
-
-    def crash_at_25(step, loss):
-        if step == 25:
-            raise Crash
-
     with pytest.raises(Crash):
         train_causal_lm(
-            TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at_25
+            TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at(25)
         )
     state = torch.load(crash_dir / "checkpoint" / "state.pt", weights_only=False)
     assert state["step"] == 20 and state["config"]["objective"] == "causal"
@@ -227,15 +220,8 @@ def test_bfloat16_length_grouped_causal_training_is_deterministic_and_resumes(ba
     text = TRAIN + [s.split(" en ")[0] + " ." for s in TRAIN[:80]]  # two lengths of sentence: grouping acts
     res = train_causal_lm(text, tmp_path / "a", cfg, tokenizer=tokenizer, held_out=HELD_OUT, progress=False)
 
-    class Crash(RuntimeError):
-        pass
-
-    def crash_at_25(step, loss):
-        if step == 25:
-            raise Crash
-
     with pytest.raises(Crash):
-        train_causal_lm(text, tmp_path / "c", cfg, tokenizer=tokenizer, progress=False, callback=crash_at_25)
+        train_causal_lm(text, tmp_path / "c", cfg, tokenizer=tokenizer, progress=False, callback=crash_at(25))
     resumed = train_causal_lm(text, tmp_path / "c", cfg, progress=False)
     assert resumed.resumed_from_step == 20 and _equal(_state(tmp_path / "a"), _state(tmp_path / "c"))
     assert not _equal(_state(tmp_path / "a"), _state(out))

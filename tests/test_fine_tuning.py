@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 import torch
 
+# the crash-mid-run callback of the training tests
+from test_training import Crash, crash_at
+
 from biaskit import training
 from biaskit.fine_tuning import (
     BARTL,
@@ -238,16 +241,9 @@ def test_resume_after_crash_is_bit_identical(base, tmp_path):
     cfg = quick(checkpoint_every=10)  # 3 x 12 = 36 steps
     full = fine_tune(base, TRAIN, config=cfg, output_dir=tmp_path / "full", progress=False)
 
-    class Crash(RuntimeError):
-        pass
-
-    def crash_at_25(step, loss):
-        if step == 25:
-            raise Crash
-
     with pytest.raises(Crash):
         fine_tune(
-            base, TRAIN, config=cfg, output_dir=tmp_path / "crash", progress=False, callback=crash_at_25
+            base, TRAIN, config=cfg, output_dir=tmp_path / "crash", progress=False, callback=crash_at(25)
         )
     assert torch.load(tmp_path / "crash" / "checkpoint" / "state.pt", weights_only=False)["step"] == 20
     assert not (tmp_path / "crash" / "model.safetensors").exists()
@@ -266,12 +262,8 @@ def test_find_fine_tuned_loads_only_a_finished_run(base, tmp_path):
     assert find_fine_tuned(base, TRAIN, config=cfg, output_dir=folder) is None  # nothing there yet
     assert not folder.exists()  # and nothing was written
 
-    def crash_at_25(step, loss):
-        if step == 25:
-            raise RuntimeError("crash")
-
-    with pytest.raises(RuntimeError):
-        fine_tune(base, TRAIN, config=cfg, output_dir=folder, progress=False, callback=crash_at_25)
+    with pytest.raises(Crash):
+        fine_tune(base, TRAIN, config=cfg, output_dir=folder, progress=False, callback=crash_at(25))
     assert find_fine_tuned(base, TRAIN, config=cfg, output_dir=folder) is None  # checkpoint at 20 of 36
     tuned = fine_tune(base, TRAIN, config=cfg, output_dir=folder, progress=False)
     stamps = {f: f.stat().st_mtime_ns for f in folder.iterdir() if f.is_file()}

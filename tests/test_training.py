@@ -50,6 +50,20 @@ TRAIN = make_sentences(200, 1)
 HELD_OUT = make_sentences(20, 2)
 
 
+class Crash(RuntimeError):
+    """Raised by :func:`crash_at`: a training run that dies mid-way."""
+
+
+def crash_at(step: int):
+    """A training ``callback(step, loss)`` that raises :class:`Crash` at ``step`` (tests of resuming)."""
+
+    def callback(current: int, loss: float) -> None:
+        if current == step:
+            raise Crash
+
+    return callback
+
+
 def tiny_config(**kw) -> MLMTrainingConfig:
     base = dict(
         hidden_size=32,
@@ -278,16 +292,9 @@ def test_resume_after_crash_is_bit_identical(baseline, tokenizer, tmp_path):
     out, _ = baseline
     crash_dir = tmp_path / "crash"
 
-    class Crash(RuntimeError):
-        pass
-
-    def crash_at_25(step, loss):
-        if step == 25:
-            raise Crash
-
     with pytest.raises(Crash):
         train_masked_lm(
-            TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at_25
+            TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at(25)
         )
     state = torch.load(crash_dir / "checkpoint" / "state.pt", weights_only=False)
     assert state["step"] == 20  # the last checkpoint before the crash
@@ -499,15 +506,8 @@ def test_bfloat16_length_grouped_training_is_deterministic_resumes_and_learns(ba
     train_masked_lm(text, tmp_path / "b", cfg, tokenizer=tokenizer, progress=False)
     assert _equal(_state(tmp_path / "a"), _state(tmp_path / "b"))
 
-    class Crash(RuntimeError):
-        pass
-
-    def crash_at_25(step, loss):
-        if step == 25:
-            raise Crash
-
     with pytest.raises(Crash):
-        train_masked_lm(text, tmp_path / "c", cfg, tokenizer=tokenizer, progress=False, callback=crash_at_25)
+        train_masked_lm(text, tmp_path / "c", cfg, tokenizer=tokenizer, progress=False, callback=crash_at(25))
     resumed = train_masked_lm(text, tmp_path / "c", cfg, progress=False)
     assert resumed.resumed_from_step == 20 and _equal(_state(tmp_path / "a"), _state(tmp_path / "c"))
 
