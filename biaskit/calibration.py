@@ -232,10 +232,47 @@ def _fill(template: str, target: str, gender: str) -> str:
     return out
 
 
+#: the two places of the gendered word in a pair template (:func:`pair_template_order`)
+PRONOUN_FIRST = "pronoun first"
+PROFESSION_FIRST = "profession first"
+_GENDER_SLOTS = ("{p}", "{P}", "{pos}", "{obj}", "{rel}")
+
+
+def pair_template_order(templates: Sequence[str] = PAIR_TEMPLATES) -> tuple[str, ...]:
+    """Whether each template puts its first gendered word before the profession (:data:`PRONOUN_FIRST`) or after it.
+
+    A causal model's ``shared`` reading of a pair (the log-likelihood of the words the two sentences share
+    *after* the gendered word; :func:`biaskit.lm.score_pairs` with ``"shared"``) sees the profession only
+    when it follows that word: in *"The nurse said that she would be late"* it scores *would be late*.
+    :func:`effects_by_item_group` splits a metric's pairs by this order.  Of :data:`PAIR_TEMPLATES`, the
+    first twelve name the profession first and the last four the pronoun.
+    """
+    out = []
+    for tpl in templates:
+        t = tpl.find("{t}")
+        g = [i for slot in _GENDER_SLOTS if (i := tpl.find(slot)) >= 0]
+        if t < 0 or not g:
+            raise ValueError(
+                f"a pair template needs a profession slot {{t}} and a gendered slot; got {tpl!r}"
+            )
+        out.append(PRONOUN_FIRST if min(g) < t else PROFESSION_FIRST)
+    return tuple(out)
+
+
 def control_pairs(targets: Sequence[str], templates: Sequence[str] = PAIR_TEMPLATES) -> pd.DataFrame:
-    """Sentence pairs differing only in gendered words: ``target, template, male, female``."""
+    """Sentence pairs differing only in gendered words: ``target, template, order, male, female``.
+
+    ``order`` is the template's :func:`pair_template_order` (the gendered word before or after the profession).
+    """
+    order = pair_template_order(templates)
     rows = [
-        {"target": t, "template": j, "male": _fill(tpl, t, "male"), "female": _fill(tpl, t, "female")}
+        {
+            "target": t,
+            "template": j,
+            "order": order[j],
+            "male": _fill(tpl, t, "male"),
+            "female": _fill(tpl, t, "female"),
+        }
         for t in targets
         for j, tpl in enumerate(templates)
     ]
@@ -937,6 +974,61 @@ def grows_within_noise(trend: pd.DataFrame) -> bool:
         return False
     whole = trend[(trend["from_s"] == trend["from_s"].min()) & (trend["to_s"] == trend["to_s"].max())]
     return bool(whole["rises"].all() and not trend["falls"].any())
+
+
+def effects_by_item_group(
+    values: Mapping[float, MetricValues],
+    directions: Mapping[str, str],
+    groups: Sequence[str] | np.ndarray,
+    *,
+    n_permutations: int = 2000,
+    n_boot: int = 2000,
+) -> pd.DataFrame:
+    """One metric on each group of its items separately: effect and tests at every skew, and growth with s.
+
+    Where can a measure see the plan?  ``values`` maps each skew to the metric's values on the *same*
+    items (as for :func:`effect_trend`), and ``groups[i]`` names the group of item ``i``, e.g. the
+    ``order`` column of :func:`control_pairs` (:func:`pair_template_order`).  Each group is measured
+    on its own with :func:`evaluate` (the metric's own test and the label-permutation test) and
+    :func:`effect_trend` / :func:`grows_within_noise` (``grows``; ``None`` for a score that points to
+    no gender).  A measure that responds to the plan only in some groups is diluted by the others
+    when all its items are pooled.
+
+    Returns one row per group and skew: ``metric, group, planted, n, effect, p_value, p_label,
+    toward_planted, grows``, groups in order of first appearance.
+    """
+    skews = sorted(values)
+    if not skews:
+        raise ValueError("effects_by_item_group needs the values at one skew at least")
+    first = values[skews[0]]
+    g = np.asarray(groups, dtype=object)
+    if g.shape != first.target.shape:
+        raise ValueError(f"{first.metric}: {g.size} group labels for {first.target.size} items")
+    rows = []
+    for name in dict.fromkeys(g.tolist()):
+        idx = np.flatnonzero(g == name)
+        sub = {s: values[s].subset(idx) for s in skews}
+        grows = (
+            grows_within_noise(effect_trend(sub, directions, n_boot=n_boot))
+            if first.directional and len(skews) > 1
+            else None
+        )
+        for s in skews:
+            ev = evaluate(sub[s], directions, n_permutations=n_permutations)
+            rows.append(
+                {
+                    "metric": first.metric,
+                    "group": name,
+                    "planted": float(s),
+                    "n": ev.n,
+                    "effect": ev.effect,
+                    "p_value": ev.p_value,
+                    "p_label": ev.p_label,
+                    "toward_planted": ev.toward_planted,
+                    "grows": grows,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------------------------

@@ -264,6 +264,41 @@ def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_t
     assert got[0.8].toward_planted and got[0.8].p_label < 0.01 and got[0.8].p_value < 0.01
 
 
+def test_bundled_causal_controls(plan, one_torch_thread):
+    """The causal twins of the controls (issue 13).  At s = 0.8 the log-likelihood, next-word and sentence-pair
+    readings find the plan with their own test and the label test (p < 0.01); the thesis's KS test on the
+    log-likelihoods finds it with the label test but only at p = 0.018 with its own; the ``shared`` reading
+    finds it (56.4 % of 640 pairs, p = 0.001) but does not grow with s.  Split by template order, the shared
+    reading grows steadily on the 160 pronoun-first pairs (50.0, 51.2, 52.5, 59.4, 66.2 %) and not on the 480
+    profession-first pairs, whose words after the pronoun never include the profession.  At s = 0.5 no
+    reading finds anything with the label test."""
+    from biaskit import trained_models as tm
+
+    want = ["causal_ll", "causal_shared", "causal_next_word", "causal_sld", "causal_ks"]
+    values = {
+        s: cal.causal_language_model_values(
+            tm.load_trained_clm(tm.causal_control_name(s), device="cpu"), list(plan), metrics=want
+        )
+        for s in tm.CONTROL_SKEWS
+    }
+    for m in want:
+        null, at08 = cal.evaluate(values[0.5][m], plan), cal.evaluate(values[0.8][m], plan)
+        assert null.p_label > 0.05, m
+        assert at08.toward_planted and at08.p_label < 0.01, m
+        assert m == "causal_ks" or at08.p_value < 0.01, m
+    ks = cal.evaluate(values[0.8]["causal_ks"], plan)
+    assert ks.effect == pytest.approx(0.0859, abs=0.001) and ks.p_value == pytest.approx(0.018, abs=0.002)
+    shared = {s: v["causal_shared"] for s, v in values.items()}
+    assert cal.evaluate(shared[0.8], plan).effect == pytest.approx(56.4, abs=0.1)
+    assert not cal.grows_within_noise(cal.effect_trend(shared, plan))
+    groups = cal.control_pairs(list(plan))["order"].to_numpy(object)
+    tab = cal.effects_by_item_group(shared, plan, groups, n_permutations=500, n_boot=500).set_index("group")
+    first = tab.loc[cal.PRONOUN_FIRST]
+    assert first["n"].eq(160).all() and first["grows"].all()
+    assert list(first["effect"]) == pytest.approx([50.0, 51.2, 52.5, 59.4, 66.2], abs=0.1)
+    assert not tab.loc[cal.PROFESSION_FIRST, "grows"].any()
+
+
 def test_monotone_allows_only_a_share_that_stays_at_100():
     assert cal._monotone([50.0, 60.0, 80.0, 100.0, 100.0], 100.0)
     assert not cal._monotone([50.0, 60.0, 60.0, 70.0, 80.0], 100.0)  # a tie below the ceiling
@@ -401,3 +436,41 @@ def test_finds_planted_counts_an_underflowed_p_value_of_zero():
     assert not cal.finds_planted(row.assign(toward_planted=False), "p_value")  # the wrong direction
     assert not cal.finds_planted(row.assign(p_value=0.01), "p_value")  # the bar is strict
     assert not cal.finds_planted(row.iloc[:0], "p_value")
+
+
+def test_pair_template_order_names_where_the_gendered_word_stands():
+    order = cal.pair_template_order()
+    assert order == (cal.PROFESSION_FIRST,) * 12 + (cal.PRONOUN_FIRST,) * 4
+    assert cal.pair_template_order(cal.SLD_TEMPLATES) == (
+        cal.PRONOUN_FIRST, cal.PRONOUN_FIRST, cal.PRONOUN_FIRST, cal.PROFESSION_FIRST,
+    )  # fmt: skip
+    pairs = cal.control_pairs(["nurse", "pilot"])
+    assert list(pairs["order"]) == list(order) * 2
+    with pytest.raises(ValueError, match="gendered slot"):
+        cal.pair_template_order(["The {t} is here."])
+
+
+def test_effects_by_item_group_measures_each_group_on_its_own():
+    # items 0-5 of each profession carry a growing plan, items 6-11 nothing: pooled, the plan is diluted
+    skews, planted = [0.5, 0.7, 0.9], [0.0, 0.4, 0.8]
+    groups = np.tile(np.array(["sees"] * 6 + ["blind"] * 6, dtype=object), len(TARGETS))
+    values = {}
+    for k, (s, e) in enumerate(zip(skews, planted, strict=True)):
+        mv = _items(e, kind="sign", seed=50 + k)
+        d = cal._signs(DIRS, mv.target)
+        blind = groups == "blind"
+        mv.value[blind] = np.random.default_rng(60 + k).normal(0, 1, blind.sum())  # no plan at all
+        mv.value[~blind] = d[~blind] * e + np.random.default_rng(70 + k).normal(0, 1, (~blind).sum())
+        values[s] = mv
+    tab = cal.effects_by_item_group(values, DIRS, groups, n_permutations=500, n_boot=500)
+    assert list(dict.fromkeys(tab["group"])) == ["sees", "blind"] and len(tab) == 6
+    for r in tab.itertuples():
+        idx = np.flatnonzero(groups == r.group)
+        want = cal.evaluate(values[r.planted].subset(idx), DIRS, n_permutations=500)
+        assert (r.n, r.effect, r.p_value, r.p_label) == (240, want.effect, want.p_value, want.p_label)
+    sees, blind = tab[tab["group"] == "sees"], tab[tab["group"] == "blind"]
+    assert sees["grows"].all() and not blind["grows"].any()
+    se = 100 * np.sqrt(0.25 / 240)  # of a share of 240 items under no plan
+    assert sees["effect"].iloc[-1] > 50 + 6 * se and (abs(blind["effect"] - 50) < 3 * se).all()
+    with pytest.raises(ValueError, match="group labels"):
+        cal.effects_by_item_group(values, DIRS, groups[:-1])
