@@ -45,6 +45,9 @@ profession of several units can break, and the false-positive rate shows whether
 Every metric also gets the **label-permutation test** (:func:`label_permutation_pvalue`), valid
 whatever the units share; it is the only test of the KL score, whose study computes it without
 one (there it asks whether the planted labelling's score is unusual, not which way it points).
+:func:`effect_trend` asks whether an effect grows with ``s`` beyond noise, and
+:func:`effects_by_item_group` where a measure can see the plan at all (e.g. the causal ``shared``
+reading, which sees a profession only in the pairs that name it after the pronoun).
 """
 
 from __future__ import annotations
