@@ -866,6 +866,93 @@ def sample_size_for_power(curve: pd.DataFrame, power: float = 0.8, *, column: st
     return int(ok.min()) if len(ok) else None
 
 
+def extrapolated_sample_size(
+    mv: MetricValues, directions: Mapping[str, str], *, alpha: float = 0.05, power: float = 0.8
+) -> float | None:
+    r"""Units the metric's own test needs for ``power`` at ``alpha``, extrapolated from the effect on all units.
+
+    Where :func:`power_curve` runs out of items ("more than the 640 pairs available"), a standard
+    sample-size calculation says how many *more* items like these it would take, assuming independent
+    units, as the tests themselves do (:func:`false_positive_rate` shows where that fails).  Two-sided
+    power; the answer is the smallest integer ``n`` that reaches ``power`` (Cohen 1988, *Statistical
+    Power Analysis for the Behavioral Sciences*, ch. 2 and 6):
+
+    * ``sign`` (share of non-tied units toward the plan, :math:`\hat p`): one-sample proportion test,
+      Cohen's :math:`h = 2\arcsin\sqrt{\hat p} - 2\arcsin\sqrt{0.5}`, power
+      :math:`\Phi(h\sqrt n - z_{1-\alpha/2}) + \Phi(-h\sqrt n - z_{1-\alpha/2})` (statsmodels'
+      ``NormalIndPower`` with ``ratio=0``): the number of non-tied units;
+    * ``mean`` (oriented values :math:`a`): one-sample t test, :math:`d = \bar a / s_a`, noncentral t with
+      :math:`n - 1` degrees of freedom and noncentrality :math:`d\sqrt n` (scipy; statsmodels'
+      ``TTestPower`` returns NaN for 1 degree of freedom and a large noncentrality);
+    * ``groups``: two-sample t test of the planted-male and planted-female units (the permutation test's
+      large-sample equivalent), Cohen's :math:`d` with the pooled within-group SD, noncentral t with
+      :math:`2m - 2` degrees of freedom and noncentrality :math:`d\sqrt{m/2}` for :math:`m` units per
+      group: the number of professions, both groups together, at least 4 (a profession brings all its
+      units, e.g. SEAT's five sentences, which its test counts as independent).
+
+    Returns ``math.inf`` when the effect does not point to the plan (no number of such units would find it)
+    or would need more than a billion of them, and ``None`` for the kinds without a closed form (``ks``,
+    ``kl``, ``agreement``).
+    """
+    import math
+
+    from scipy import stats
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError(f"alpha and power must be in (0, 1); got {alpha}, {power}")
+
+    def t_power(df: int, ncp: float) -> float:
+        crit = stats.t.ppf(1 - alpha / 2, df)
+        wrong_side = stats.nct.cdf(-crit, df, ncp)  # underflows to NaN for a large ncp, where it is 0
+        return float(stats.nct.sf(crit, df, ncp) + (wrong_side if np.isfinite(wrong_side) else 0.0))
+
+    a = _signs(directions, mv.target) * mv.value
+    if mv.kind == "sign":
+        non_tie = a[a != 0]
+        share = float((non_tie > 0).mean()) if non_tie.size else 0.5
+        if share <= 0.5:
+            return math.inf
+        h = float(proportion_effectsize(share, 0.5))
+        return float(_smallest_n(lambda n: NormalIndPower().power(h, n, alpha, ratio=0), power, start=1))
+    if mv.kind == "mean":
+        if a.size < 2 or a.mean() <= 0:
+            return math.inf
+        d = float(a.mean() / a.std(ddof=1))
+        return float(_smallest_n(lambda n: t_power(n - 1, d * np.sqrt(n)), power))
+    if mv.kind == "groups":
+        sign = _signs(directions, mv.target)
+        s_m, s_f = mv.value[sign > 0], mv.value[sign < 0]
+        if s_m.size < 2 or s_f.size < 2 or s_m.mean() <= s_f.mean():
+            return math.inf
+        pooled = np.sqrt(
+            ((s_m.size - 1) * s_m.var(ddof=1) + (s_f.size - 1) * s_f.var(ddof=1)) / (s_m.size + s_f.size - 2)
+        )
+        d = float((s_m.mean() - s_f.mean()) / pooled)
+        m = _smallest_n(lambda n: t_power(2 * n - 2, d * np.sqrt(n / 2)), power)  # units per group
+        per_profession = mv.target.size / np.unique(mv.target).size  # SEAT: several sentences per profession
+        return float(max(4, math.ceil(2 * m / per_profession))) if math.isfinite(m) else math.inf
+    return None
+
+
+def _smallest_n(power_at: Any, target: float, *, start: int = 2, limit: int = 10**9) -> float:
+    """The smallest integer ``n >= start`` with ``power_at(n) >= target`` (power grows with n), ``math.inf``
+    beyond ``limit``: doubling, then bisection, where a root finder (statsmodels' ``solve_power``) fails to
+    converge for very large effects."""
+    if power_at(start) >= target:
+        return start
+    lo, hi = start, 2 * start
+    while power_at(hi) < target:
+        lo, hi = hi, 2 * hi
+        if hi > limit:
+            return float("inf")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if power_at(mid) < target else (lo, mid)
+    return hi
+
+
 def false_positive_rate(
     mv: MetricValues,
     targets: Sequence[str],
@@ -1055,7 +1142,7 @@ class CalibrationResult:
 
     ``effects``: one row per metric and skew (``metric, label, family, planted, effect, no_effect,
     p_value, toward_planted, n``).  ``power``: power curves at ``power_s``.  ``summary``: one row
-    per metric (``n_for_80_power``, ``fpr``, ``fpr_se``, ``monotone`` (every step up),
+    per metric (``n_for_80_power``, ``n_for_80_power_extrapolated`` (:func:`extrapolated_sample_size`), ``fpr``, ``fpr_se``, ``monotone`` (every step up),
     ``monotone_within_noise`` (:func:`grows_within_noise`), ``found_at_0_8``).  ``trend``: the
     steps of each directional metric's effect between skews, with bootstrap intervals
     (:func:`effect_trend`).
@@ -1102,6 +1189,11 @@ class CalibrationResult:
                     "n_for_80_percent_label_permutation": None
                     if pd.isna(row["n_for_80_power_label"])
                     else int(row["n_for_80_power_label"]),
+                    # own test, normal approximation (extrapolated_sample_size); null: never or no closed form
+                    "n_for_80_percent_extrapolated": None
+                    if pd.isna(row["n_for_80_power_extrapolated"])
+                    or np.isinf(row["n_for_80_power_extrapolated"])
+                    else int(row["n_for_80_power_extrapolated"]),
                     "unit": None if curve.empty else curve["unit"].iloc[0],
                 },
                 "false_positive_rate": None if pd.isna(row["fpr"]) else float(row["fpr"]),
@@ -1246,6 +1338,9 @@ def run_calibration(
                 "n_for_80_power": sample_size_for_power(curve) if not curve.empty else None,
                 "n_for_80_power_label": sample_size_for_power(curve, column="power_label")
                 if not curve.empty
+                else None,
+                "n_for_80_power_extrapolated": extrapolated_sample_size(mv_p, directions, alpha=alpha)
+                if mv_p is not None and mv_p.directional
                 else None,
                 "fpr": None if fpr is None else fpr["fpr"],
                 "fpr_label": None if fpr is None else fpr["fpr_label"],

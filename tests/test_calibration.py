@@ -474,3 +474,53 @@ def test_effects_by_item_group_measures_each_group_on_its_own():
     assert sees["effect"].iloc[-1] > 50 + 6 * se and (abs(blind["effect"] - 50) < 3 * se).all()
     with pytest.raises(ValueError, match="group labels"):
         cal.effects_by_item_group(values, DIRS, groups[:-1])
+
+
+@pytest.mark.parametrize(("kind", "effect", "per_target"), [("mean", 0.15, 60), ("sign", 0.15, 100)])
+def test_extrapolated_sample_size_gives_the_power_that_resampling_measures(kind, effect, per_target):
+    # a pool far larger than the answer, so that subsets of that size are nearly independent draws
+    mv = _items(effect, per_target=per_target, kind=kind, seed=80)
+    n = cal.extrapolated_sample_size(mv, DIRS, alpha=0.05, power=0.8)
+    a = cal._signs(DIRS, mv.target) * mv.value
+    if (
+        kind == "mean"
+    ):  # independent check: the normal-approximation formula (z_a/2 + z_b)^2 / d^2, plus ~2 for t
+        d = a.mean() / a.std(ddof=1)
+        assert n == pytest.approx((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 / d**2, abs=3)
+    else:  # (z_a/2 sqrt(p0 q0) + z_b sqrt(p1 q1))^2 / (p1 - p0)^2, the textbook one-sample proportion size
+        p1 = (a > 0).mean()
+        want = (
+            (stats.norm.ppf(0.975) * 0.5 + stats.norm.ppf(0.8) * np.sqrt(p1 * (1 - p1))) / (p1 - 0.5)
+        ) ** 2
+        assert n == pytest.approx(want, rel=0.03)
+    assert 150 < n < 0.25 * mv.value.size
+    curve = cal.power_curve(mv, DIRS, [int(n)], alpha=0.05, n_resamples=400, n_permutations=20)
+    assert curve["power"].item() == pytest.approx(0.8, abs=0.06)
+
+
+def test_extrapolated_sample_size_says_never_and_not_available():
+    import math
+
+    assert (
+        cal.extrapolated_sample_size(_items(-0.2, kind="sign"), DIRS) == math.inf
+    )  # points away from the plan
+    assert cal.extrapolated_sample_size(_items(-0.2, kind="mean"), DIRS) == math.inf
+    assert cal.extrapolated_sample_size(_ks_items(0.3, 1), DIRS) is None  # KS: no closed form
+    # groups: one value per profession, a two-sample t test of the 20 + 20 profession values
+    rng = np.random.default_rng(5)
+    val = np.array([(0.8 if DIRS[t] == "male" else 0.0) + rng.normal() for t in TARGETS])
+    mv = cal.MetricValues("g", "groups", np.array(TARGETS, object), val, unit="profession")
+    n = cal.extrapolated_sample_size(mv, DIRS)
+    s_m, s_f = val[[DIRS[t] == "male" for t in TARGETS]], val[[DIRS[t] == "female" for t in TARGETS]]
+    d = (s_m.mean() - s_f.mean()) / np.sqrt((s_m.var(ddof=1) + s_f.var(ddof=1)) / 2)
+    assert n == pytest.approx(2 * 2 * (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 / d**2, abs=4)
+
+
+def test_extrapolated_sample_size_of_an_overwhelming_effect_is_the_smallest_test():
+    val = np.array([(10.0 if DIRS[t] == "male" else 0.0) + 0.01 * i for i, t in enumerate(TARGETS)])
+    mv = cal.MetricValues("g", "groups", np.array(TARGETS, object), val, unit="profession")
+    assert cal.extrapolated_sample_size(mv, DIRS) == 4  # two professions per planted gender
+    # two items already give a t test (1 degree of freedom) over 80 % power when d is about 20: resampling agrees
+    mv = _items(20.0, kind="mean")
+    assert cal.extrapolated_sample_size(mv, DIRS) == 2
+    assert cal.power_curve(mv, DIRS, [2], n_resamples=400, n_permutations=20)["power"].item() > 0.9
