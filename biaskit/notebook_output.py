@@ -31,7 +31,7 @@ import os
 import platform
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -40,6 +40,7 @@ from biaskit.results import TestResult, format_p_value
 
 __all__ = [
     "NotebookNoteHandler",
+    "ReaderTable",
     "describe_folder",
     "figure_alt_text",
     "format_table",
@@ -302,6 +303,35 @@ def setup_notebook_logging(level: int = logging.WARNING) -> logging.Handler:
     return handler
 
 
+class ReaderTable(pd.DataFrame):
+    """What :func:`format_table` returns: a DataFrame of display text that a notebook shows as a reader should see it.
+
+    Its HTML (what JupyterLab and the HTML report show) keeps every cell whole, where pandas would cut
+    text at ``display.max_colwidth`` (50 characters: *"more than the 640 pairs available (0% with all..."*),
+    and leaves out the row numbers 0, 1, 2 ... of a table made with ``index=False``.  Rows are still cut
+    at ``display.max_rows`` as pandas does.  In every other respect it is a DataFrame.
+    """
+
+    _metadata: ClassVar[list[str]] = ["show_index"]
+
+    def __init__(self, *args: Any, show_index: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.show_index = show_index
+
+    @property
+    def _constructor(self) -> type[ReaderTable]:
+        return ReaderTable
+
+    def _repr_html_(self) -> str:
+        with pd.option_context("display.max_colwidth", None):
+            return self.to_html(
+                index=getattr(self, "show_index", True),
+                max_rows=pd.get_option("display.max_rows"),
+                show_dimensions=len(self) > pd.get_option("display.max_rows"),
+                notebook=True,
+            )
+
+
 def format_table(
     df: pd.DataFrame,
     *,
@@ -309,13 +339,15 @@ def format_table(
     digits: int | Mapping[str, int] = 3,
     missing: str = "—",
     index: bool = True,
-) -> pd.DataFrame:
+) -> ReaderTable:
     """A copy of ``df`` with every cell as display text: for tables a reader sees, not for computing.
 
     ``p_columns`` are shown with :func:`biaskit.results.format_p_value` (``"< 0.001"``); other
     floats with ``digits`` decimals (an int, or ``{column: digits}``; thousands separated);
     integers as integers; missing values (NaN / None) as ``missing``.  Say in the prose or in a
     note column *why* a value is missing: this function only prints the placeholder.
+    The result is a :class:`ReaderTable`: shown with every cell whole and, with ``index=False``,
+    without row numbers.
     """
     p_cols = set(p_columns)
     unknown = p_cols - set(df.columns)
@@ -336,12 +368,14 @@ def format_table(
             return f"{float(v):,.{d}f}"
         return str(v)
 
-    out = pd.DataFrame(
+    out = ReaderTable(
         {c: [fmt(str(c), v) for v in df[c].tolist()] for c in df.columns},
         index=df.index if index else None,
+        show_index=index,
     )
     if not index:
         out = out.reset_index(drop=True)
+        out.show_index = False
     return out
 
 

@@ -201,6 +201,21 @@ def test_format_table_defaults_keeps_the_index_and_separates_thousands():
     assert format_table(pd.DataFrame({"x": [None]}), missing="n/a")["x"].tolist() == ["n/a"]
 
 
+def test_format_table_is_shown_whole_and_without_row_numbers():
+    note = "more than the 640 pairs available (0% with all; about 4,099 by extrapolation)"  # 78 characters
+    df = pd.DataFrame({"measure": ["AUL", "cp"], "needed": [note, "40 pairs"]})
+    out = format_table(df, index=False)
+    html_text = out._repr_html_()  # what JupyterLab and the HTML report show
+    assert note in html_text and "..." not in html_text  # pandas alone cuts cells at 50 characters
+    assert "<th>0</th>" not in html_text and "<th>1</th>" not in html_text  # no row numbers
+    assert "..." in pd.DataFrame(df)._repr_html_()  # (the default it replaces)
+    assert list(out.index) == [0, 1] and out.iloc[:1].show_index is False  # a DataFrame all the same
+    labelled = format_table(pd.DataFrame({"value": [1.0]}, index=["sentences"]))
+    assert "<th>sentences</th>" in labelled._repr_html_()  # a meaningful index stays
+    long = format_table(pd.DataFrame({"i": range(500)}), index=False)._repr_html_()
+    assert long.count("<tr>") < 100 and "500 rows" in long  # rows are still cut as pandas cuts them
+
+
 def test_format_table_rejects_unknown_p_columns():
     with pytest.raises(KeyError, match="p_columns not in the table"):
         format_table(pd.DataFrame({"p_value": [0.5]}), p_columns=["p"])
