@@ -228,17 +228,16 @@ _FORMS = {
 
 
 def _fill(template: str, target: str, gender: str) -> str:
-    f = _FORMS[gender]
     out = template.replace("{t}", target)
-    for k in ("pos", "obj", "rel", "p", "P"):
-        out = out.replace("{" + k + "}", f[k])
+    for k, word in _FORMS[gender].items():  # braced slots: "{p}" never matches inside "{pos}"
+        out = out.replace("{" + k + "}", word)
     return out
 
 
 #: the two places of the gendered word in a pair template (:func:`pair_template_order`)
 PRONOUN_FIRST = "pronoun first"
 PROFESSION_FIRST = "profession first"
-_GENDER_SLOTS = ("{p}", "{P}", "{pos}", "{obj}", "{rel}")
+_GENDER_SLOTS = tuple("{" + k + "}" for k in _FORMS["male"])  # the slots _fill fills with a gendered word
 
 
 def pair_template_order(templates: Sequence[str] = PAIR_TEMPLATES) -> tuple[str, ...]:
@@ -1142,8 +1141,9 @@ class CalibrationResult:
 
     ``effects``: one row per metric and skew (``metric, label, family, planted, effect, no_effect,
     p_value, toward_planted, n``).  ``power``: power curves at ``power_s``.  ``summary``: one row
-    per metric (``n_for_80_power``, ``n_for_80_power_extrapolated`` (:func:`extrapolated_sample_size`), ``fpr``, ``fpr_se``, ``monotone`` (every step up),
-    ``monotone_within_noise`` (:func:`grows_within_noise`), ``found_at_0_8``).  ``trend``: the
+    per metric (``n_for_80_power``, ``n_for_80_power_extrapolated`` (:func:`extrapolated_sample_size`),
+    ``fpr``, ``fpr_se``, ``monotone`` (every step up), ``monotone_within_noise``
+    (:func:`grows_within_noise`), ``found_at_0_8``).  ``trend``: the
     steps of each directional metric's effect between skews, with bootstrap intervals
     (:func:`effect_trend`).
     """

@@ -374,8 +374,7 @@ def format_table(
         show_index=index,
     )
     if not index:
-        out = out.reset_index(drop=True)
-        out.show_index = False
+        out = out.reset_index(drop=True)  # keeps show_index (pandas copies _metadata)
     return out
 
 

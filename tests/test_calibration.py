@@ -482,9 +482,8 @@ def test_extrapolated_sample_size_gives_the_power_that_resampling_measures(kind,
     mv = _items(effect, per_target=per_target, kind=kind, seed=80)
     n = cal.extrapolated_sample_size(mv, DIRS, alpha=0.05, power=0.8)
     a = cal._signs(DIRS, mv.target) * mv.value
-    if (
-        kind == "mean"
-    ):  # independent check: the normal-approximation formula (z_a/2 + z_b)^2 / d^2, plus ~2 for t
+    if kind == "mean":
+        # independent check: the normal-approximation formula (z_a/2 + z_b)^2 / d^2, plus ~2 for t
         d = a.mean() / a.std(ddof=1)
         assert n == pytest.approx((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 / d**2, abs=3)
     else:  # (z_a/2 sqrt(p0 q0) + z_b sqrt(p1 q1))^2 / (p1 - p0)^2, the textbook one-sample proportion size
@@ -501,9 +500,8 @@ def test_extrapolated_sample_size_gives_the_power_that_resampling_measures(kind,
 def test_extrapolated_sample_size_says_never_and_not_available():
     import math
 
-    assert (
-        cal.extrapolated_sample_size(_items(-0.2, kind="sign"), DIRS) == math.inf
-    )  # points away from the plan
+    # an effect that points away from the plan: no number of such items finds it
+    assert cal.extrapolated_sample_size(_items(-0.2, kind="sign"), DIRS) == math.inf
     assert cal.extrapolated_sample_size(_items(-0.2, kind="mean"), DIRS) == math.inf
     assert cal.extrapolated_sample_size(_ks_items(0.3, 1), DIRS) is None  # KS: no closed form
     # groups: one value per profession, a two-sample t test of the 20 + 20 profession values
