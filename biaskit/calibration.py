@@ -1145,7 +1145,9 @@ class CalibrationResult:
     ``fpr``, ``fpr_se``, ``monotone`` (every step up), ``monotone_within_noise``
     (:func:`grows_within_noise`), ``found_at_0_8``).  ``trend``: the
     steps of each directional metric's effect between skews, with bootstrap intervals
-    (:func:`effect_trend`).
+    (:func:`effect_trend`).  ``values``: the per-unit values behind the tables, metric -> skew ->
+    :class:`MetricValues`, for further analyses on the same units without scoring the models again
+    (e.g. :func:`effects_by_item_group`).
     """
 
     effects: pd.DataFrame
@@ -1156,6 +1158,7 @@ class CalibrationResult:
     n_resamples: int
     directions: dict[str, str]
     trend: pd.DataFrame = field(default_factory=pd.DataFrame)
+    values: dict[str, dict[float, MetricValues]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Per metric and skew: planted, effect, p-value, power and false-positive rate."""
@@ -1363,6 +1366,18 @@ def run_calibration(
     trend_table = pd.concat(
         [t for t in trends if not t.empty] or [pd.DataFrame(columns=trend_cols)], ignore_index=True
     )
+    by_metric: dict[str, dict[float, MetricValues]] = {}
+    for s, v in values.items():
+        for m, mv in v.items():
+            by_metric.setdefault(m, {})[s] = mv
     return CalibrationResult(
-        effects, power, pd.DataFrame(summary), alpha, power_s, n_resamples, dict(directions), trend_table
+        effects,
+        power,
+        pd.DataFrame(summary),
+        alpha,
+        power_s,
+        n_resamples,
+        dict(directions),
+        trend_table,
+        by_metric,
     )

@@ -205,6 +205,31 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
             assert ev.toward_planted and ev.p_value < 0.01 and ev.p_label < 0.01, m
 
 
+def test_run_calibration_tables_come_from_the_values_it_keeps(plan):
+    """run_calibration's effect rows are :func:`evaluate` of the values it returns (``result.values``), which an
+    analysis such as :func:`effects_by_item_group` reuses without scoring the models again."""
+    from biaskit import trained_models as tm
+    from biaskit.corpus import tokenize
+
+    skews = (0.5, 0.8)
+    vectors = {s: tm.load_trained_vectors("en-planted-w2v", s=s) for s in skews}
+    base = tm.control_base_corpus().train
+    corpora = {s: [tokenize(x) for x in tm.planted_corpus(s, base).sentences] for s in skews}
+    result = cal.run_calibration({}, vectors, corpora, plan, power_s=0.8, n_resamples=20)
+    assert set(result.values) == {"weat", "direct_bias", "pmi"}
+    assert all(set(by_s) == set(skews) for by_s in result.values.values())
+    fresh = cal.static_values(vectors[0.8], corpora[0.8], list(plan))
+    for m, by_s in result.values.items():
+        np.testing.assert_array_equal(by_s[0.8].value, fresh[m].value)
+        for s, mv in by_s.items():
+            row = result.effects[(result.effects["metric"] == m) & (result.effects["planted"] == s)].iloc[0]
+            ev = cal.evaluate(mv, plan)
+            assert row["effect"] == pytest.approx(ev.effect) and row["p_value"] == pytest.approx(
+                ev.p_value
+            ), (m, s)
+    assert result.summary.set_index("metric")["found_at_0_8"].all()
+
+
 def test_bundled_language_model_controls(plan, one_torch_thread):
     """At s = 0.8 every directional masked-LM measure finds the plan with its own test and the label test (p < 0.01);
     at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
