@@ -20,9 +20,15 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from traitlets.config import Config
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -241,6 +247,27 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
     )
 
 
+@contextmanager
+def ipc_kernel_config() -> Iterator[Config]:
+    """Kernel settings for papermill: local IPC sockets, in a private temporary folder.
+
+    Over TCP, ipykernel warns on every start that the traffic is not encrypted (harmless on one
+    machine, but noise in every run).  IPC sockets are files named ``<ip>-<port>``; jupyter_client's
+    default ``ip`` is the relative ``kernel-ipc``, which the kernel resolves in the notebook's
+    working folder while the manager picks free ports and cleans up in its own, so a kernel that
+    died left ``kernel-ipc-N`` sockets in ``notebooks/``.  An absolute path in a folder of its
+    own keeps them out of the user's tree and apart from runs in parallel; the folder is removed
+    afterwards.
+    """
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix="biaskit-kernel-") as folder:
+        config = Config()
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = str(Path(folder) / "kernel-ipc")
+        yield config
+
+
 def _execute_notebook(
     notebook: Path,
     output: Path,
@@ -253,24 +280,20 @@ def _execute_notebook(
     """Execute ``notebook`` into ``output`` with papermill; ``results_dir`` is ``output``'s folder
     unless ``parameters`` name one.  Returns the exit status (1: a cell failed, reported on stderr)."""
     import papermill
-    from traitlets.config import Config
 
     output.parent.mkdir(parents=True, exist_ok=True)
     parameters = {"results_dir": str(output.parent), **parameters}
-    # the kernel talks to papermill over local IPC sockets: over TCP, ipykernel warns on every
-    # start that the traffic is not encrypted (harmless on one machine, but noise in every run)
-    ipc = Config()
-    ipc.KernelManager.transport = "ipc"
     try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=parameters,
-            kernel_name=kernel,
-            cwd=str(cwd or notebook.parent),
-            progress_bar=progress,
-            config=ipc,
-        )
+        with ipc_kernel_config() as config:
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=parameters,
+                kernel_name=kernel,
+                cwd=str(cwd or notebook.parent),
+                progress_bar=progress,
+                config=config,
+            )
     except papermill.PapermillExecutionError as exc:
         print(
             f"error: {notebook.name} stopped at cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"

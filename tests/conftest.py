@@ -62,10 +62,8 @@ def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRu
     ``tests/test_notebooks.py`` and ``tests/test_html_report.py`` so no notebook runs twice.
     """
     papermill = pytest.importorskip("papermill")
-    from traitlets.config import Config
+    from biaskit.__main__ import ipc_kernel_config
 
-    ipc = Config()
-    ipc.KernelManager.transport = "ipc"  # local sockets: no "running over TCP without encryption"
     folder = tmp_path_factory.mktemp("reproduce")
     run = ReproducedRun(folder=folder)
     env_before = os.environ.get("BIASKIT_RESULTS_DIR")
@@ -73,21 +71,22 @@ def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRu
     os.environ["BIASKIT_RESULTS_DIR"] = str(tmp_path_factory.mktemp("results-root"))
     os.environ.setdefault("BIASKIT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
     try:
-        for nb in NOTEBOOKS:
-            t0 = time.perf_counter()
-            try:
-                papermill.execute_notebook(
-                    str(nb),
-                    str(folder / nb.name),
-                    parameters={"quick": True, "results_dir": str(folder)},
-                    kernel_name="python3",
-                    cwd=str(NOTEBOOK_DIR),
-                    progress_bar=False,
-                    config=ipc,
-                )
-            except Exception as exc:  # recorded; the tests that need this notebook report it
-                run.errors[nb.stem] = f"{type(exc).__name__}: {exc}"
-            run.seconds[nb.stem] = time.perf_counter() - t0
+        with ipc_kernel_config() as ipc:  # local sockets in a temporary folder
+            for nb in NOTEBOOKS:
+                t0 = time.perf_counter()
+                try:
+                    papermill.execute_notebook(
+                        str(nb),
+                        str(folder / nb.name),
+                        parameters={"quick": True, "results_dir": str(folder)},
+                        kernel_name="python3",
+                        cwd=str(NOTEBOOK_DIR),
+                        progress_bar=False,
+                        config=ipc,
+                    )
+                except Exception as exc:  # recorded; the tests that need this notebook report it
+                    run.errors[nb.stem] = f"{type(exc).__name__}: {exc}"
+                run.seconds[nb.stem] = time.perf_counter() - t0
     finally:
         if env_before is None:
             os.environ.pop("BIASKIT_RESULTS_DIR", None)

@@ -322,3 +322,23 @@ def test_reproduce_command_runs_notebooks_in_order_and_stops_at_a_failure(tmp_pa
     assert main(["reproduce", "--out", str(out), str(good), str(bad), str(later)]) == 1
     assert "02_bad.ipynb stopped at cell" in capsys.readouterr().err
     assert not (out / "03.txt").exists()  # nothing runs after the failure
+
+
+def test_kernel_sockets_live_in_a_temporary_folder_not_beside_the_notebook(tmp_path):
+    """The kernel's IPC sockets go to a private temporary folder, removed afterwards: a dead kernel used to
+    leave ``kernel-ipc-N`` sockets in ``notebooks/`` (jupyter_client's default is the relative ``kernel-ipc``)."""
+    from biaskit.__main__ import _execute_notebook, ipc_kernel_config
+
+    with ipc_kernel_config() as config:
+        ip = Path(config.KernelManager.ip)
+        assert ip.is_absolute() and ip.parent.is_dir() and config.KernelManager.transport == "ipc"
+    assert not ip.parent.exists()
+    # the kernel runs with the notebook's folder as its working folder; list the sockets it opens
+    code = "import glob, json, tempfile\nprint(json.dumps(glob.glob(tempfile.gettempdir() + '/biaskit-kernel-*/*')))"
+    (tmp_path / "nb").mkdir()
+    nb = _tiny_notebook(tmp_path / "nb" / "01_sockets.ipynb", code)
+    out = tmp_path / "out" / "01_sockets.ipynb"
+    assert _execute_notebook(nb, out, {}) == 0
+    opened = json.loads(nbformat.read(out, as_version=4).cells[-1].outputs[0]["text"])
+    assert any(Path(p).name.startswith("kernel-ipc-") for p in opened)
+    assert not list((tmp_path / "nb").glob("kernel-ipc*")) and not list(Path.cwd().glob("kernel-ipc*"))
