@@ -20,7 +20,7 @@ metric               value per unit (male minus female)                     test
 ``thesis_kl``        the same two samples                                    KL divergence score, untested (000 4.1.4)
 ``thesis_robustness`` M_diff (cp) of each pair and of its paraphrase        agreement test, H1: l1 < 0.8 (000 4.3, 4.4.3)
 ``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups (001 4.3)
-``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over professions (001 4.2)
+``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over sentences (001 4.2)
 ``indirect_names``   IBS through first names: mean over man/boy(/male) minus  permutation test over professions (004 3.2)
                      mean over woman/girl(/female) (Louis-Alexandre 2022)
 ``causal_ll``        LL(he-version) - LL(she-version) per pair, causal model  proportion z test (lm-eval's pct_stereotype)
@@ -39,8 +39,9 @@ the share of random subsets of n units in which the test finds the planted direc
 ``alpha`` (:func:`power_curve`); and the **false-positive rate** on the s = 0.5 control
 (:func:`false_positive_rate`): the planted labels of a balanced corpus carry no information, so
 each resample draws new balanced labels and counts how often the test claims a bias.  Tests over
-groups of professions (``lpbs`` ... ``pmi``) are permutation tests of those labels, valid by
-construction; tests over pairs or templates treat the units as independent, which the shared
+groups of professions (``lpbs``, ``indirect_names``, ``weat`` ... ``pmi``) are permutation tests of
+those labels, valid by construction; tests over pairs, templates or sentences (SEAT's own test
+shuffles its sentences, five per profession) treat the units as independent, which the shared
 profession of several units can break, and the false-positive rate shows whether it does.
 Every metric also gets the **label-permutation test** (:func:`label_permutation_pvalue`), valid
 whatever the units share; it is the only test of the KL score, whose study computes it without
