@@ -22,7 +22,7 @@ def cluster_client():
     from distributed import Client, LocalCluster
 
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
         yield client
@@ -185,7 +185,7 @@ def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
     plugin = type("KillOnFirstTask", (_KillOnFirstTask, WorkerPlugin), {})(str(tmp_path / "killed"))
     out = tmp_path / "out"
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
         client.register_plugin(plugin)
