@@ -44,6 +44,7 @@ __all__ = [
     "describe_folder",
     "figure_alt_text",
     "format_table",
+    "label_points",
     "note_html",
     "p_phrase",
     "plural",
@@ -223,6 +224,43 @@ def save_figure(
         display(Image(data=path.read_bytes(), format="png", metadata={"alt": text}))
         plt.close(fig)
     return path
+
+
+def label_points(
+    ax: Any,
+    x: Iterable[float],
+    y: Iterable[float],
+    labels: Iterable[str],
+    *,
+    fontsize: float = 8,
+    **text_kwargs: Any,
+) -> list[Any]:
+    """Write ``labels[i]`` beside the point ``(x[i], y[i])`` of ``ax`` so that no two labels overlap.
+
+    Scatter plots of words or topics put many points close together; text placed at each point then
+    prints over its neighbours ("élnegocio").  The labels are placed with adjustText (Flavell,
+    https://github.com/Phlya/adjustText), which pushes them apart and away from the points and draws
+    a thin grey line from a moved label to its point.  Call it after the axis limits are final (after
+    the points are drawn).  Returns the text artists.
+    """
+    from adjustText import adjust_text
+
+    xs, ys = [float(v) for v in x], [float(v) for v in y]
+    names = [str(v) for v in labels]
+    if not len(xs) == len(ys) == len(names):
+        raise ValueError(f"label_points: {len(xs)} x, {len(ys)} y and {len(names)} labels")
+    texts = [
+        ax.text(a, b, t, fontsize=fontsize, **text_kwargs) for a, b, t in zip(xs, ys, names, strict=True)
+    ]
+    if texts:
+        adjust_text(
+            texts,
+            x=xs,
+            y=ys,
+            ax=ax,
+            arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5},
+        )
+    return texts
 
 
 # ----------------------------------------------------------------------------- notebook display

@@ -376,3 +376,33 @@ def test_note_html_labels_escapes_and_keeps_line_breaks():
     err = note_html("model not found", logging.ERROR)
     assert 'class="bk-note bk-note-error"' in err and "<b>Problem:</b>" in err and "#ffebe9" in err
     assert "<b>Info:</b>" in note_html("x", logging.DEBUG)
+
+
+def test_label_points_keeps_crowded_labels_apart():
+    """Twelve words on nearly the same spot: placed at their points the labels overlap; label_points moves them
+    apart (no two bounding boxes intersect) and leaves each label's text and count as given."""
+    from biaskit.notebook_output import label_points
+
+    rng = np.random.default_rng(0)
+    x, y = 1 + 0.01 * rng.standard_normal(12), 1 + 0.01 * rng.standard_normal(12)
+    words = [f"word {i}" for i in range(12)]
+
+    def overlaps(texts, fig):
+        fig.canvas.draw()
+        boxes = [t.get_window_extent() for t in texts]
+        return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.scatter(x, y)
+    ax.set_xlim(0.8, 1.2)
+    ax.set_ylim(0.8, 1.2)
+    naive = [ax.text(a, b, w, fontsize=8) for a, b, w in zip(x, y, words, strict=True)]
+    assert overlaps(naive, fig) > 20  # the problem: stacked on one another
+    for t in naive:
+        t.remove()
+    texts = label_points(ax, x, y, words)
+    assert [t.get_text() for t in texts] == words
+    assert overlaps(texts, fig) == 0
+    plt.close(fig)
+    with pytest.raises(ValueError, match="3 labels"):
+        label_points(ax, x, y, words[:3])
