@@ -887,71 +887,111 @@ def latex_table(
     return tex.replace("(< ", "($<$ ")
 
 
+#: what each pooling method of an encoder means, for the legend of :func:`plot_results` ("-": LPBS, which pools nothing)
+POOLING_LABELS: dict[str, str] = {
+    "vectors": "vectors (WEAT on static word vectors)",
+    "mean": "mean (average of the words' or pieces' vectors)",
+    "cls": "cls (vector of the [CLS] token)",
+    "target_first": "target_first (first piece of the target word)",
+    "target_pooled": "target_pooled (average over the target word's pieces)",
+    "-": "n/a (LPBS: no pooling, it reads the probability at the mask)",
+}
+
+
+def _centred(n: int, height: float = 0.8) -> tuple[list[float], float]:
+    """Offsets and height of ``n`` bars side by side, centred on their row."""
+    h = height / max(1, n)
+    return [(k - (n - 1) / 2) * h for k in range(n)], h
+
+
 def plot_results(results: pd.DataFrame, *, alpha: float = 0.05, title: str = "") -> dict[str, Any]:
-    """Bar charts: effect sizes of the WEAT/SEAT/LPBS rows, B_CrowS per bias type; returns ``{name: Figure}``."""
+    """Bar charts: effect sizes of the WEAT/SEAT/LPBS rows, B_CrowS per bias type; returns ``{name: Figure}``.
+
+    Each row (a test, or a CrowS-Pairs data set and bias type) gets only the bars it has, centred on
+    its own label, so that no bar can be read as one of the neighbouring row's; one legend explains
+    the colours (pooling methods, :data:`POOLING_LABELS`, or models); a star marks ``p < alpha``.
+    """
     import matplotlib.pyplot as plt
 
     figs: dict[str, Any] = {}
     ok = results[results["status"] == "ok"]
-    eff = ok[ok["metric"] != "crows"].copy()
-    if not eff.empty:
-        # one panel per model; rows = dataset | metric, one bar per pooling method
+    eff = ok[ok["metric"] != "crows"]
+    if not eff.empty:  # one panel per model; one row per test (dataset | metric), one bar per pooling method
+        eff = eff.assign(test=eff["dataset"].astype(str) + " | " + eff["metric"].str.upper())
         models = list(dict.fromkeys(eff["model"]))
         methods = list(dict.fromkeys(eff["method"]))
-        colours = {m: plt.cm.tab10(k % 10) for k, m in enumerate(methods)}
-        n_rows = max(eff[eff["model"] == m][["dataset", "metric"]].drop_duplicates().shape[0] for m in models)
-        fig, axes = plt.subplots(
-            1, len(models), figsize=(4.2 * len(models) + 1.5, 0.5 * n_rows + 1.8), squeeze=False
-        )
+        colours = {me: plt.cm.tab10(k % 10) for k, me in enumerate(methods)}
+        n_rows = max(eff.loc[eff["model"] == m, "test"].nunique() for m in models)
+        height = 0.5 * n_rows + 2.6
+        fig, axes = plt.subplots(1, len(models), figsize=(4.2 * len(models) + 1.5, height), squeeze=False)
         for ax, m in zip(axes[0], models, strict=True):
             sub = eff[eff["model"] == m]
-            tests = list(dict.fromkeys(sub["dataset"].astype(str) + " | " + sub["metric"].str.upper()))
-            present = [me for me in methods if (sub["method"] == me).any()]
-            h = 0.8 / max(1, len(present))
-            for k, me in enumerate(present):
-                part = sub[sub["method"] == me]
-                for _, r in part.iterrows():
-                    y = (
-                        tests.index(f"{r['dataset']} | {r['metric'].upper()}")
-                        + (k - (len(present) - 1) / 2) * h
-                    )
+            tests = list(dict.fromkeys(sub["test"]))
+            ends = [0.0]
+            for i, t in enumerate(tests):
+                row = sub[sub["test"] == t].sort_values("method", key=lambda c: c.map(methods.index))
+                offsets, h = _centred(len(row))
+                for dy, (_, r) in zip(offsets, row.iterrows(), strict=True):
                     v = float(r["effect_size"]) if np.isfinite(r["effect_size"]) else 0.0
-                    ax.barh(y, v, height=h, color=colours[me])
+                    ax.barh(i + dy, v, height=h, color=colours[r["method"]])
+                    ends.append(v)
                     if np.isfinite(r["p_value"]) and r["p_value"] < alpha:
-                        ax.text(v, y, " *" if v >= 0 else "* ", va="center", ha="left" if v >= 0 else "right")
+                        ax.text(
+                            v, i + dy, " *" if v >= 0 else "* ", va="center", ha="left" if v >= 0 else "right"
+                        )
+            lo, hi = min(ends), max(ends)
+            pad = 0.12 * ((hi - lo) or 1.0)  # room for the stars
+            ax.set_xlim(lo - pad, hi + pad)
             ax.axvline(0, color="black", lw=0.8)
             ax.set_yticks(np.arange(len(tests)), tests, fontsize="small")
             ax.set_ylim(len(tests) - 0.5, -0.5)
             ax.set_title(str(m))
             ax.set_xlabel("effect size d")
-            handles = [plt.Rectangle((0, 0), 1, 1, color=colours[me]) for me in present]
-            ax.legend(
-                handles, present, fontsize="x-small", loc="best", title="pooling", title_fontsize="x-small"
-            )
+        fig.legend(
+            [plt.Rectangle((0, 0), 1, 1, color=colours[me]) for me in methods],
+            [POOLING_LABELS.get(me, me) for me in methods],
+            loc="lower center",
+            ncol=3,
+            fontsize="small",
+            title="pooling: how the vector of a word or sentence is read off the model",
+            title_fontsize="small",
+            frameon=False,
+        )
         fig.suptitle(
             (title + ": " if title else "")
-            + f"effect sizes (positive: X with A, Y with B); * p < {alpha:.2g}"
+            + "effect sizes (positive: the first target set leans to the first attribute set); "
+            + f"* p < {alpha:.2g}"
         )
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.8 / height, 1, 1))
         figs["effect_sizes"] = fig
-    cr = ok[(ok["metric"] == "crows") & (ok["bias_type"] != "all")]
-    if not cr.empty:
-        cr = cr.assign(test=cr["dataset"] + " | " + cr["bias_type"])
-        wide = cr.pivot_table(index="test", columns="model", values="score", aggfunc="first")
-        fig, ax = plt.subplots(figsize=(8, 0.35 * len(wide) * max(1, wide.shape[1]) ** 0.5 + 1.5))
-        y = np.arange(len(wide))
-        h = 0.8 / max(1, wide.shape[1])
-        for k, m in enumerate(wide.columns):
-            ax.barh(y + (k - (wide.shape[1] - 1) / 2) * h, wide[m].to_numpy(dtype=float), height=h, label=m)
+    cr = ok[(ok["metric"] == "crows") & (ok["bias_type"] != "all") & ok["score"].notna()]
+    if not cr.empty:  # one row per data set and bias type, one bar per model that ran on it
+        cr = cr.assign(test=cr["dataset"] + " | " + cr["bias_type"]).drop_duplicates(["test", "model"])
+        tests = sorted(set(cr["test"]))
+        cr_models = list(dict.fromkeys(cr["model"]))
+        colours = {m: plt.cm.tab10(k % 10) for k, m in enumerate(cr_models)}
+        fig, ax = plt.subplots(figsize=(8, 0.35 * len(tests) + 1.5))
+        for i, t in enumerate(tests):
+            row = cr[cr["test"] == t]
+            offsets, h = _centred(len(row))
+            for dy, (_, r) in zip(offsets, row.iterrows(), strict=True):
+                ax.barh(i + dy, float(r["score"]), height=h, color=colours[r["model"]])
         ax.axvline(50, color="black", lw=0.8, ls="--")
-        ax.set_yticks(y, wide.index)
-        ax.invert_yaxis()
+        ax.set_yticks(np.arange(len(tests)), tests)
+        ax.set_ylim(len(tests) - 0.5, -0.5)
         ax.set_xlim(0, 100)
         ax.set_xlabel(
             "B_CrowS (% of pairs where the stereotypical sentence is more likely; 50 = no preference)"
         )
         ax.set_title((title + " -- " if title else "") + "CrowS-Pairs by bias type")
-        ax.legend(fontsize="small", loc="best")
+        ax.legend(
+            [plt.Rectangle((0, 0), 1, 1, color=colours[m]) for m in cr_models]
+            + [plt.Line2D([], [], color="black", lw=0.8, ls="--")],
+            [*cr_models, "50% = no preference"],
+            title="model",
+            fontsize="small",
+            loc="best",
+        )
         fig.tight_layout()
         figs["crows"] = fig
     return figs

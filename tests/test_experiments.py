@@ -275,3 +275,51 @@ def test_a_causal_model_runs_crows_with_log_likelihoods_and_skips_the_masked_onl
     lm = get_lm(str(grid / "tiny-gpt"))
     sc = score_pairs(lm, pairs["sent_more"], pairs["sent_less"], "ll", cache=False, progress=False).scores
     assert overall["score"] == pytest.approx(crows_score(sc["sent_more_score"], sc["sent_less_score"]).score)
+
+
+def test_plot_results_centres_each_rows_bars_on_its_label():
+    """Each test row gets only the bars it has, centred on its own tick (a row that one model alone ran must not
+    sit half-way to the next label), LPBS's pooling "-" is named in the legend, stars stay inside the axes."""
+    import matplotlib.pyplot as plt
+
+    from biaskit.experiments import POOLING_LABELS, plot_results
+
+    rows = [
+        # model A: WEAT with two pooling methods, LPBS with none; model B: SEAT with one
+        ("A", "weat", "w7", "cls", 1.2, 0.001),
+        ("A", "weat", "w7", "target_first", -0.4, 0.3),
+        ("A", "lpbs", "l1", "-", 0.8, 0.01),
+        ("B", "seat", "s6", "mean", 0.5, 0.2),
+    ]
+    eff = pd.DataFrame(rows, columns=["model", "metric", "dataset", "method", "effect_size", "p_value"])
+    crows = pd.DataFrame(
+        {
+            "model": ["en", "es"],
+            "metric": "crows",
+            "dataset": ["crows-en", "crows-es"],
+            "bias_type": "gender",
+            "score": [55.0, 48.0],
+            "method": "-",
+            "effect_size": np.nan,
+            "p_value": np.nan,
+        }
+    )
+    figs = plot_results(pd.concat([eff, crows], ignore_index=True).assign(status="ok"), alpha=0.05)
+    try:
+        a, b = figs["effect_sizes"].axes
+        centres = sorted(round(p.get_y() + p.get_height() / 2, 6) for p in a.patches)
+        assert centres == pytest.approx(
+            [-0.2, 0.2, 1.0]
+        )  # WEAT's two bars straddle row 0, LPBS's sits on row 1
+        assert [p.get_y() + p.get_height() / 2 for p in b.patches] == pytest.approx([0.0])
+        legend = [t.get_text() for t in figs["effect_sizes"].legends[0].get_texts()]
+        assert POOLING_LABELS["-"] in legend and "-" not in legend
+        lo, hi = a.get_xlim()
+        assert lo < -0.4 and hi > 1.2  # room for the stars beyond the longest bars
+        (ax,) = figs["crows"].axes
+        assert [p.get_y() + p.get_height() / 2 for p in ax.patches] == pytest.approx(
+            [0.0, 1.0]
+        )  # one bar per row
+    finally:
+        for fig in figs.values():
+            plt.close(fig)
