@@ -574,6 +574,11 @@ def colour_options(store: ScoreStore, model: str, target_category: str, feature_
 # =============================================================================================
 # rendering helpers
 # =============================================================================================
+def _cell_text(v: float) -> str:
+    """A heat-map cell's number at two decimals; a value that rounds to zero (-0.0005) reads 0.00, not -0.00."""
+    return f"{round(v, 2) + 0.0:.2f}"
+
+
 def _heatmap(
     ax: Any, data: pd.DataFrame, *, vmin: float = -1.0, vmax: float = 1.0, annotate: bool | None = None
 ) -> Any:
@@ -592,7 +597,7 @@ def _heatmap(
                     ax.text(
                         j,
                         i,
-                        f"{v:.2f}",
+                        _cell_text(float(v)),
                         ha="center",
                         va="center",
                         fontsize=6,

@@ -199,6 +199,21 @@ def test_heatmap_smoke(cm):
     plt.close("all")
 
 
+def test_heatmap_blank_zeros_tells_tiny_values_from_zeros():
+    """With blank cells meaning exactly 0, a value that is not 0 but rounds to 0.00 must not print as 0.00."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = pd.DataFrame([[0.0, 0.004, 0.0051], [-0.003, 1.0, 0.0]])
+    ax = cc.plot_confusion_heatmap(m, blank_zeros=True)
+    assert [t.get_text() for t in ax.texts] == ["", "<0.01", "0.01", ">-0.01", "1.00", ""]
+    ax = cc.plot_confusion_heatmap(m, blank_zeros=True, fmt=".3f")
+    assert [t.get_text() for t in ax.texts][:3] == ["", "0.004", "0.005"]
+    plt.close("all")
+
+
 # --------------------------------------------------------------------------- intermediate steps (Figs. 3.4-3.6)
 def test_dpccb_steps_hand_computed_3x3():
     """A 3-class matrix worked out by hand: column maxima 6, 5, 0 (a class never predicted); row maxima 6, 5, 2."""

@@ -238,6 +238,16 @@ def test_arrow_plot_smoke():
         words, [v[0] for v in TABLE_5_4.values()], [v[1] for v in TABLE_5_4.values()], (-0.1, 0.1)
     )
     assert [t.get_text() for t in ax.get_yticklabels()] == words[::-1]
+    texts = [t.get_text() for t in ax.texts]
+    # the right-hand column of Positive / Negative has a header, and the shaded zones are named
+    assert "Tendency" in texts
+    assert {"Layman zone", "Neutral zone", "Domain zone"} <= set(texts)
+    assert texts.count("Positive") + texts.count("Negative") == len(words)
+    # a legend says what the arrow colours and the tendency words mean
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("layman zone" in t for t in legend) and any("neutral zone" in t for t in legend)
+    assert any("domain zone" in t for t in legend)
+    assert any(t.startswith("Positive:") for t in legend) and any(t.startswith("Negative:") for t in legend)
     plt.close("all")
 
 

@@ -599,3 +599,31 @@ def test_a_choice_made_while_a_handler_runs_is_applied_after_it():
     w.dd_ccat.value = "(none)"
     assert s.method == "t-SNE" and "placed by t-SNE" in w.status.value and not w.last_error
     assert s.colour_category is None and w.dd_ccat.value == "(none)"
+
+
+def test_table_figure_prints_no_negative_zero():
+    """A score that rounds to 0 from below (the thesis's bert-base Age x Sport r = -0.0005) reads 0.00, not -0.00."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    f = pd.DataFrame(
+        [
+            ("m", "occupation", "gender", t, g, v, 0.0)
+            for (t, g), v in {
+                ("nurse", "woman"): -0.0005,
+                ("nurse", "man"): -0.004,
+                ("pilot", "woman"): -0.006,
+                ("pilot", "man"): 0.3,
+            }.items()
+        ],
+        columns=["model", "target_category", "feature_category", "target", "feature", "ibs", "direct"],
+    )
+    tv = ex.TableExplorer(
+        ex.ScoreStore(f), model="m", target_category="occupation", feature_category="gender"
+    )
+    fig = tv.figure(annotate=True)
+    cells = sorted(t.get_text() for t in fig.axes[0].texts)
+    assert cells == ["-0.01", "0.00", "0.00", "0.30"]
+    plt.close(fig)

@@ -36,6 +36,7 @@ open).  Several pairs are mitigated one after the other, in the given order.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -375,6 +376,17 @@ def class_report_from_confusion(cm: Any) -> pd.DataFrame:
     )
 
 
+def _nonzero_text(value: float, fmt: str) -> str:
+    """``format(value, fmt)``, except that a non-zero value that rounds to zero reads ``<0.01`` / ``>-0.01``
+    (the smallest step of a fixed-point ``fmt`` such as ``".2f"``) instead of ``0.00``."""
+    text = format(value, fmt)
+    m = re.fullmatch(r"\.(\d+)f", fmt)
+    if value == 0 or m is None or float(text) != 0:
+        return text
+    step = format(10 ** -int(m.group(1)), fmt)
+    return f"<{step}" if value > 0 else f">-{step}"
+
+
 def plot_confusion_heatmap(
     matrix: Any,
     *,
@@ -388,7 +400,9 @@ def plot_confusion_heatmap(
     """Heatmap of a (normalised or raw) confusion matrix, rows = true, columns = predicted (Figs. 3.3-3.6).
 
     ``blank_zeros``: leave the cells that are exactly 0 without a number (a sparse matrix
-    reads better without a wall of "0.00").
+    reads better without a wall of "0.00").  A value that is not 0 but rounds to 0 at ``fmt``'s
+    precision is then written ``<0.01`` (``>-0.01`` below 0; for ``fmt=".2f"``), so that a blank
+    cell and a printed zero never mean two different things.
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -399,7 +413,7 @@ def plot_confusion_heatmap(
     annot: Any = annotate
     if annotate and blank_zeros:
         values = df.to_numpy(dtype=float)
-        annot = np.where(values == 0, "", np.vectorize(lambda v: format(v, fmt))(values))
+        annot = np.where(values == 0, "", np.vectorize(lambda v: _nonzero_text(v, fmt))(values))
         fmt = ""
     sns.heatmap(df, ax=ax, cmap=cmap, annot=annot, fmt=fmt, annot_kws={"size": 7}, cbar=True, linewidths=0.3)
     ax.tick_params(axis="y", rotation=0)

@@ -543,6 +543,8 @@ def domain_zone(value: float, alpha_minus: float, alpha_plus: float) -> str:
 
 
 _COARSE = {"Layman": "Layman", "Neutral-": "Neutral", "Neutral+": "Neutral", "Domain": "Domain"}
+#: colour of the tendency word at the end of an arrow ("None", no change, is grey)
+_TENDENCY_COLOURS = {"Positive": "#2ca02c", "Negative": "#d62728"}
 
 
 @dataclass(frozen=True)
@@ -608,9 +610,13 @@ def plot_tendency_arrows(
 
     Each arrow is coloured segment by segment by the zone it crosses (Layman red,
     Neutral grey, Domain green), as the multi-coloured arrows of seed 003 Table 5.4;
-    the tendency (Positive / Negative) is written at the end.
+    the tendency (Positive / Negative) is written at the end, in a column headed
+    "Tendency".  The shaded zones are named above the first row, and a legend below the
+    axes says what the arrow colours and the tendency words mean, so the chart reads
+    without the text around it.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     g = np.asarray(general, dtype=float)
     d = np.asarray(domain, dtype=float)
@@ -627,7 +633,22 @@ def plot_tendency_arrows(
     ax.axvspan(-span, am, color=colours["Layman"], alpha=0.08)
     ax.axvspan(am, ap, color=colours["Neutral"], alpha=0.10)
     ax.axvspan(ap, span, color=colours["Domain"], alpha=0.08)
-    ax.axvline(0, color="k", lw=0.6)
+    n = len(words)
+    top = n - 0.5 + 0.7  # a band above the first row for the zone names
+    ax.vlines(0, -0.6, n - 0.4, color="k", lw=0.6)  # 0, stopping below the zone names
+    bounds = {"Layman": (-xmax, am), "Neutral": (am, ap), "Domain": (ap, xmax)}
+    for zone, (z0, z1) in bounds.items():
+        if z1 > z0:
+            ax.text(
+                (z0 + z1) / 2,
+                n - 0.5 + 0.35,
+                f"{zone} zone",
+                ha="center",
+                va="center",
+                fontsize=8,
+                fontweight="bold",
+                color=colours[zone],
+            )
     for i, (a, b) in enumerate(zip(g, d, strict=True)):
         yv = len(words) - 1 - i
         a, b = float(a), float(b)
@@ -650,13 +671,45 @@ def plot_tendency_arrows(
             t.tendency,
             va="center",
             fontsize=8,
-            color="#2ca02c" if t.tendency == "Positive" else "#d62728",
+            color=_TENDENCY_COLOURS.get(t.tendency, colours["Neutral"]),
         )
-    ax.set_yticks(range(len(words)))
+    ax.text(xmax * 1.02, top, "Tendency", va="top", fontsize=8, fontweight="bold")
+    ax.set_yticks(range(n))
     ax.set_yticklabels(list(words)[::-1])
     ax.set_xlim(-xmax, xmax)
+    ax.set_ylim(-0.6, top)
     ax.set_xlabel(f"domain_gain (dot = {labels[0]}, arrow head = {labels[1]}); neutral zone [{am:g}, {ap:g}]")
     ax.set_title(title)
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=colours["Layman"],
+            lw=3,
+            label="arrow in the layman zone (closer to the everyday sense)",
+        ),
+        Line2D([], [], color=colours["Neutral"], lw=3, label="arrow in the neutral zone"),
+        Line2D(
+            [],
+            [],
+            color=colours["Domain"],
+            lw=3,
+            label="arrow in the domain zone (closer to the domain sense)",
+        ),
+        Line2D([], [], ls="none", label="Positive: domain_gain rises (towards the domain sense)"),
+        Line2D([], [], ls="none", label="Negative: domain_gain falls (towards the everyday sense)"),
+    ]
+    leg = ax.legend(
+        handles=handles,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.13),
+        ncol=2,
+        fontsize=7,
+        frameon=False,
+        handlelength=1.5,
+    )
+    for text in leg.get_texts()[3:]:
+        text.set_color(_TENDENCY_COLOURS[text.get_text().split(":")[0]])
     return ax
 
 
