@@ -240,8 +240,8 @@ def label_points(
     Scatter plots of words or topics put many points close together; text placed at each point then
     prints over its neighbours ("élnegocio").  The labels are placed with adjustText (Flavell,
     https://github.com/Phlya/adjustText), which pushes them apart and away from the points and draws
-    a thin grey line from a moved label to its point.  Call it after the axis limits are final (after
-    the points are drawn).  Returns the text artists.
+    a thin grey line from a moved label to its point; the axis limits grow where a label needs room
+    at the edge.  Call it after the points are drawn.  Returns the text artists.
     """
     from adjustText import adjust_text
 
@@ -258,6 +258,7 @@ def label_points(
             x=xs,
             y=ys,
             ax=ax,
+            expand_axes=True,  # widen the limits rather than press a label against the frame
             arrowprops={"arrowstyle": "-", "color": "grey", "lw": 0.5},
         )
     return texts
