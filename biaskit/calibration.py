@@ -1280,6 +1280,10 @@ def run_calibration(
         if s in vectors:
             v.update(static_values(vectors[s], None if corpora is None else corpora.get(s), targets))
         values[s] = v
+    by_metric: dict[str, dict[float, MetricValues]] = {}  # the same values, metric -> skew
+    for s, v in values.items():
+        for m, mv in v.items():
+            by_metric.setdefault(m, {})[s] = mv
     rows = []
     for s, v in values.items():
         for m, mv in v.items():
@@ -1308,25 +1312,21 @@ def run_calibration(
         ["metric", "planted"], key=lambda c: c.map(order) if c.name == "metric" else c
     )
     effects = effects.reset_index(drop=True)
-    kinds = {m: mv.kind for v in values.values() for m, mv in v.items()}
     curves = []
     summary = []
     trends = []
     for m in effects["metric"].unique():
-        by_s = {s: v[m] for s, v in values.items() if m in v}
-        trend = (
-            effect_trend(by_s, directions)
-            if len(by_s) > 1 and next(iter(by_s.values())).directional
-            else pd.DataFrame()
-        )
+        by_s = by_metric[m]
+        first = next(iter(by_s.values()))
+        trend = effect_trend(by_s, directions) if len(by_s) > 1 and first.directional else pd.DataFrame()
         trends.append(trend)
-        mv_p = values.get(power_s, {}).get(m)
+        mv_p = by_s.get(power_s)
         curve = pd.DataFrame()
         if mv_p is not None and mv_p.directional:
             sizes = TARGET_SIZES if mv_p.kind == "groups" else ITEM_SIZES
             curve = power_curve(mv_p, directions, sizes, alpha=alpha, n_resamples=n_resamples)
             curves.append(curve)
-        mv0 = values.get(0.5, {}).get(m)
+        mv0 = by_s.get(0.5)
         fpr = (
             false_positive_rate(mv0, targets, alpha=alpha, n_resamples=n_resamples)
             if mv0 is not None and mv0.directional
@@ -1349,7 +1349,7 @@ def run_calibration(
                 "fpr": None if fpr is None else fpr["fpr"],
                 "fpr_label": None if fpr is None else fpr["fpr_label"],
                 "fpr_se": float(np.sqrt(alpha * (1 - alpha) / n_resamples)),
-                "monotone": _monotone(eff["effect"].to_numpy(), 100.0 if kinds[m] == "sign" else None)
+                "monotone": _monotone(eff["effect"].to_numpy(), 100.0 if first.kind == "sign" else None)
                 if bool(eff["directional"].iloc[0])
                 else False,
                 "monotone_within_noise": grows_within_noise(trend),
@@ -1367,10 +1367,6 @@ def run_calibration(
     trend_table = pd.concat(
         [t for t in trends if not t.empty] or [pd.DataFrame(columns=trend_cols)], ignore_index=True
     )
-    by_metric: dict[str, dict[float, MetricValues]] = {}
-    for s, v in values.items():
-        for m, mv in v.items():
-            by_metric.setdefault(m, {})[s] = mv
     return CalibrationResult(
         effects,
         power,

@@ -543,8 +543,6 @@ def domain_zone(value: float, alpha_minus: float, alpha_plus: float) -> str:
 
 
 _COARSE = {"Layman": "Layman", "Neutral-": "Neutral", "Neutral+": "Neutral", "Domain": "Domain"}
-#: colour of the tendency word at the end of an arrow ("None", no change, is grey)
-_TENDENCY_COLOURS = {"Positive": "#2ca02c", "Negative": "#d62728"}
 
 
 @dataclass(frozen=True)
@@ -630,6 +628,12 @@ def plot_tendency_arrows(
     span = max(abs(lo), abs(hi))
     xmax = min(1.0, max(0.3, 1.3 * max(np.abs(g).max(), np.abs(d).max(), ap, -am)))
     colours = {"Layman": "#d62728", "Neutral": "#7f7f7f", "Domain": "#2ca02c"}
+    # a tendency word takes the colour of the zone it moves towards ("None", no change, is grey)
+    tendency_colours = {
+        "Positive": colours["Domain"],
+        "Negative": colours["Layman"],
+        "None": colours["Neutral"],
+    }
     ax.axvspan(-span, am, color=colours["Layman"], alpha=0.08)
     ax.axvspan(am, ap, color=colours["Neutral"], alpha=0.10)
     ax.axvspan(ap, span, color=colours["Domain"], alpha=0.08)
@@ -671,7 +675,7 @@ def plot_tendency_arrows(
             t.tendency,
             va="center",
             fontsize=8,
-            color=_TENDENCY_COLOURS.get(t.tendency, colours["Neutral"]),
+            color=tendency_colours[t.tendency],
         )
     ax.text(xmax * 1.02, top, "Tendency", va="top", fontsize=8, fontweight="bold")
     ax.set_yticks(range(n))
@@ -708,8 +712,8 @@ def plot_tendency_arrows(
         frameon=False,
         handlelength=1.5,
     )
-    for text in leg.get_texts()[3:]:
-        text.set_color(_TENDENCY_COLOURS[text.get_text().split(":")[0]])
+    for text, tendency in zip(leg.get_texts()[3:], ("Positive", "Negative"), strict=True):
+        text.set_color(tendency_colours[tendency])
     return ax
 
 
