@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     # scoring
     "CAUSAL_METRICS": "scoring",
     "MASKED_METRICS": "scoring",
+    "METRIC_MEANINGS": "scoring",
     "PLLMetric": "scoring",
     "PLLScores": "scoring",
     "ScoreMetric": "scoring",
@@ -83,6 +84,7 @@ __all__ = [
     "FALLBACK_MODEL",
     "LanguageModel",
     "MASKED_METRICS",
+    "METRIC_MEANINGS",
     "MaskedLM",
     "ModelChoice",
     "ModelKind",
@@ -163,6 +165,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from biaskit.lm.scoring import (
         CAUSAL_METRICS,
         MASKED_METRICS,
+        METRIC_MEANINGS,
         TIE_IDENTICAL,
         TIE_NO_SHARED,
         TIE_NOTHING_AFTER,

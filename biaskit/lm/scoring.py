@@ -83,6 +83,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CAUSAL_METRICS",
     "MASKED_METRICS",
+    "METRIC_MEANINGS",
     "PLLMetric",
     "PLLScores",
     "ScoreMetric",
@@ -123,6 +124,17 @@ _WHY_NOT_MASKED = (
     "{m!r} is an exact left-to-right log-likelihood, which only a causal model defines; a masked model "
     "gives pseudo-log-likelihoods: use 'sz' (sum), 'aul' (mean) or, for pairs, 'cp'"
 )
+
+
+#: what each score reads, in a reader's words (legends and titles of the notebooks' figures)
+METRIC_MEANINGS: dict[str, str] = {
+    "cp": "only the words both sentences share are masked",
+    "sz": "every word is masked in turn (Salazar et al.)",
+    "aul": "every word read with nothing masked, mean per word piece (Kaneko & Bollegala)",
+    "shared": "causal model: log-likelihood of the shared words",
+    "ll": "causal model: log-likelihood of the whole sentence",
+    "ll_mean": "causal model: mean log-likelihood per word piece",
+}
 
 
 #: the metric of the other kind that plays the same role (causal counterparts of masked ones and back)
