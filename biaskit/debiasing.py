@@ -361,6 +361,15 @@ def jigsaw_corpora(path: str, *, match_sizes: bool = True, seed: int = 0) -> dic
     return size_matched(groups, seed=seed) if match_sizes else groups
 
 
+#: the ``category`` values of :func:`sbe_evaluation_pairs` as a reader of a figure alone can decode them
+#: ("TBD" is Barza's Template-Based Data, seed 002, not "to be determined")
+SBE_CATEGORY_LABELS: dict[str, str] = {
+    "occupation (TBD)": "occupation: Barza's Template-Based Data (TBD), templates with he/she or his/her",
+    "stereotypes (CrowS-Pairs gender)": "stereotypes: CrowS-Pairs' gender pairs",
+    "thesis pairs": "the ten pairs printed in the thesis",
+}
+
+
 def sbe_evaluation_pairs(*, tbd_instances: pd.DataFrame | None = None, crows: bool = True) -> pd.DataFrame:
     """The sentence pairs on which ASLD is measured (SBE), with a ``category`` column.
 
