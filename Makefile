@@ -58,7 +58,7 @@ data-full: $(PY)
 	$(PY) -m biaskit download-europarl
 
 report: $(PY)
-	$(PY) -m biaskit.html_report build --results results --out results/site
+	$(PY) -m biaskit.report.html_report build --results results --out results/site
 	@echo "open results/site/index.html in a browser (works offline, from disk)"
 
 clean:

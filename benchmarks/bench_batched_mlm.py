@@ -14,11 +14,11 @@ computations in the tests, kept here so that tests and benchmarks stay independe
 * **LPBS** (Kurita et al. 2019; seed 001 section 4.3): :meth:`biaskit.metrics.lpbs.LPBS.associations`
   (deduplicated sequences, batched, output layer only at the read positions) vs two unbatched
   forward passes per asc value (``tests/test_lpbs.py::_direct_asc``).
-* **SEAT encoder** (seed 001 section 4.2): :class:`biaskit.encoders.TransformerEncoder`
+* **SEAT encoder** (seed 001 section 4.2): :class:`biaskit.embeddings.encoders.TransformerEncoder`
   (``target_pooled``, batches of 32) vs one sentence per pass of the full masked LM with
   ``output_hidden_states`` (``tests/test_encoders.py::_manual``).
 
-Models: :func:`biaskit.testing.tiny_masked_lm` (random BERT, 2 layers x 64 hidden, WordPiece
+Models: :func:`biaskit._testing.tiny_masked_lm` (random BERT, 2 layers x 64 hidden, WordPiece
 vocabulary trained on the metric's own sentences) and :func:`biaskit.metrics.indirect_bias.tiny_bridge_lm`
 (1 layer x 16 hidden, as in the tests).  Such models are overhead-bound: the ratios show what
 batching removes (per-call Python/tokeniser/framework cost and the full-vocabulary output layer
@@ -141,8 +141,8 @@ def _ref_bias_scores(lm, ts_raw: dict, contexts: list[str], predicted: list[str]
 def _indirect(quick: bool) -> dict:
     from scipy.stats import pearsonr
 
+    from biaskit.core.paths import data_dir
     from biaskit.metrics import indirect_bias as ib
-    from biaskit.paths import data_dir
 
     bridge = ib.tiny_bridge_lm("bert", seed=3)
     raw = json.loads((data_dir() / "louis-alexandre" / "templates.json").read_text(encoding="utf-8"))["sets"]
@@ -291,7 +291,7 @@ def _manual_pooled(lm, sentence: str, start: int, end: int) -> np.ndarray:
 
 
 def _seat(quick: bool) -> dict:
-    from biaskit.encoders import TransformerEncoder
+    from biaskit.embeddings.encoders import TransformerEncoder
     from biaskit.lm import tiny_masked_lm
     from biaskit.metrics.seat import load_seat
 

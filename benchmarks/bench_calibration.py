@@ -1,10 +1,10 @@
 """Label-permutation test of a KS metric (notebook 14): one vectorised pass vs a loop over labellings.
 
-The test (:func:`biaskit.calibration.label_permutation_pvalue`) relabels the targets at random and
+The test (:func:`biaskit.studies.calibration.label_permutation_pvalue`) relabels the targets at random and
 recomputes the metric's signed KS statistic for each labelling.  The naive reference draws one
 ``rng.permutation`` per labelling and calls :func:`scipy.stats.ks_2samp` on each, as a reader of the
 formula would write it; the fast path draws every labelling in one ``rng.permuted`` call (the same
-random stream) and computes all statistics at once (:func:`biaskit.calibration.ks_statistics`).  Both
+random stream) and computes all statistics at once (:func:`biaskit.studies.calibration.ks_statistics`).  Both
 run on the same synthetic items (640 pairs over 40 professions, as the planted controls) and must give
 the same p-value (checked here).
 """
@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from benchmarks import best_of
-from biaskit import calibration as cal
+from biaskit.studies import calibration as cal
 
 
 def _items(n_targets: int, per_target: int, seed: int) -> tuple[cal.MetricValues, dict[str, str]]:

@@ -55,7 +55,7 @@ def _timed(fn, *, cuda: bool) -> tuple[float, np.ndarray]:
 
 
 def run(quick: bool = False) -> list[dict]:
-    from biaskit.datasets import load_crows_pairs_es
+    from biaskit.data.datasets import load_crows_pairs_es
     from biaskit.lm import tiny_causal_lm
 
     pairs = load_crows_pairs_es("original")

@@ -60,7 +60,7 @@ def _naive_dicobi(vectors, X, Y, A, B) -> float:
 
 
 def _direct_bias_rows(quick: bool) -> list[dict]:
-    from biaskit.embeddings import load_reference_vectors
+    from biaskit.embeddings.vectors import load_reference_vectors
     from biaskit.metrics.direct_bias import (
         bolukbasi_gender_direction,
         direct_bias,

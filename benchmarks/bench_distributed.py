@@ -2,8 +2,8 @@
 
 The bundled Spanish Europarl sample, replicated until it holds at least 10 million words (1 million in a
 quick run) and written as 16 text files (shards).  naive = read and tokenise all of it in one process
-(:func:`biaskit.corpus.load_corpus`), one :class:`~biaskit.metrics.pmi.SentenceIncidence` pass and its group
-counts; fast = :func:`biaskit.distributed.sharded_cooccurrence` on the file paths with a ``LocalCluster`` of
+(:func:`biaskit.data.corpus.load_corpus`), one :class:`~biaskit.metrics.pmi.SentenceIncidence` pass and its group
+counts; fast = :func:`biaskit.studies.distributed.sharded_cooccurrence` on the file paths with a ``LocalCluster`` of
 2 worker processes (one thread each): each worker reads, tokenises and counts its own shards, and only the
 small count matrices come back.  A second row sends already tokenised shards from the client instead (the
 data then travels, which costs more than it saves on one machine).  Wall-clock seconds; counts checked equal.
@@ -22,10 +22,10 @@ def run(quick: bool = False) -> list[dict]:
 
     from distributed import Client, LocalCluster
 
-    from biaskit.corpus import load_corpus
-    from biaskit.distributed import sharded_cooccurrence
+    from biaskit.data.corpus import load_corpus
+    from biaskit.data.wordlists import load_seed_groups
     from biaskit.metrics.pmi import SentenceIncidence
-    from biaskit.wordlists import load_seed_groups
+    from biaskit.studies.distributed import sharded_cooccurrence
 
     base = load_corpus("europarl-es-sample")
     n_words = sum(len(s) for s in base)

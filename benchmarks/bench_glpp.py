@@ -1,13 +1,13 @@
 """GLPP fit (seed 000 section 3.3.6): sparse kNN graph versus a naive dense N x N implementation.
 
-The fast path is :class:`biaskit.metrics.glpp.GLPP` (exact kNN with scikit-learn, sparse S / D / L,
+The fast path is :class:`biaskit.debiasing.glpp.GLPP` (exact kNN with scikit-learn, sparse S / D / L,
 M x M scatter matrices from sparse x dense products).  The naive reference below builds the full
 N x N distance matrix, sorts every row, and forms dense S, D, L and W L W^T with dense matrix
 products, as a direct transcription of the seed's steps 1-4 would.  Both solve the same M x M
 generalised eigenproblem, and the benchmark checks that their eigenvalues agree.
 
 Vectors: the first N words of the 300-d word2vec GoogleNews subset of Bolukbasi et al.
-(``biaskit.embeddings.load_reference_vectors("word2vec-googlenews-bolukbasi")``), or Gaussian
+(``biaskit.embeddings.vectors.load_reference_vectors("word2vec-googlenews-bolukbasi")``), or Gaussian
 random vectors when that package is not installed.
 """
 
@@ -17,14 +17,14 @@ import numpy as np
 import scipy.linalg
 
 from benchmarks import best_of
-from biaskit.metrics.glpp import GLPP
+from biaskit.debiasing.glpp import GLPP
 
 K, M_COMPONENTS, ETA, SIGMA2, REG = 10, 50, 0.5, 1.0, 1e-6
 
 
 def _vectors(n: int) -> tuple[np.ndarray, str]:
     try:
-        from biaskit.embeddings import load_reference_vectors
+        from biaskit.embeddings.vectors import load_reference_vectors
 
         kv = load_reference_vectors("word2vec-googlenews-bolukbasi", limit=n)
         return np.asarray(kv.vectors, dtype=np.float64), "GoogleNews (Bolukbasi subset)"

@@ -30,14 +30,12 @@ def _config(sample: int) -> dict:
 def _warm_up() -> None:
     import transformers.models.bert.modeling_bert  # noqa: F401
 
-    import biaskit.experiments
-    import biaskit.lm.builtin  # noqa: F401
 
 
 def run(quick: bool = False) -> list[dict]:
     from distributed import Client, LocalCluster
 
-    from biaskit.experiments import run_experiments
+    from biaskit.studies.grid import run_experiments
 
     cfg = _config(40 if quick else 600)
     times, tables = {}, {}

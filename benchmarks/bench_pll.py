@@ -5,7 +5,7 @@ vocabulary built from the bundled Spanish CrowS-Pairs; run once with a 5000-row 
 and once with BETO's 31,002 rows, the size that matters for the thesis's model), same
 sentences (the first ``n`` Spanish CrowS-Pairs pairs, i.e. 2n sentences), same metric:
 
-* naive: :func:`biaskit.testing.reference_pair_scores`, a transcription of
+* naive: :func:`biaskit._testing.reference_pair_scores`, a transcription of
   nyu-mll/crows-pairs ``metric.py`` ``mask_unigram``: one ``model(...)`` call per masked
   token, full logits, one sentence at a time;
 * fast: :func:`biaskit.lm.score_pairs` (``batch_size`` masked copies per forward pass,
@@ -36,7 +36,7 @@ import torch
 
 
 def run(quick: bool = False) -> list[dict]:
-    from biaskit.datasets import load_crows_pairs_es
+    from biaskit.data.datasets import load_crows_pairs_es
     from biaskit.lm import tiny_masked_lm
 
     old_threads = torch.get_num_threads()
@@ -134,8 +134,8 @@ def _time_pair_scoring(lm, df, metric: str, clock) -> dict:
     Returns the two times, the number of pairs and masked tokens scored, and the largest
     absolute difference between the two paths' sentence scores (both sentences of a pair).
     """
+    from biaskit._testing import reference_pair_scores
     from biaskit.lm import score_pairs
-    from biaskit.testing import reference_pair_scores
 
     t0 = clock()
     fast = score_pairs(

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 
 from benchmarks import best_of
-from biaskit.corpus import load_corpus
+from biaskit.data.corpus import load_corpus
+from biaskit.data.wordlists import load_seed_groups, thesis_neutral_groups
 from biaskit.metrics.pmi import SentenceIncidence, bias_pmi_table
-from biaskit.wordlists import load_seed_groups, thesis_neutral_groups
 
 
 def _naive_counts(sentences, X, A):
@@ -39,7 +39,7 @@ def run(quick: bool = False) -> list[dict]:
         "gender": (groups["espacio_m"], groups["espacio_f"]),
         "religion": (groups["christianity words"], groups["islam words"]),
     }
-    quiet = [logging.getLogger(n) for n in ("biaskit.wordlists", "biaskit.metrics.pmi")]
+    quiet = [logging.getLogger(n) for n in ("biaskit.data.wordlists", "biaskit.metrics.pmi")]
     levels = [lg.level for lg in quiet]
     for lg in quiet:
         lg.setLevel(logging.ERROR)

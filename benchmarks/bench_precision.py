@@ -29,7 +29,7 @@ def _scores(lm, pairs, metric: str) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def run(quick: bool = False) -> list[dict]:
-    from biaskit.datasets import load_crows_pairs_en
+    from biaskit.data.datasets import load_crows_pairs_en
     from biaskit.lm import get_lm
 
     pairs = load_crows_pairs_en().head(60 if quick else 500)

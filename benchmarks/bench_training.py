@@ -2,12 +2,12 @@
 
 Same recipe, data, starting weights and steps: the first ``n`` steps of the ``en-mlm`` recipe (masked,
 continued from ``en-mlm-balanced``) and of the ``en-clm`` recipe (causal, continued from ``en-clm-balanced``),
-2 layers x 128, batches of 32 BUG / GAP / BOLD sentences, run by :func:`biaskit.training.train_masked_lm` /
-:func:`~biaskit.training.train_causal_lm` themselves (``train_seconds``: the loop only, not the data loading):
+2 layers x 128, batches of 32 BUG / GAP / BOLD sentences, run by :func:`biaskit.training.pretrain.train_masked_lm` /
+:func:`~biaskit.training.pretrain.train_causal_lm` themselves (``train_seconds``: the loop only, not the data loading):
 
 * naive: ``precision="float32"``, the recipes' setting before bfloat16;
 * fast: ``precision="bfloat16"`` (``torch.autocast``, eager attention on a CPU), the recipes' setting
-  (:data:`biaskit.trained_models.SPEED`);
+  (:data:`biaskit.training.recipes.SPEED`);
 * a third row adds ``length_grouped=True`` to the fast setting (not used by the recipes: see ``SPEED``).
 
 The note gives ms per step and the mean training loss of the last 10 steps (the two precisions round
@@ -25,8 +25,8 @@ import torch
 
 
 def run(quick: bool = False) -> list[dict]:
-    from biaskit import trained_models as tm
-    from biaskit.training import train_causal_lm, train_masked_lm
+    from biaskit.training import recipes as tm
+    from biaskit.training.pretrain import train_causal_lm, train_masked_lm
 
     n_steps, repeats = (30, 1) if quick else (300, 2)
     device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -22,7 +22,7 @@ from biaskit.metrics.weat import _sample_partitions, load_caliskan_weat, permuta
 
 
 def _load():
-    from biaskit.embeddings import load_reference_vectors
+    from biaskit.embeddings.vectors import load_reference_vectors
 
     kv = load_reference_vectors("word2vec-googlenews-wefe")
     q = load_caliskan_weat()["weat1"]

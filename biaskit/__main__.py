@@ -4,10 +4,10 @@ Commands
 --------
 ``download-europarl``  download the thesis's full Spanish Europarl files (``make data-full``)
 ``corpora``            list the known corpora and whether they are present
-``run``                run a batch of bias experiments from a YAML config (biaskit.experiments)
+``run``                run a batch of bias experiments from a YAML config (biaskit.studies.grid)
 ``notebook``           run one study notebook with papermill; its JSON and figures land beside OUTPUT
 ``reproduce``          run every study notebook into results/ from one process (``make reproduce``)
-``train-models``       retrain the bundled small models under data/models (biaskit.trained_models)
+``train-models``       retrain the bundled small models under data/models (biaskit.training.recipes)
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
 ``subparsers.add_parser(...)``, adds its arguments and sets ``func=<callable(args) -> int>``
@@ -34,7 +34,7 @@ Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], No
 
 
 def _register_download_europarl(sub: argparse._SubParsersAction) -> None:
-    from biaskit.data import OPUS_EUROPARL_V8_MOSES
+    from biaskit.data.downloads import OPUS_EUROPARL_V8_MOSES
 
     p = sub.add_parser(
         "download-europarl",
@@ -55,7 +55,7 @@ def _register_download_europarl(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_download_europarl(args: argparse.Namespace) -> int:
-    from biaskit.data import download_europarl
+    from biaskit.data.downloads import download_europarl
 
     paths = download_europarl(args.pairs, base_url=args.base_url, dest_dir=args.dest, timeout=args.timeout)
     for pair, path in paths.items():
@@ -69,7 +69,7 @@ def _register_corpora(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_corpora(args: argparse.Namespace) -> int:
-    from biaskit.corpus import available_corpora
+    from biaskit.data.corpus import available_corpora
 
     for name, desc in available_corpora().items():
         print(f"{name:<26} {desc}")
@@ -78,7 +78,7 @@ def _cmd_corpora(args: argparse.Namespace) -> int:
 
 # --- report (owner: biaskit/html_report.py) -------------------------------------------------
 def _register_report(sub: argparse._SubParsersAction) -> None:
-    from biaskit.html_report import add_build_arguments, run_build
+    from biaskit.report.html_report import add_build_arguments, run_build
 
     p = sub.add_parser("report", help="build the static HTML report of the executed notebooks (make report)")
     add_build_arguments(p)
@@ -95,7 +95,7 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
         help="run a batch of bias experiments (models x datasets x metrics) from a YAML config",
         description=(
             "Run every compatible (model, dataset, metric) cell of CONFIG and write a log, a tidy CSV, "
-            "a LaTeX table and plots (see biaskit.experiments and experiments/*.yaml)."
+            "a LaTeX table and plots (see biaskit.studies.grid and experiments/*.yaml)."
         ),
     )
     p.add_argument("config", help="YAML configuration file")
@@ -125,7 +125,7 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from biaskit.experiments import run_experiments
+    from biaskit.studies.grid import run_experiments
 
     df = run_experiments(
         args.config,
@@ -213,7 +213,7 @@ def parse_parameter_value(value: str) -> object:
 
 
 def _find_notebook(name: str) -> Path:
-    from biaskit.paths import REPO_ROOT
+    from biaskit.core.paths import REPO_ROOT
 
     given = Path(name).expanduser()
     candidates = [given, given.with_name(given.name + ".ipynb")]
@@ -323,7 +323,7 @@ def _register_reproduce(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from biaskit.paths import REPO_ROOT
+    from biaskit.core.paths import REPO_ROOT
 
     if args.notebooks:
         notebooks = [_find_notebook(n) for n in args.notebooks]
@@ -349,7 +349,7 @@ def _register_train_models(sub: argparse._SubParsersAction) -> None:
         help="retrain the bundled small models (data/models): English / Spanish MLMs, word2vec, planted controls, "
         "English causal LMs",
         description=(
-            "Retrain the models bundled under data/models (biaskit.trained_models), deterministically. "
+            "Retrain the models bundled under data/models (biaskit.training.recipes), deterministically. "
             "Checkpoints go to <cache>/train-models, so an interrupted run resumes. "
             "All 18 take about 42 minutes on 2 CPU cores (bfloat16 mixed precision; 24 for the masked LMs and word2vec, "
             "18 for the causal LMs en-clm-* and es-clm)."
@@ -362,7 +362,7 @@ def _register_train_models(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_train_models(args: argparse.Namespace) -> int:
-    from biaskit.trained_models import MODEL_NAMES, train_model, write_provenance
+    from biaskit.training.recipes import MODEL_NAMES, train_model, write_provenance
 
     names = args.names or list(MODEL_NAMES)
     unknown = [n for n in names if n not in MODEL_NAMES]
@@ -420,7 +420,7 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from biaskit.corpus import read_lines
+    from biaskit.data.corpus import read_lines
 
     sentences = read_lines(args.text_file)
     if not sentences:
@@ -433,7 +433,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             lm, sentences, args.metric, batch_size=args.batch_size, progress=not args.no_progress
         )
     else:
-        from biaskit.distributed import score_sentences_distributed
+        from biaskit.studies.distributed import score_sentences_distributed
 
         res = score_sentences_distributed(
             args.model,

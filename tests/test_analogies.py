@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biaskit.embeddings import from_dict, load_reference_vectors
+from biaskit.data.wordlists import OOVError
+from biaskit.embeddings.vectors import from_dict, load_reference_vectors
 from biaskit.metrics.analogies import lrcos, pair_distance, projections, three_cos_add, three_cos_avg
 from biaskit.metrics.direct_bias import bias_direction
-from biaskit.wordlists import OOVError
 
 # Country -> capital pairs (the thesis's Table 3.1 example, extended); lower-case for GloVe 6B.
 CAPITALS = [

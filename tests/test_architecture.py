@@ -1,17 +1,25 @@
-"""The package's shape: no import cycles, no test helper or deprecated path on a production path (issue 16).
+"""The package's shape: one-way layers by folder, no cycle, no private name imported across modules
+(issues 16 and 31).
 
 Imports are read from the source with :mod:`ast`: module-level *and* function-level ones (a lazy
-import inside a function still makes a cycle a reader has to untangle), ``if TYPE_CHECKING`` blocks
-excepted.  ``from biaskit.lm import X`` counts as an import of the submodule that defines ``X``
-(``biaskit.lm`` loads its names lazily).
+import inside a function still makes a dependency a reader has to untangle), ``if TYPE_CHECKING``
+blocks excepted.  ``from biaskit.lm import X`` counts as an import of the submodule that defines
+``X`` (``biaskit.lm`` loads its names lazily).
+
+The layers, bottom to top (``docs/DEVELOPING.md`` draws them)::
+
+    core  ->  data  ->  lm  ->  embeddings  ->  metrics | debiasing | training  ->  studies | report  ->  CLI
+
+A module may import from its own folder and from folders of a lower layer; folders of one layer may
+import each other only while the folder graph stays acyclic.  Each rule has a negative test below that
+builds a small package which breaks it and checks that the rule reports exactly that break.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
-import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,14 +28,36 @@ import biaskit
 from biaskit import lm
 
 ROOT = Path(biaskit.__file__).parent
-#: kept for one release with a DeprecationWarning; nothing in biaskit may import them
-DEPRECATED = {"biaskit.mlm", "biaskit.report", "biaskit.reporting"}
+
+#: folder (package) -> layer, bottom (0) to top; the root modules (``__init__``, ``__main__``) are the CLI
+LAYERS: dict[str, int] = {
+    "biaskit.core": 0,
+    "biaskit.data": 1,
+    "biaskit.lm": 2,
+    "biaskit.embeddings": 3,
+    "biaskit.metrics": 4,
+    "biaskit.debiasing": 4,
+    "biaskit.training": 4,
+    "biaskit.studies": 5,
+    "biaskit.report": 5,
+    "biaskit": 6,
+}
+#: private test helpers: no production module may import them
+TEST_HELPERS = {"biaskit._testing"}
 
 
-def _modules() -> dict[str, Path]:
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module
+    target: str  # imported module
+    name: str | None  # the name taken from it (``from target import name``), None for ``import target``
+    line: int
+
+
+def modules(root: Path, package: str = "biaskit") -> dict[str, Path]:
     out = {}
-    for p in ROOT.rglob("*.py"):
-        parts = p.relative_to(ROOT.parent).with_suffix("").parts
+    for p in root.rglob("*.py"):
+        parts = (package, *p.relative_to(root).with_suffix("").parts)
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = p
     return out
@@ -37,38 +67,69 @@ def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """biaskit modules imported anywhere in ``path`` (TYPE_CHECKING blocks skipped)."""
+def imports(name: str, path: Path, mods: dict[str, Path], lazy: dict[str, dict[str, str]]) -> list[Import]:
+    """Every import of a module in ``mods`` made anywhere in ``path`` (TYPE_CHECKING blocks skipped).
+    ``lazy`` maps a package to its lazily exported names (name -> submodule)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
         if _is_type_checking(node):
             skip |= {id(n) for n in ast.walk(node)}
-    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: list[Import] = []
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("biaskit"):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                if full in modules:
-                    found.add(full)
-                elif node.module == "biaskit.lm" and alias.name in lm._EXPORTS:
-                    found.add(f"biaskit.lm.{lm._EXPORTS[alias.name]}")
-                elif node.module in modules:
-                    found.add(node.module)
+                full = f"{base}.{alias.name}"
+                if full in mods:
+                    found.append(Import(name, full, None, node.lineno))
+                elif alias.name in lazy.get(base, {}):
+                    found.append(Import(name, f"{base}.{lazy[base][alias.name]}", alias.name, node.lineno))
+                elif base in mods:
+                    found.append(Import(name, base, alias.name, node.lineno))
         elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name in modules}
-    return found
+            found += [Import(name, a.name, None, node.lineno) for a in node.names if a.name in mods]
+    return [i for i in found if i.target != name]
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = _modules()
-    return {m: _imports(p, modules) - {m} for m, p in modules.items()}
+def folder_of(module: str, mods: dict[str, Path], layers: dict[str, int]) -> str:
+    """The layer folder of a module: its longest prefix named in ``layers``."""
+    parts = module.split(".")
+    for k in range(len(parts), 0, -1):
+        if ".".join(parts[:k]) in layers and (k < len(parts) or mods[module].name == "__init__.py"):
+            return ".".join(parts[:k])
+    return parts[0]
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
+def upward_imports(found: list[Import], mods, layers) -> list[str]:
+    out = []
+    for i in found:
+        a, b = folder_of(i.source, mods, layers), folder_of(i.target, mods, layers)
+        if layers[b] > layers[a]:
+            out.append(f"{i.source}:{i.line} imports {i.target} ({b} is above {a})")
+    return sorted(out)
+
+
+def private_imports(found: list[Import], helpers: set[str] = TEST_HELPERS) -> list[str]:
+    out = []
+    for i in found:
+        if i.name and i.name.startswith("_") and not i.name.startswith("__"):
+            out.append(f"{i.source}:{i.line} imports the private name {i.target}.{i.name}")
+        if i.target in helpers or any(p.startswith("_") and not p.startswith("__") for p in i.target.split(".")):
+            if i.source not in helpers:
+                out.append(f"{i.source}:{i.line} imports the private module {i.target}")
+    return sorted(out)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -99,80 +160,161 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 out.append(sorted(comp))
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for v in graph:
+    for v in sorted(graph):
         if v not in index:
             visit(v)
-    return out
+    return sorted(out)
 
 
-def test_the_cycle_finder_finds_a_cycle():
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _cycles({"a": {"b"}, "b": set()}) == []
+def analyse(root: Path, package: str, layers: dict[str, int], lazy: dict[str, dict[str, str]]):
+    mods = modules(root, package)
+    found = [i for m, p in sorted(mods.items()) for i in imports(m, p, mods, lazy)]
+    module_graph: dict[str, set[str]] = {m: set() for m in mods}
+    folder_graph: dict[str, set[str]] = {}
+    for i in found:
+        module_graph[i.source].add(i.target)
+        a, b = folder_of(i.source, mods, layers), folder_of(i.target, mods, layers)
+        folder_graph.setdefault(a, set())
+        if a != b:
+            folder_graph[a].add(b)
+    return mods, found, module_graph, folder_graph
 
 
-def test_no_import_cycle_in_biaskit():
-    graph = _graph()
-    assert "biaskit.lm.scoring" in graph and "biaskit.lm.causal" in graph["biaskit.lm.scoring"]
-    assert _cycles(graph) == []
+LAZY = {"biaskit.lm": dict(lm._EXPORTS)}
 
 
-def test_no_production_module_imports_test_helpers_or_deprecated_paths():
-    graph = _graph()
-    bad = {
-        m: sorted(deps & ({"biaskit.testing"} | DEPRECATED))
-        for m, deps in graph.items()
-        if m not in DEPRECATED and m != "biaskit.testing" and deps & ({"biaskit.testing"} | DEPRECATED)
+@pytest.fixture(scope="module")
+def biaskit_graph():
+    return analyse(ROOT, "biaskit", LAYERS, LAZY)
+
+
+# --- the rules hold for biaskit ----------------------------------------------------------------------
+
+
+def test_every_module_lives_in_a_layer_folder(biaskit_graph):
+    mods = biaskit_graph[0]
+    loose = sorted(
+        m for m in mods if folder_of(m, mods, LAYERS) == "biaskit" and m not in {"biaskit", "biaskit.__main__"}
+    )
+    assert loose == sorted(TEST_HELPERS), "root modules other than the CLI and the private test helpers"
+    assert {folder_of(m, mods, LAYERS) for m in mods} == set(LAYERS)
+
+
+def test_no_import_from_a_higher_layer(biaskit_graph):
+    mods, found, _, _ = biaskit_graph
+    assert any(i.source == "biaskit.lm.scoring" and i.target == "biaskit.lm.causal" for i in found)
+    assert upward_imports(found, mods, LAYERS) == []
+
+
+def test_no_cycle_between_folders_or_modules(biaskit_graph):
+    _, _, module_graph, folder_graph = biaskit_graph
+    assert "biaskit.lm" in folder_graph["biaskit.metrics"]
+    assert cycles(folder_graph) == []
+    assert cycles(module_graph) == []
+
+
+def test_no_private_name_or_test_helper_imported_across_modules(biaskit_graph):
+    assert private_imports(biaskit_graph[1]) == []
+
+
+# --- each rule fails when broken (a small package written for the purpose) ------------------------
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / "pkg" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root / "pkg"
+
+
+TOY_LAYERS = {"pkg.low": 0, "pkg.mid": 1, "pkg.midb": 1, "pkg.high": 2, "pkg": 3}
+
+
+def _toy(tmp_path, files):
+    base = {
+        "__init__.py": "",
+        "low/__init__.py": "",
+        "low/a.py": "X = 1\n_hidden = 2\n",
+        "mid/__init__.py": "",
+        "midb/__init__.py": "",
+        "high/__init__.py": "",
     }
-    assert bad == {}
+    return analyse(_write(tmp_path, {**base, **files}), "pkg", TOY_LAYERS, {})
 
 
-def test_notebooks_and_benchmarks_use_the_new_paths():
+def test_an_upward_import_inside_a_function_is_reported(tmp_path):
+    mods, found, _, _ = _toy(
+        tmp_path,
+        {
+            "mid/b.py": "from pkg.low.a import X\n",
+            "high/c.py": "from pkg.mid import b\n",
+            "low/d.py": "def f():\n    from pkg.high.c import b\n    return b\n",
+        },
+    )
+    assert upward_imports(found, mods, TOY_LAYERS) == ["pkg.low.d:2 imports pkg.high.c (pkg.high is above pkg.low)"]
+
+
+def test_a_type_checking_import_is_not_a_dependency(tmp_path):
+    mods, found, _, _ = _toy(
+        tmp_path,
+        {
+            "high/c.py": "",
+            "low/d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high.c import Y\n",
+        },
+    )
+    assert upward_imports(found, mods, TOY_LAYERS) == []
+
+
+def test_a_cycle_between_folders_of_one_layer_is_reported(tmp_path):
+    _, _, module_graph, folder_graph = _toy(
+        tmp_path,
+        {"mid/b.py": "from pkg.midb.e import Z\n", "midb/e.py": "Z = 0\ndef f():\n    from pkg.mid.g import W\n", "mid/g.py": "W = 1\n"},
+    )
+    assert cycles(folder_graph) == [["pkg.mid", "pkg.midb"]]
+    assert cycles(module_graph) == []  # no module cycle: the folders alone go round
+
+
+def test_a_module_cycle_is_reported(tmp_path):
+    _, _, module_graph, _ = _toy(tmp_path, {"mid/b.py": "from pkg.mid.g import W\nV = 0\n", "mid/g.py": "from pkg.mid.b import V\nW = 1\n"})
+    assert cycles(module_graph) == [["pkg.mid.b", "pkg.mid.g"]]
+
+
+def test_a_private_import_across_modules_is_reported(tmp_path):
+    _, found, _, _ = _toy(
+        tmp_path,
+        {"mid/b.py": "from pkg.low.a import X, _hidden\n", "_testing.py": "", "high/c.py": "import pkg._testing\n"},
+    )
+    assert private_imports(found, {"pkg._testing"}) == [
+        "pkg.high.c:1 imports the private module pkg._testing",
+        "pkg.mid.b:1 imports the private name pkg.low.a._hidden",
+    ]
+
+
+def test_relative_imports_are_resolved(tmp_path):
+    mods, found, _, _ = _toy(tmp_path, {"low/d.py": "from ..high import c\n", "high/c.py": ""})
+    assert upward_imports(found, mods, TOY_LAYERS) == ["pkg.low.d:1 imports pkg.high.c (pkg.high is above pkg.low)"]
+
+
+# --- the deprecated shims are gone, the lazy names of biaskit.lm resolve ----------------------------
+
+
+def test_deprecated_shims_are_gone_and_nothing_uses_them():
+    import importlib
+
+    for old in ("biaskit.mlm", "biaskit.reporting", "biaskit.testing"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
     repo = ROOT.parent
     for p in [*sorted((repo / "notebooks").glob("*.ipynb")), *sorted((repo / "benchmarks").glob("*.py"))]:
         text = p.read_text(encoding="utf-8")
-        for old in (
-            "biaskit.mlm",
-            "biaskit import mlm",
-            "biaskit.reporting",
-            "biaskit.report ",
-            "import report",
-        ):
+        for old in ("biaskit.mlm", "biaskit import mlm", "biaskit.reporting", "biaskit.testing"):
             assert old not in text, f"{p.name} still uses {old!r}"
 
 
-@pytest.mark.parametrize(
-    ("old", "name", "new"),
-    [
-        ("biaskit.mlm", "score_pairs", "biaskit.lm.scoring"),
-        ("biaskit.mlm", "MaskedLM", "biaskit.lm.base"),
-        ("biaskit.mlm", "load_masked_lm", "biaskit.lm.loading"),
-        ("biaskit.mlm", "crows_template", "biaskit.lm.alignment"),
-        ("biaskit.mlm", "fill_blank_probabilities", "biaskit.lm.fill_mask"),
-        ("biaskit.mlm", "resolve_default_model", "biaskit.lm.builtin"),
-        ("biaskit.report", "build_site", "biaskit.html_report"),
-        ("biaskit.reporting", "save_results", "biaskit.notebook_output"),
-    ],
-)
-def test_old_import_paths_still_work_with_a_deprecation_warning(old, name, new):
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=old.replace(".", r"\.") + " is deprecated"):
-        mod = importlib.import_module(old)
-    assert getattr(mod, name) is getattr(importlib.import_module(new), name)
-
-
-def test_moved_stand_ins_warn_from_biaskit_testing():
-    import biaskit.testing as testing
-    from biaskit.lm import builtin
-
-    with pytest.warns(DeprecationWarning, match="biaskit.lm.tiny_masked_lm"):
-        f = testing.tiny_masked_lm
-    assert f is builtin.tiny_masked_lm
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert callable(testing.reference_pair_scores)  # the reference implementations stay, no warning
-
-
 def test_every_lazy_name_of_biaskit_lm_resolves():
+    import importlib
+
     for name, sub in lm._EXPORTS.items():
         assert getattr(lm, name) is getattr(importlib.import_module(f"biaskit.lm.{sub}"), name)
     assert sorted(lm.__all__) == sorted(lm._EXPORTS)

@@ -1,4 +1,4 @@
-"""Calibration machinery (biaskit.calibration) on synthetic values with a known truth."""
+"""Calibration machinery (biaskit.studies.calibration) on synthetic values with a known truth."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from biaskit import calibration as cal
+from biaskit.studies import calibration as cal
 
 TARGETS = [f"job{i}" for i in range(40)]
 DIRS = {t: ("male" if i % 2 else "female") for i, t in enumerate(TARGETS)}
@@ -115,7 +115,7 @@ def test_false_positive_rate_exposes_clustered_items():
 
 
 def test_vectorised_kl_scores_are_the_thesis_score():
-    from biaskit.stats import kl_divergence_score, kl_scores
+    from biaskit.core.stats import kl_divergence_score, kl_scores
 
     rng = np.random.default_rng(8)
     s, a = rng.normal(-20, 3, size=(5, 60)), rng.normal(-21, 5, size=(5, 60))
@@ -182,8 +182,8 @@ def test_label_permutation_test_is_calibrated_where_the_proportion_test_is_not()
 # ----------------------------------------------------------------------------- the bundled controls
 @pytest.fixture(scope="module")
 def plan():
-    from biaskit import trained_models as tm
-    from biaskit.counterfactual import assign_directions
+    from biaskit.data.counterfactual import assign_directions
+    from biaskit.training import recipes as tm
 
     return assign_directions(list(tm.CONTROL_TARGETS), seed=tm.CONTROL_SEED)
 
@@ -191,8 +191,8 @@ def plan():
 @pytest.mark.parametrize("s", [0.5, 0.8])
 def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
     """Seed 000 section 3.5.4's expectation, on the bundled planted word2vec and the planted corpus."""
-    from biaskit import trained_models as tm
-    from biaskit.corpus import tokenize
+    from biaskit.data.corpus import tokenize
+    from biaskit.training import recipes as tm
 
     corpus = [tokenize(x) for x in tm.planted_corpus(s, tm.control_base_corpus().train).sentences]
     values = cal.static_values(tm.load_trained_vectors("en-planted-w2v", s=s), corpus, list(plan))
@@ -208,8 +208,8 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
 def test_run_calibration_tables_come_from_the_values_it_keeps(plan):
     """run_calibration's effect rows are :func:`evaluate` of the values it returns (``result.values``), which an
     analysis such as :func:`effects_by_item_group` reuses without scoring the models again."""
-    from biaskit import trained_models as tm
-    from biaskit.corpus import tokenize
+    from biaskit.data.corpus import tokenize
+    from biaskit.training import recipes as tm
 
     skews = (0.5, 0.8)
     vectors = {s: tm.load_trained_vectors("en-planted-w2v", s=s) for s in skews}
@@ -235,7 +235,7 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
     at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
     sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.053).
     Measured at s = 0.8: cp 73.1 %, sz 99.1 %, AUL 66.6 % of 640 pairs, KS D = 0.13 (p = 2e-5)."""
-    from biaskit import trained_models as tm
+    from biaskit.training import recipes as tm
 
     want = [
         "crows_cp",
@@ -277,7 +277,7 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
 def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_thread):
     """The names' gender is planted along with the pronouns: the IBS through names leans to the plan
     at s = 0.8 and not at s = 0.5 (measured: p = 0.0005 and 0.08, label test 0.0005 and 0.07)."""
-    from biaskit import trained_models as tm
+    from biaskit.training import recipes as tm
 
     got = {}
     for s in (0.5, 0.8):
@@ -297,7 +297,7 @@ def test_bundled_causal_controls(plan, one_torch_thread):
     reading grows steadily on the 160 pronoun-first pairs (50.0, 51.2, 52.5, 59.4, 66.2 %) and not on the 480
     profession-first pairs, whose words after the pronoun never include the profession.  At s = 0.5 no
     reading finds anything with the label test."""
-    from biaskit import trained_models as tm
+    from biaskit.training import recipes as tm
 
     want = ["causal_ll", "causal_shared", "causal_next_word", "causal_sld", "causal_ks"]
     values = {

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from biaskit import lm as lms
-from biaskit.datasets import load_crows_pairs_es
+from biaskit.data.datasets import load_crows_pairs_es
 from biaskit.lm import CausalLM, tiny_causal_lm, tiny_masked_lm
 from biaskit.metrics import crows
 from biaskit.metrics import gender_templates as gt
@@ -229,7 +229,7 @@ def test_a_tokenizer_without_bos_or_eos_scores_from_the_second_token(caplog):
 
 
 def test_stereoset_intrasentence_on_a_causal_model_is_the_geometric_mean_probability(clm):
-    from biaskit.datasets import load_stereoset
+    from biaskit.data.datasets import load_stereoset
     from biaskit.metrics import stereoset as st
 
     gold = load_stereoset()
@@ -278,7 +278,7 @@ def test_asld_on_a_causal_model_uses_log_likelihoods(clm):
 
 
 def test_calibration_values_of_a_causal_model_match_direct_computation():
-    from biaskit import calibration as cal
+    from biaskit.studies import calibration as cal
 
     texts = [
         cal._fill(t, w, g) for t in cal.PAIR_TEMPLATES for w in ("nurse", "pilot") for g in ("male", "female")
@@ -311,9 +311,9 @@ def test_calibration_values_of_a_causal_model_match_direct_computation():
 
 
 def test_scorer_perplexity_of_a_bundled_causal_model_equals_the_training_code(one_torch_thread):
-    """biaskit.lm's ll (the scorer) and biaskit.training.causal_perplexity are written independently."""
-    from biaskit import trained_models as tm
-    from biaskit.training import causal_perplexity
+    """biaskit.lm's ll (the scorer) and biaskit.training.pretrain.causal_perplexity are written independently."""
+    from biaskit.training import recipes as tm
+    from biaskit.training.pretrain import causal_perplexity
 
     lm = lms.get_lm("en-clm", device="cpu")
     assert isinstance(lm, CausalLM) and not lm.is_fallback

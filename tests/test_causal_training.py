@@ -1,4 +1,4 @@
-"""biaskit.training: GPT-2-layout causal LM trained here (train_causal_lm, clm_loss, causal_perplexity)."""
+"""biaskit.training.pretrain: GPT-2-layout causal LM trained here (train_causal_lm, clm_loss, causal_perplexity)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 # the toy Spanish text, tiny configuration and weight comparison of the masked-LM training tests
 from test_training import HELD_OUT, TRAIN, Crash, _equal, crash_at, make_sentences, tiny_config
 
-from biaskit.training import (
+from biaskit.training.pretrain import (
     _as_causal_tokenizer,
     _build_causal_model,
     build_clm_batch,
@@ -83,7 +83,7 @@ def test_causal_perplexity_equals_naive_loop_and_reports_skips(tokenizer, caplog
     model = _build_causal_model(tiny_config(dropout=0.0), tokenizer).double().eval()
     too_long = " ".join(TRAIN[:6])  # over n_positions = 24 tokens
     sentences = [*HELD_OUT[:4], too_long, "La Jueza Lee."]
-    with caplog.at_level(logging.WARNING, logger="biaskit.training"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.pretrain"):
         ppl, n = causal_perplexity(model, tokenizer, sentences, batch_size=3)
     assert "1 of 6 sentence(s) are longer than n_positions=24 tokens (BOS included) and are skipped" in (
         caplog.text
@@ -231,7 +231,7 @@ def test_bfloat16_length_grouped_causal_training_is_deterministic_and_resumes(ba
 
 def test_linear_cross_entropy_equals_the_full_logits_loss_and_its_gradients():
     """Independent: torch's cross-entropy on the full (N, V) logits; chunks that do not divide N."""
-    from biaskit.training import linear_cross_entropy
+    from biaskit.training.pretrain import linear_cross_entropy
 
     gen = torch.Generator().manual_seed(0)
     hidden = torch.randn(300, 16, generator=gen, requires_grad=True)

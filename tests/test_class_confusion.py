@@ -111,7 +111,7 @@ def test_class_report_against_sklearn_and_fig_3_8(cm):
     p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, labels=range(15), zero_division=0)
     rep = cc.class_report_from_confusion(cm)
     np.testing.assert_allclose(rep[["precision", "recall", "f1"]].to_numpy(), np.c_[p, r, f], atol=1e-12)
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
 
     printed = pd.read_csv(data_dir() / "sayenju" / "fig3_8_classification_report.csv", index_col=0)
     # Fig. 3.8 was printed from a slightly different matrix (supports differ by 11, 1, 11 for

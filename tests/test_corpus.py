@@ -1,4 +1,4 @@
-"""Tests for biaskit.corpus: reading, sentence splitting, tokenising, stop-words, caching, frequencies."""
+"""Tests for biaskit.data.corpus: reading, sentence splitting, tokenising, stop-words, caching, frequencies."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from biaskit import corpus as C
-from biaskit.paths import data_dir
-from biaskit.wordlists import load_seed_groups
+from biaskit.core.paths import data_dir
+from biaskit.data import corpus as C
+from biaskit.data.wordlists import load_seed_groups
 
 # ----------------------------------------------------------------------------- tokens
 

@@ -1,4 +1,4 @@
-"""CDS swaps and planted-bias corpora (biaskit.counterfactual)."""
+"""CDS swaps and planted-bias corpora (biaskit.data.counterfactual)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 
-from biaskit.counterfactual import (
+from biaskit.data.counterfactual import (
     assign_directions,
     cds,
     load_gender_lexicon,

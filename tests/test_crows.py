@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biaskit import stats
+from biaskit.core import stats
 from biaskit.metrics import crows
 
 

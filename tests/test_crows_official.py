@@ -6,7 +6,7 @@ The official scorer is nyu-mll/crows-pairs ``metric.py`` (Nangia et al. 2020; se
 ``sent1``/``sent2`` in the official order (``stereo``: sent_more, sent_less; ``antistereo``:
 sent_less, sent_more); it reads the bundled CSV itself with ``csv.DictReader``, as ``metric.py``.
 ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` are the project's transcription of
-them, :func:`biaskit.testing.reference_pair_scores`: unbatched, unpadded, one ``transformers``
+them, :func:`biaskit._testing.reference_pair_scores`: unbatched, unpadded, one ``transformers``
 forward pass per masked copy.
 
 This code is test-only: nothing in ``biaskit`` imports it.
@@ -22,12 +22,12 @@ import pandas as pd
 import pytest
 
 from biaskit import lm as mlm
-from biaskit.datasets import load_crows_pairs_en
+from biaskit._testing import reference_pair_scores
+from biaskit.core.paths import data_dir
+from biaskit.data.datasets import load_crows_pairs_en
 from biaskit.lm import cache as lm_cache
 from biaskit.lm import tiny_masked_lm
 from biaskit.metrics import crows
-from biaskit.paths import data_dir
-from biaskit.testing import reference_pair_scores
 
 TOL = 1e-4
 EN_CSV = "crows-pairs/crows_pairs_anonymized.csv"
@@ -60,7 +60,7 @@ def official_read_data(input_file) -> pd.DataFrame:
 def official_mask_unigram(data, lm: mlm.MaskedLM) -> dict[str, float]:
     """metric.py ``mask_unigram`` (n=1) on ``data["sent1"]`` / ``data["sent2"]``.
 
-    :func:`biaskit.testing.reference_pair_scores` is the line-by-line transcription of
+    :func:`biaskit._testing.reference_pair_scores` is the line-by-line transcription of
     ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` (one forward pass per mask); this
     file adds what decides the order and the counting: ``read_data`` and ``evaluate``.
     """
@@ -398,7 +398,7 @@ def test_all_1508_english_pairs_equal_the_official_scorer(lm_en, official_data, 
 
 def test_experiment_runner_aligns_english_pairs_in_the_official_order(lm_en):
     """crows_by_bias_type (the grid's CrowS cell) passes the stereo_antistereo column on."""
-    from biaskit.experiments import crows_by_bias_type, load_dataset
+    from biaskit.studies.grid import crows_by_bias_type, load_dataset
 
     kind, df = load_dataset("crows:en")
     assert kind == "crows" and "stereo_antistereo" in df

@@ -1,4 +1,4 @@
-"""Tests for biaskit.data: downloads from file:// and a local HTTP server, checksums, TOFU, the CLI.
+"""Tests for biaskit.data.downloads: downloads from file:// and a local HTTP server, checksums, TOFU, the CLI.
 
 Never touches the internet: a ThreadingHTTPServer on 127.0.0.1 serves a temporary folder.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from biaskit import data as D
 from biaskit.__main__ import main as cli_main
+from biaskit.data import downloads as D
 
 
 class RangeHandler(SimpleHTTPRequestHandler):
@@ -233,7 +233,7 @@ def test_download_europarl_file_url_and_corpus_loading(tmp_path, monkeypatch):
     (mirror / "en-es.txt.zip").write_bytes(_opus_zip("en-es", "Él vota; ella también.\n"))
     paths = D.download_europarl(base_url=mirror.as_uri(), progress=False)
     assert paths["bg-es"].parent == D.europarl_dir()
-    from biaskit.corpus import load_corpus
+    from biaskit.data.corpus import load_corpus
 
     assert load_corpus("europarl-es-full", cache=False) == [
         ["niño", "niña", "hablan"],

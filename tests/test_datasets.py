@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from biaskit import datasets as ds
+from biaskit.data import datasets as ds
 
 
 def test_spanish_crows_pairs_sizes_and_variants():
@@ -89,7 +89,7 @@ def test_malformed_and_mis_encoded_rows_get_line_numbers(tmp_path, caplog):
         csv.writer(fh).writerows(rows[:4])
     with open(path, "ab") as fh:
         fh.write("ma\ufffdana,,,tarde,,,age\n".encode())  # UTF-8 bytes in a latin-1 file
-    with caplog.at_level("WARNING", logger="biaskit.datasets"):
+    with caplog.at_level("WARNING", logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es_table(path=path)
     rep = df.attrs["report"]
     by_line = {int(r.line): (r.reason, r.action) for r in rep.issues.itertuples()}
@@ -173,11 +173,11 @@ def test_validation_report_summary_and_dataset_fingerprint(tmp_path):
 
 
 def test_bundled_spanish_repairs_are_a_visible_warning_with_counts(caplog):
-    with caplog.at_level("WARNING", logger="biaskit.datasets"):
+    with caplog.at_level("WARNING", logger="biaskit.data.datasets"):
         table = ds.load_crows_pairs_es_table()
     rep = table.attrs["report"]
     assert (rep.n_records, rep.n_loaded) == (1503, 1503) and rep.n_skipped == 0
-    (rec,) = [r for r in caplog.records if r.name == "biaskit.datasets"]
+    (rec,) = [r for r in caplog.records if r.name == "biaskit.data.datasets"]
     assert rec.levelname == "WARNING"
     assert "loaded 1503 of 1503 data records; 8 issue(s)" in rec.getMessage()
     assert "repaired 8: cp1252 read as latin-1 (repaired) (lines 70, 304, 320, 348)" in rec.getMessage()
@@ -220,9 +220,9 @@ def test_variant_loader_logs_its_own_report_once(caplog):
     """The variant's log line names the variant's problems, not the whole table's (7, not 8)."""
     import logging
 
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es("original")
-    warnings = [r.getMessage() for r in caplog.records if r.name == "biaskit.datasets"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "biaskit.data.datasets"]
     assert len(warnings) == 1
     assert "Spanish CrowS-Pairs (original, 1503 pairs)" in warnings[0] and "7 issue(s)" in warnings[0]
     assert len(df.attrs["report"]) == 7

@@ -1,4 +1,4 @@
-"""biaskit.debiasing and the before/after helpers of gender_templates (issue 14: seed 002 chapters 5-6)."""
+"""biaskit.debiasing.cds and the before/after helpers of gender_templates (issue 14: seed 002 chapters 5-6)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import statsmodels.api as sm
 import torch
 from scipy import stats as sps
 
-from biaskit import debiasing as db
-from biaskit.counterfactual import load_gender_lexicon
-from biaskit.fine_tuning import BARTL, fine_tune, fine_tune_record
+from biaskit.core.results import TestResult
+from biaskit.data.counterfactual import load_gender_lexicon
+from biaskit.data.training_text import read_redditbias_comments
+from biaskit.debiasing import cds as db
 from biaskit.lm import quiet_hf_progress, tiny_masked_lm
 from biaskit.metrics import gender_templates as gt
-from biaskit.results import TestResult
-from biaskit.training_text import read_redditbias_comments
+from biaskit.training.fine_tune import BARTL, fine_tune, fine_tune_record
 
 WORD = __import__("re").compile(r"[A-Za-z]+")
 
@@ -138,7 +138,7 @@ def test_appd_shrinkage_slope_interval_matches_statsmodels():
 # ----------------------------------------------------------------------------- corpora
 def test_size_matched_subsamples_to_the_smallest(caplog):
     groups = {"a": [f"a{i}" for i in range(50)], "b": [f"b{i}" for i in range(20)]}
-    with caplog.at_level(logging.WARNING, logger="biaskit.debiasing"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.debiasing.cds"):
         out = db.size_matched(groups, seed=3)
     assert {k: len(v) for k, v in out.items()} == {"a": 20, "b": 20}
     assert set(out["a"]) <= set(groups["a"]) and out["b"] == groups["b"]
@@ -220,7 +220,7 @@ def test_redditbias_reader_reports_bad_rows(tmp_path, caplog):
         b"caf\xe9 owner is a woman,2\n"
     )
     (folder / "reddit_comments_gender_female_processed_phrase_annotated.csv").write_bytes(content)
-    with caplog.at_level(logging.WARNING, logger="biaskit.training_text"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.training_text"):
         rows = read_redditbias_comments("gender", root=tmp_path)
     assert [(r["line"], r["label"]) for r in rows] == [(2, "biased"), (3, "unbiased"), (6, "unsure")]
     assert "\ufffd" in rows[-1]["comment"]

@@ -128,8 +128,8 @@ def test_word_level_table_on_bundled_glove():
     """Categorical validation of seed 003 Table 4.2 on the bundled GloVe subset: every correct
     country-capital quadruple scores a higher DiCoBi than every incorrect one, while the
     one-word WEAT is +-2 everywhere (it cannot separate them)."""
-    from biaskit.embeddings import load_vectors
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
+    from biaskit.embeddings.vectors import load_vectors
 
     kv = load_vectors(data_dir() / "sayenju" / "glove_6b_50d_subset.txt.gz", format="glove")
     exp = dc.load_dicobi_experiments()

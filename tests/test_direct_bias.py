@@ -10,7 +10,9 @@ import pytest
 from scipy.special import gammaln
 from statsmodels.stats.weightstats import ztest
 
-from biaskit.embeddings import from_dict, load_reference_vectors
+from biaskit.core.paths import wordlists_dir
+from biaskit.data.wordlists import OOVError
+from biaskit.embeddings.vectors import from_dict, load_reference_vectors
 from biaskit.metrics.direct_bias import (
     BiasDirection,
     bias_direction,
@@ -22,8 +24,6 @@ from biaskit.metrics.direct_bias import (
     pca_direction,
     random_direction_null,
 )
-from biaskit.paths import wordlists_dir
-from biaskit.wordlists import OOVError
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biaskit.corpus import load_corpus
+from biaskit.data.corpus import load_corpus
 from biaskit.metrics.pmi import SentenceIncidence, bias_pmi_table
 
 pytest.importorskip("dask.bag")
@@ -44,7 +44,7 @@ GROUPS_C = [["trabajo", "empleo"], ["familia", "hijos"], ["parlamento"], ["zzz-n
 
 @pytest.mark.parametrize("k", [1, 3, 7])
 def test_sharded_incidence_is_identical_to_one_pass(corpus, k):
-    from biaskit.distributed import sharded_incidence
+    from biaskit.studies.distributed import sharded_incidence
 
     one = SentenceIncidence(corpus)
     got = sharded_incidence(_shards(corpus, k), scheduler="threads")
@@ -55,7 +55,7 @@ def test_sharded_incidence_is_identical_to_one_pass(corpus, k):
 
 
 def test_sharded_counts_on_a_local_cluster_equal_one_pass_and_feed_pmi(corpus, cluster_client):
-    from biaskit.distributed import sharded_cooccurrence, sharded_incidence
+    from biaskit.studies.distributed import sharded_cooccurrence, sharded_incidence
 
     one = SentenceIncidence(corpus)
     shards = _shards(corpus, 4)
@@ -77,7 +77,7 @@ def test_sharded_counts_on_a_local_cluster_equal_one_pass_and_feed_pmi(corpus, c
 
 
 def test_bad_shards_are_refused():
-    from biaskit.distributed import sharded_incidence
+    from biaskit.studies.distributed import sharded_incidence
 
     with pytest.raises(ValueError, match="non-empty list of shards"):
         sharded_incidence([])
@@ -86,8 +86,8 @@ def test_bad_shards_are_refused():
 
 
 def test_shards_given_as_files_are_read_and_counted_by_the_workers(corpus, tmp_path):
-    from biaskit.corpus import load_corpus
-    from biaskit.distributed import sharded_cooccurrence, sharded_incidence
+    from biaskit.data.corpus import load_corpus
+    from biaskit.studies.distributed import sharded_cooccurrence, sharded_incidence
 
     lines = [" ".join(s) for s in corpus]
     paths = []
@@ -132,7 +132,7 @@ def _log_lines(path):
 
 @pytest.fixture(scope="module")
 def local_run(grid, tmp_path_factory):
-    from biaskit.experiments import run_experiments
+    from biaskit.studies.grid import run_experiments
 
     out = tmp_path_factory.mktemp("local")
     return run_experiments(_config(grid), output_dir=out, progress=False), out
@@ -150,7 +150,7 @@ def _assert_same_run(a, out_a, b, out_b):
 
 
 def test_grid_on_a_local_cluster_is_identical_to_the_local_run(grid, local_run, cluster_client, tmp_path):
-    from biaskit.experiments import run_experiments
+    from biaskit.studies.grid import run_experiments
 
     a, out_a = local_run
     b = run_experiments(_config(grid), output_dir=tmp_path, progress=False, scheduler=cluster_client)
@@ -180,7 +180,7 @@ def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
     from distributed import Client, LocalCluster
     from distributed.diagnostics.plugin import WorkerPlugin
 
-    from biaskit.experiments import run_experiments
+    from biaskit.studies.grid import run_experiments
 
     plugin = type("KillOnFirstTask", (_KillOnFirstTask, WorkerPlugin), {})(str(tmp_path / "killed"))
     out = tmp_path / "out"
@@ -196,7 +196,7 @@ def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
 
 
 def test_grid_scheduler_choices_and_gpu_requests(grid, cluster_client):
-    from biaskit.experiments import _gpu_resources, load_config, run_experiments
+    from biaskit.studies.grid import _gpu_resources, load_config, run_experiments
 
     with pytest.raises(ValueError, match="unknown scheduler 'nonsense'"):
         run_experiments(_config(grid), write=False, progress=False, scheduler="nonsense")
@@ -252,8 +252,8 @@ def test_cli_run_with_a_dask_scheduler(grid, local_run, tmp_path, capsys):
 def test_chunked_scoring_equals_one_process_and_resumes_from_the_shared_cache(
     cluster_client, tmp_path, monkeypatch
 ):
-    from biaskit.distributed import score_sentences_distributed
     from biaskit.lm import get_lm, score_sentences
+    from biaskit.studies.distributed import score_sentences_distributed
 
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
     sents = [
@@ -288,7 +288,7 @@ def test_chunked_scoring_equals_one_process_and_resumes_from_the_shared_cache(
 
 
 def test_chunked_scoring_refuses_bad_input():
-    from biaskit.distributed import score_sentences_distributed
+    from biaskit.studies.distributed import score_sentences_distributed
 
     with pytest.raises(ValueError, match="no sentences"):
         score_sentences_distributed("tiny-causal", [], scheduler="dask")
@@ -302,7 +302,7 @@ def test_the_default_install_never_imports_dask():
     import sys
 
     code = (
-        "import sys, biaskit.experiments, biaskit.distributed, biaskit.__main__\n"
+        "import sys, biaskit.studies.grid, biaskit.studies.distributed, biaskit.__main__\n"
         "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')], 'dask imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from biaskit.core.results import TestResult
+from biaskit.data.wordlists import OOVError
 from biaskit.metrics.direct_bias import BiasDirection, indirect_bias
 from biaskit.metrics.embedding_bias import ECT, MAC, RIPA, RND, RNSB, WEFAT
-from biaskit.results import TestResult
-from biaskit.wordlists import OOVError
 
 REL = 1e-5  # float32 (WEFE) vs float64 (biaskit)
 

@@ -1,4 +1,4 @@
-"""Tests for biaskit.embeddings: loaders in every format, malformed files, reference vectors, word2vec, OOV."""
+"""Tests for biaskit.embeddings.vectors: loaders in every format, malformed files, reference vectors, word2vec, OOV."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import logging
 import numpy as np
 import pytest
 
-from biaskit import embeddings as emb
-from biaskit.embeddings import (
+from biaskit.data.wordlists import OOVError
+from biaskit.embeddings import vectors as emb
+from biaskit.embeddings.vectors import (
     detect_format,
     from_dict,
     load_reference_vectors,
@@ -19,7 +20,6 @@ from biaskit.embeddings import (
     train_word2vec,
     word_matrix,
 )
-from biaskit.wordlists import OOVError
 
 
 @pytest.fixture()
@@ -145,7 +145,7 @@ def test_broken_binary_and_kv(tmp_path):
 def test_duplicates_and_blank_lines_are_logged(tmp_path, caplog):
     path = tmp_path / "d.txt"
     path.write_text("a 1 2\n\nb 3 4\na 5 6\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.embeddings"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.embeddings.vectors"):
         kv = load_vectors(path, format="glove")
     assert kv.index_to_key == ["a", "b"]
     np.testing.assert_array_equal(kv["a"], [1, 2])  # first occurrence kept

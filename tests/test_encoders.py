@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from biaskit.embeddings import from_dict
-from biaskit.encoders import (
+from biaskit.embeddings.encoders import (
     StaticSentenceEncoder,
     TransformerEncoder,
     load_encoder,
     target_token_positions,
 )
+from biaskit.embeddings.vectors import from_dict
 
 ALPHABET = "a b c d e f g h i j k l m n o p q r s t u v w x y z"
 TEXTS = [

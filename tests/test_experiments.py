@@ -10,8 +10,8 @@ import pytest
 import torch
 import yaml
 
-from biaskit.embeddings import from_dict, save_vectors
-from biaskit.experiments import (
+from biaskit.embeddings.vectors import from_dict, save_vectors
+from biaskit.studies.grid import (
     COLUMNS,
     latex_table,
     load_config,
@@ -145,8 +145,8 @@ def test_grid_with_a_broken_model_completes_and_reports_it(grid, tmp_path):
 
 
 def test_runner_static_seat_row_equals_direct_seat_call(grid, tmp_path):
-    from biaskit.embeddings import load_vectors
-    from biaskit.encoders import StaticSentenceEncoder
+    from biaskit.embeddings.encoders import StaticSentenceEncoder
+    from biaskit.embeddings.vectors import load_vectors
     from biaskit.metrics.seat import load_seat_file, seat
     from biaskit.metrics.weat import WEAT
 
@@ -282,7 +282,7 @@ def test_plot_results_centres_each_rows_bars_on_its_label():
     sit half-way to the next label), LPBS's pooling "-" is named in the legend, stars stay inside the axes."""
     import matplotlib.pyplot as plt
 
-    from biaskit.experiments import POOLING_LABELS, plot_results
+    from biaskit.studies.grid import POOLING_LABELS, plot_results
 
     rows = [
         # model A: WEAT with two pooling methods, LPBS with none; model B: SEAT with one

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biaskit import explorers as ex
+from biaskit.report import explorers as ex
 
 TRAITS = [
     "ambitious",

@@ -1,4 +1,4 @@
-"""biaskit.fine_tuning: masked-LM fine-tuning with Bartl et al.'s (2020) preset (issue 14)."""
+"""biaskit.training.fine_tune: masked-LM fine-tuning with Bartl et al.'s (2020) preset (issue 14)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import torch
 # the crash-mid-run callback of the training tests
 from test_training import Crash, crash_at
 
-from biaskit import training
-from biaskit.fine_tuning import (
+from biaskit.lm import MaskedLM, score_pairs, tiny_masked_lm
+from biaskit.training import pretrain as training
+from biaskit.training.fine_tune import (
     BARTL,
     BARTL_2020,
     FineTuneConfig,
@@ -24,8 +25,7 @@ from biaskit.fine_tuning import (
     find_fine_tuned,
     fine_tune,
 )
-from biaskit.lm import MaskedLM, score_pairs, tiny_masked_lm
-from biaskit.training import build_mlm_batch, mask_tokens, pseudo_perplexity
+from biaskit.training.pretrain import build_mlm_batch, mask_tokens, pseudo_perplexity
 
 SUBJ = ["el médico", "la enfermera", "el profesor", "la alumna", "el vecino", "la abogada"]
 VERB = ["compra", "lee", "vende", "busca", "pinta"]
@@ -279,7 +279,7 @@ def test_find_fine_tuned_loads_only_a_finished_run(base, tmp_path):
 
 
 def test_default_folder_is_a_cache(base):
-    from biaskit.paths import cache_dir
+    from biaskit.core.paths import cache_dir
 
     cfg = quick(epochs=1)
     a = fine_tune(base, TRAIN, config=cfg, progress=False)
@@ -322,7 +322,7 @@ def test_bad_input(base, tmp_path, caplog):
     with pytest.raises(ValueError, match="window of 128"):
         fine_tune(base, TRAIN, config=quick(max_length=512), output_dir=tmp_path / "e", progress=False)
     long = " ".join(TRAIN[:4])
-    with caplog.at_level(logging.WARNING, logger="biaskit.training"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.pretrain"):
         fine_tune(base, [*TRAIN[:3], "", long, " "], config=quick(max_steps=2, max_length=24),
                   output_dir=tmp_path / "w", progress=False)  # fmt: skip
     assert "fine_tune: 2 empty sentence(s) skipped" in caplog.text

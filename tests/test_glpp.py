@@ -1,4 +1,4 @@
-"""Tests of biaskit.metrics.glpp (seed 000 section 3.3.6, Wang et al. 2022).
+"""Tests of biaskit.debiasing.glpp (seed 000 section 3.3.6, Wang et al. 2022).
 
 Every check compares against an independent computation written here with dense numpy / scipy
 (N x N matrices, explicit loops), or against a mathematical property of the generalised
@@ -18,7 +18,8 @@ from scipy.stats import ortho_group
 from sklearn.datasets import make_s_curve
 from sklearn.decomposition import PCA
 
-from biaskit.metrics.glpp import (
+from biaskit.data.wordlists import OOVError
+from biaskit.debiasing.glpp import (
     GLPP,
     apply_to_keyed_vectors,
     frequency_predictability,
@@ -29,7 +30,6 @@ from biaskit.metrics.glpp import (
     window_split,
     word_similarity_spearman,
 )
-from biaskit.wordlists import OOVError
 
 
 # --------------------------------------------------------------------------- independent references

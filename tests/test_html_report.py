@@ -1,4 +1,4 @@
-"""Tests of the static HTML report (biaskit.html_report).
+"""Tests of the static HTML report (biaskit.report.html_report).
 
 Two layers:
 
@@ -47,8 +47,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from biaskit import html_report as report
-from biaskit.html_report import (
+from biaskit.core.results import format_p_value
+from biaskit.report import html_report as report
+from biaskit.report.html_report import (
     HeadlineRow,
     build_site,
     discover_studies,
@@ -59,7 +60,6 @@ from biaskit.html_report import (
     render_index,
     render_study_page,
 )
-from biaskit.results import format_p_value
 
 try:  # formulas become MathML when latex2mathml is installed, else they stay as TeX text
     import latex2mathml  # noqa: F401
@@ -552,7 +552,7 @@ def test_discover_leaves_out_figures_of_an_earlier_run(tmp_path: Path, caplog) -
     for name in ("01_a_old.png", "01_a_new.png"):
         (tmp_path / name).write_bytes(_png_bytes())
     os.utime(tmp_path / "01_a_old.png", (start - 3600, start - 3600))  # drawn an hour before this run
-    with caplog.at_level(logging.WARNING, logger="biaskit.html_report"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.report.html_report"):
         (study,) = discover_studies(tmp_path)
     assert [p.name for p in study.figures] == ["01_a_new.png"]
     assert "1 figure(s) predate this run" in caplog.text and "01_a_old.png" in caplog.text
@@ -809,7 +809,7 @@ def test_same_run_parameter_mismatch_is_flagged(
     new_results_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     _set_json(new_results_dir, parameters={"quick": False, "model": "tiny-bert"})
-    with caplog.at_level(logging.WARNING, logger="biaskit.html_report"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.report.html_report"):
         index = build_site(new_results_dir, tmp_path / "site").read_text("utf-8")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("01_tiny" in w and "different run" in w and "quick" in w for w in warnings), warnings
@@ -923,8 +923,8 @@ def _images(page: str) -> list[dict[str, str | None]]:
 def test_study_page_shows_no_raw_logs_or_progress_bars(results_dir: Path, tmp_path: Path) -> None:
     nb = nbformat.read(results_dir / "01_tiny.ipynb", as_version=4)
     stderr = (
-        "WARNING:biaskit.wordlists:set Y: dropping 1 of 7 out-of-vocabulary words: ['middle eastern']\n"
-        "INFO:biaskit.embeddings:loaded 3,680 vectors\n"
+        "WARNING:biaskit.data.wordlists:set Y: dropping 1 of 7 out-of-vocabulary words: ['middle eastern']\n"
+        "INFO:biaskit.embeddings.vectors:loaded 3,680 vectors\n"
         " 40%|████      | 2/5 [00:01<00:01,  2.00it/s]\r100%|██████████| 5/5 [00:02<00:00,  2.10it/s]\n"
         "/x/site-packages/pkg/mod.py:12: FutureWarning: the default will change\n"
         "  warnings.warn(\n"
@@ -935,11 +935,11 @@ def test_study_page_shows_no_raw_logs_or_progress_bars(results_dir: Path, tmp_pa
             outputs=[
                 new_output("stream", name="stderr", text=stderr),
                 new_output("stream", name="stdout", text="mean = 0.42\n"),
-                new_output("stream", name="stderr", text="ERROR biaskit.experiments: cell x failed\n"),
+                new_output("stream", name="stderr", text="ERROR biaskit.studies.grid: cell x failed\n"),
                 new_output(
                     "stream",
                     name="stderr",
-                    text="WARNING:biaskit.wordlists:set Y: dropping 1 of 7 out-of-vocabulary words: ['middle eastern']\n",
+                    text="WARNING:biaskit.data.wordlists:set Y: dropping 1 of 7 out-of-vocabulary words: ['middle eastern']\n",
                 ),
             ],
         )
@@ -988,7 +988,7 @@ def test_page_noise_catches_each_pattern() -> None:
         "NaN in a table": "<table><tr><td>WEAT 1</td><td>NaN</td></tr></table>",
         "PosixPath": "<pre>PosixPath('/tmp/results/03_weat.json')</pre>",
         "dtype:": "<pre>a    1\nb    2\ndtype: int64</pre>",
-        "raw log line": "<pre>WARNING:biaskit.wordlists:set Y: dropping 1 word</pre>",
+        "raw log line": "<pre>WARNING:biaskit.data.wordlists:set Y: dropping 1 word</pre>",
         "a traceback": "<pre>Traceback (most recent call last):\n  File ...</pre>",
         "e-notation": "<p>the difference is significant (p = 4.2e-05)</p>",
     }

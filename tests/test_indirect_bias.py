@@ -14,9 +14,9 @@ import pytest
 import torch
 from scipy.stats import pearsonr
 
+from biaskit.core.paths import data_dir
 from biaskit.lm import ModelNotAvailableError
 from biaskit.metrics import indirect_bias as ib
-from biaskit.paths import data_dir
 
 torch.set_num_threads(1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biaskit.linalg import unit_rows
+from biaskit.core.linalg import unit_rows
 
 
 def test_unit_rows_norms_and_directions():

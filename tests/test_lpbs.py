@@ -198,7 +198,7 @@ def test_bad_templates_and_inputs():
 
 
 def test_spanish_lpbs_from_seat_sets_swaps_roles_and_uses_the_bare_template():
-    from biaskit.wordlists import load_seed_groups
+    from biaskit.data.wordlists import load_seed_groups
 
     g = load_seed_groups()
     q = load_lpbs("es:seat_math_arts/lpbs")

@@ -1,6 +1,6 @@
 """Batched PLL scoring (biaskit.mlm) against naive references of the official algorithms.
 
-The references are in biaskit.testing: ``reference_pair_scores`` transcribes the official
+The references are in biaskit._testing: ``reference_pair_scores`` transcribes the official
 nyu-mll/crows-pairs ``mask_unigram`` loop with one ``transformers`` forward pass per mask;
 ``NumpyBertReference`` re-implements the BERT forward pass in NumPy (float64, no padding,
 one pass per masked copy) so that the whole Spanish CrowS-Pairs can be checked in seconds.
@@ -16,12 +16,12 @@ import pytest
 import torch
 
 from biaskit import lm as mlm
-from biaskit.datasets import load_crows_pairs_es
+from biaskit._testing import NumpyBertReference, reference_fill_blank, reference_pair_scores
+from biaskit.data.datasets import load_crows_pairs_es
 from biaskit.lm import builtin as lm_builtin
 from biaskit.lm import loading as lm_loading
 from biaskit.lm import masked as lm_masked
 from biaskit.lm import tiny_masked_lm
-from biaskit.testing import NumpyBertReference, reference_fill_blank, reference_pair_scores
 
 TOL = 1e-4
 
@@ -482,7 +482,7 @@ def test_resolve_default_model_falls_back_offline(monkeypatch, tmp_path):
 
 
 def test_resolve_default_model_prefers_the_bundled_trained_model_offline(monkeypatch):
-    from biaskit import trained_models
+    from biaskit.training import recipes as trained_models
 
     try:
         trained_models.model_path("es-mlm")

@@ -1,4 +1,4 @@
-"""biaskit.notebook_output: where a run writes, what it writes, and how a reader sees numbers and messages."""
+"""biaskit.report.notebook_output: where a run writes, what it writes, and how a reader sees numbers and messages."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from biaskit.datasets import ValidationReport
-from biaskit.notebook_output import (
+from biaskit.core.paths import REPO_ROOT
+from biaskit.core.results import TestResult, format_p_value
+from biaskit.data.datasets import ValidationReport
+from biaskit.report.notebook_output import (
     NotebookNoteHandler,
     describe_folder,
     figure_alt_text,
@@ -31,8 +33,6 @@ from biaskit.notebook_output import (
     vectors_label,
     where_saved,
 )
-from biaskit.paths import REPO_ROOT
-from biaskit.results import TestResult, format_p_value
 
 
 # ----------------------------------------------------------------------------- resolve_results_dir
@@ -329,7 +329,7 @@ def test_setup_notebook_logging_shows_a_message_once_and_not_on_the_root_logger(
         assert isinstance(handler, NotebookNoteHandler)
         assert biaskit_logger.propagate is False
         assert [h for h in biaskit_logger.handlers if isinstance(h, NotebookNoteHandler)] == [handler]
-        log = logging.getLogger("biaskit.wordlists")
+        log = logging.getLogger("biaskit.data.wordlists")
         log.warning("seed %r: %d words missing", "pleasant", 3)
         log.warning("seed %r: %d words missing", "pleasant", 3)  # the same message again
         log.warning("another message")
@@ -354,7 +354,7 @@ def test_setup_notebook_logging_twice_keeps_one_handler(biaskit_logger, capsys):
 
 def test_note_handler_shows_an_html_box_in_a_kernel(monkeypatch):
     shown = []
-    monkeypatch.setattr("biaskit.notebook_output._in_ipython_kernel", lambda: True)
+    monkeypatch.setattr("biaskit.report.notebook_output._in_ipython_kernel", lambda: True)
     monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     handler = NotebookNoteHandler()
     record = logging.LogRecord("biaskit.x", logging.WARNING, __file__, 1, "a < b & %s", ("c",), None)
@@ -368,7 +368,7 @@ def test_note_handler_shows_an_html_box_in_a_kernel(monkeypatch):
 def test_note_html_labels_escapes_and_keeps_line_breaks():
     import logging
 
-    from biaskit.notebook_output import note_html
+    from biaskit.report.notebook_output import note_html
 
     warn = note_html("loaded 29 of 1503 records\n<lines 31-1504>")
     assert warn.startswith('<div class="bk-note" role="note"') and "<b>Note:</b>" in warn
@@ -381,7 +381,7 @@ def test_note_html_labels_escapes_and_keeps_line_breaks():
 def test_label_points_keeps_crowded_labels_apart():
     """Twelve words on nearly the same spot: placed at their points the labels overlap; label_points moves them
     apart (no two bounding boxes intersect) and leaves each label's text and count as given."""
-    from biaskit.notebook_output import label_points
+    from biaskit.report.notebook_output import label_points
 
     rng = np.random.default_rng(0)
     x, y = 1 + 0.01 * rng.standard_normal(12), 1 + 0.01 * rng.standard_normal(12)

@@ -13,9 +13,9 @@ from statsmodels.stats.contingency_tables import Table2x2
 from statsmodels.stats.proportion import proportions_ztest
 from statsmodels.stats.weightstats import ztest
 
-from biaskit.corpus import load_corpus
+from biaskit.data.corpus import load_corpus
+from biaskit.data.wordlists import OOVError, load_seed_groups, thesis_neutral_groups
 from biaskit.metrics import pmi as P
-from biaskit.wordlists import OOVError, load_seed_groups, thesis_neutral_groups
 
 # ----------------------------------------------------------------------------- naive references
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from biaskit import replay
-from biaskit.paths import data_dir
+from biaskit.core.paths import data_dir
+from biaskit.studies import replay
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from biaskit.results import TestResult
+from biaskit.core.results import TestResult
 
 
 def _result(p: float | None = 0.01) -> TestResult:
@@ -56,7 +56,7 @@ def test_frozen():
 
 
 def test_html_repr_escapes_small_p_values():
-    from biaskit.results import TestResult
+    from biaskit.core.results import TestResult
 
     page = TestResult(statistic=5.0, p_value=1e-30, method="z test <demo>")._repr_html_()
     assert "&lt; 0.001" in page and "z test &lt;demo&gt;" in page and "e-30" not in page

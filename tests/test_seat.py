@@ -8,8 +8,10 @@ import re
 import numpy as np
 import pytest
 
-from biaskit.embeddings import from_dict
-from biaskit.encoders import StaticSentenceEncoder
+from biaskit.core.paths import data_dir, wordlists_dir
+from biaskit.data.wordlists import load_seed_groups
+from biaskit.embeddings.encoders import StaticSentenceEncoder
+from biaskit.embeddings.vectors import from_dict
 from biaskit.metrics.seat import (
     SEATItem,
     SEATQuery,
@@ -22,8 +24,6 @@ from biaskit.metrics.seat import (
     weat_through_encoder,
 )
 from biaskit.metrics.weat import WEAT, WEATQuery
-from biaskit.paths import data_dir, wordlists_dir
-from biaskit.wordlists import load_seed_groups
 
 
 # ------------------------------------------------------------------------------ locating targets
@@ -184,7 +184,7 @@ def test_seat_static_equals_weat_on_averaged_template_embeddings_toy():
 
 @pytest.fixture(scope="module")
 def googlenews():
-    from biaskit.embeddings import load_reference_vectors
+    from biaskit.embeddings.vectors import load_reference_vectors
 
     return load_reference_vectors("word2vec-googlenews-wefe")
 

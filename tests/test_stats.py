@@ -1,4 +1,4 @@
-"""The chapter-4 additions to biaskit.stats, each checked against an independent computation."""
+"""The chapter-4 additions to biaskit.core.stats, each checked against an independent computation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from biaskit import stats
+from biaskit.core import stats
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The core tests of biaskit.stats checked against independent hand computations."""
+"""The core tests of biaskit.core.stats checked against independent hand computations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from biaskit import stats
+from biaskit.core import stats
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 import torch
 from statsmodels.stats.proportion import proportions_ztest
 
-from biaskit.datasets import load_stereoset, load_stereoset_predictions
+from biaskit.data.datasets import load_stereoset, load_stereoset_predictions
 from biaskit.metrics import stereoset as st
 
 
@@ -136,8 +136,8 @@ def test_comp_worked_example_is_the_thesis_example():
 
 
 def test_comp_baseline_sets_sums_the_word_probabilities(one_torch_thread):
+    from biaskit._testing import reference_fill_blank
     from biaskit.lm import tiny_masked_lm
-    from biaskit.testing import reference_fill_blank
 
     lm = tiny_masked_lm(seed=0)
     ex = st.comp_worked_example()

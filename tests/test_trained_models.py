@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from biaskit import trained_models as tm
-from biaskit.training_text import english_training_text, held_out_split, spanish_training_text
+from biaskit.data.training_text import english_training_text, held_out_split, spanish_training_text
+from biaskit.training import recipes as tm
 
 MLMS = [n for n in tm.MODEL_NAMES if not n.endswith("w2v")]
 MLMS = [n for n in MLMS if n not in tm.CLM_NAMES]  # the causal LMs have their own checks (below)
@@ -164,7 +164,7 @@ def test_bundled_models_were_trained_with_their_current_recipe(name):
 
 
 def test_recipe_names_the_configuration_and_the_starting_model():
-    from biaskit.training import MLMTrainingConfig
+    from biaskit.training.pretrain import MLMTrainingConfig
 
     assert tm.recipe("en-planted-s80") == (tm.control_config(), "en-mlm-balanced")
     assert (

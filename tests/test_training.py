@@ -1,4 +1,4 @@
-"""biaskit.training: WordPiece tokenizer + small BERT masked LM trained here (issue 13, step 1)."""
+"""biaskit.training.pretrain: WordPiece tokenizer + small BERT masked LM trained here (issue 13, step 1)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from biaskit.training import (
+from biaskit.training.pretrain import (
     MLMTrainingConfig,
     mask_salient_groups,
     mask_tokens,
@@ -213,7 +213,7 @@ def test_mask_salient_groups_deterministic_and_off():
 
 
 def test_salient_group_ids_and_config_checks(tokenizer, caplog):
-    with caplog.at_level("WARNING", logger="biaskit.training"):
+    with caplog.at_level("WARNING", logger="biaskit.training.pretrain"):
         ids = salient_group_ids([("el", "la", "zzzqqq"), ("médico",)], tokenizer)
     assert [len(g) for g in ids] == [2, 1]
     assert (
@@ -258,7 +258,7 @@ def test_salient_masking_in_the_training_loop(tokenizer, tmp_path):
 
 # ----------------------------------------------------------------------------- masked LM
 def test_mlm_loss_equals_transformers_loss(tokenizer):
-    from biaskit.training import _build_model
+    from biaskit.training.pretrain import _build_model
 
     model = _build_model(tiny_config(dropout=0.0), tokenizer).eval()
     ids = torch.tensor(tokenizer(TRAIN[:8], padding=True)["input_ids"])
@@ -341,7 +341,7 @@ def test_saved_folder_loads_and_scores(baseline):
 
 def test_trained_model_has_lower_held_out_pppl_than_untrained(baseline, tokenizer):
     from biaskit.lm import MaskedLM
-    from biaskit.training import _build_model
+    from biaskit.training.pretrain import _build_model
 
     _, res = baseline
     untrained = _build_model(tiny_config(), tokenizer).eval()
@@ -409,7 +409,7 @@ def test_over_long_and_empty_sentences_are_reported(tokenizer, tmp_path, caplog)
     import logging
 
     long = " ".join(TRAIN[:6])  # well over max_length=24 tokens
-    with caplog.at_level(logging.WARNING, logger="biaskit.training"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.pretrain"):
         train_masked_lm(
             [*TRAIN[:40], long, "  "],
             tmp_path / "m",
@@ -435,7 +435,7 @@ def test_over_long_and_empty_sentences_are_reported(tokenizer, tmp_path, caplog)
 )
 def test_training_and_fine_tuning_configs_refuse_impossible_values(field, value, message):
     """One set of checks (MLMTrainingConfig) serves both configurations."""
-    from biaskit.fine_tuning import FineTuneConfig
+    from biaskit.training.fine_tune import FineTuneConfig
 
     with pytest.raises(ValueError, match=message):
         MLMTrainingConfig(**{field: value})
@@ -444,7 +444,7 @@ def test_training_and_fine_tuning_configs_refuse_impossible_values(field, value,
 
 
 def test_training_steps_counts_short_last_batches_and_honours_max_steps():
-    from biaskit.training import MLMTrainingConfig, training_steps
+    from biaskit.training.pretrain import MLMTrainingConfig, training_steps
 
     assert training_steps(MLMTrainingConfig(batch_size=32, epochs=3), 100) == 12  # 4 batches per epoch
     assert training_steps(MLMTrainingConfig(batch_size=1, epochs=1), 2000) == 2000
@@ -453,7 +453,7 @@ def test_training_steps_counts_short_last_batches_and_honours_max_steps():
 
 # ----------------------------------------------------------------------------- speed options
 def test_epoch_batches_default_cuts_the_epochs_permutation():
-    from biaskit.training import epoch_batches
+    from biaskit.training.pretrain import epoch_batches
 
     batches = epoch_batches(list(range(3, 103)), 32, seed=7, epoch=2)
     assert [len(b) for b in batches] == [32, 32, 32, 4]  # the last batch of an epoch may be short
@@ -462,7 +462,7 @@ def test_epoch_batches_default_cuts_the_epochs_permutation():
 
 
 def test_length_grouped_batches_cover_every_sentence_once_with_little_padding():
-    from biaskit.training import LENGTH_GROUP_BATCHES, epoch_batches
+    from biaskit.training.pretrain import LENGTH_GROUP_BATCHES, epoch_batches
 
     rng = np.random.default_rng(0)
     lengths = np.minimum(

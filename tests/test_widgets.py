@@ -1,4 +1,4 @@
-"""Tests of the seed-word form (biaskit.widgets) used by the guided tour."""
+"""Tests of the seed-word form (biaskit.report.widgets) used by the guided tour."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ pytest.importorskip("ipywidgets")
 
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from biaskit import widgets
-from biaskit.html_report import _clean_outputs_for_static_page
-from biaskit.widgets import STATIC_FALLBACK, format_words, parse_words, seed_word_form
+from biaskit.report import widgets
+from biaskit.report.html_report import _clean_outputs_for_static_page
+from biaskit.report.widgets import STATIC_FALLBACK, format_words, parse_words, seed_word_form
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

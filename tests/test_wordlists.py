@@ -7,14 +7,14 @@ import logging
 
 import pytest
 
-from biaskit import wordlists as wl
+from biaskit.data import wordlists as wl
 
 
 def test_thesis_groups_loaded_and_deduplicated(caplog):
     raw = wl.load_seed_groups(dedupe=False)
     assert len(raw) == 39
     assert raw["unpleasant"].count("accidente") == 2
-    with caplog.at_level(logging.WARNING, logger="biaskit.wordlists"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.wordlists"):
         groups = wl.load_seed_groups()
     assert groups["unpleasant"].count("accidente") == 1
     assert "seed group 'unpleasant': removed 2 duplicate entries (first occurrence kept)" in caplog.text
@@ -30,7 +30,7 @@ def test_thesis_neutral_groups_are_the_30_of_appendix_a():
 
 
 def test_resolve_words_drop_logs_and_records(caplog):
-    with caplog.at_level(logging.WARNING, logger="biaskit.wordlists"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.wordlists"):
         res = wl.resolve_words(["a", "b", "zz"], {"a", "b"}, name="target X")
     assert res.kept == ("a", "b") and res.missing == ("zz",)
     assert res.coverage == pytest.approx(2 / 3)

@@ -15,7 +15,7 @@ One home, one file per concern (seed 000 chapter 4 and the causal extension of i
 ==========================  ==============================================================================
 
 The names below are importable from ``biaskit.lm`` directly; they are loaded on first use, so importing
-``biaskit.lm`` is cheap and the subpackage has no import cycle with :mod:`biaskit.trained_models`.
+``biaskit.lm`` is cheap and the subpackage stays cheap.
 """
 
 from __future__ import annotations

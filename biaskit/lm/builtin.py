@@ -6,13 +6,13 @@
   they exercise tokenisation, batching, caching and reporting on real text.
 * The **trained-here models** bundled under ``data/models`` (masked ``es-mlm`` / ``en-mlm``, causal
   ``en-clm``, and the planted-bias controls ``en-planted-sXX`` / ``en-clm-planted-sXX``), trained by
-  :mod:`biaskit.trained_models`; :func:`get_lm` loads them by name.
+  :mod:`biaskit.training.recipes`; :func:`get_lm` loads them by name.
 * :func:`resolve_default_model` picks, for a language and kind, a pretrained model when it is on this
   machine, else the bundled trained one, else the stand-in, and says which in plain words.
 
 Determinism of the stand-ins: the ``tokenizers`` library's ``WordPieceTrainer`` picks different
 sub-words from run to run when merge counts tie (its hash maps are randomly seeded per process), so the
-vocabulary is chosen deterministically instead (:func:`biaskit.training.build_wordpiece_vocab`:
+vocabulary is chosen deterministically instead (:func:`biaskit.training.pretrain.build_wordpiece_vocab`:
 frequency, then alphabetical order); weights come from ``torch.manual_seed(seed)``.  Same ``seed`` ->
 same model, in every process.
 """
@@ -39,7 +39,7 @@ from biaskit.lm.loading import (
     quiet_hf_progress,
     resolve_dtype,
 )
-from biaskit.training import bert_wordpiece_tokenizer, build_wordpiece_vocab
+from biaskit.lm.tokenizers import bert_wordpiece_tokenizer, build_wordpiece_vocab
 
 __all__ = [
     "FALLBACK_CAUSAL_MODEL",
@@ -66,7 +66,7 @@ class ModelChoice:
     """Which model a notebook will run, and a plain-language message saying which and why.
 
     ``kind`` is ``"pretrained"`` (a downloaded or local model such as BETO), ``"trained-here"`` (a
-    small model trained by biaskit and bundled under ``data/models``, :mod:`biaskit.trained_models`)
+    small model trained by biaskit and bundled under ``data/models``, :mod:`biaskit.training.recipes`)
     or ``"random"`` (the tiny random-weight stand-in).  ``is_fallback`` is True only for the random
     stand-in, whose numbers mean nothing.
     """
@@ -107,11 +107,11 @@ def _locally_available(name: str) -> bool:
 
 
 def _trained_available(name: str) -> bool:
-    """True when the bundled model ``name`` (:data:`biaskit.trained_models.MODEL_NAMES`) is on disk."""
-    from biaskit import trained_models
+    """True when the bundled model ``name`` (:data:`biaskit.lm.catalogue.MODEL_NAMES`) is on disk."""
+    from biaskit.lm import catalogue
 
     try:
-        trained_models.model_path(name)
+        catalogue.model_path(name)
     except (FileNotFoundError, KeyError):
         return False
     return True
@@ -119,13 +119,13 @@ def _trained_available(name: str) -> bool:
 
 def trained_model_message(name: str, *, instead_of: str | None = None) -> str:
     """One plain sentence saying that the bundled trained-here model ``name`` runs, and what it is."""
-    from biaskit import trained_models
+    from biaskit.lm import catalogue
 
     causal = _is_causal_name(name)
     text = _TRAINED_TEXT.get(name)
     pppl = None
     try:
-        rec = trained_models.training_record(name)
+        rec = catalogue.training_record(name)
         text = text or rec.get("corpus")
         pppl = rec.get("bundled_held_out_ppl" if causal else "bundled_held_out_pppl")
     except (FileNotFoundError, KeyError, ValueError):
@@ -152,7 +152,7 @@ def resolve_default_model(
 
     ``preferred`` (or the environment variable ``BIASKIT_MLM``) names a model: a hub id or local
     folder (looked up locally, never on the network), a bundled model of
-    :mod:`biaskit.trained_models` (``"es-mlm"``, ``"en-mlm"``, ...) or ``"tiny"``.  With neither
+    :mod:`biaskit.lm.catalogue` (``"es-mlm"``, ``"en-mlm"``, ...) or ``"tiny"``.  With neither
     (or ``"auto"``) the choice for ``language`` is, in order: the pretrained model (BETO for
     ``"es"``, ``bert-base-uncased`` for ``"en"``) if it is available locally; the bundled model
     trained by biaskit (``"es-mlm"`` / ``"en-mlm"``); the tiny random-weight stand-in.  A named
@@ -183,7 +183,7 @@ def resolve_default_model(
         return ModelChoice(fallback, True, _fallback_message(pretrained, requested=False), "random")
     if want in (FALLBACK_MODEL, FALLBACK_CAUSAL_MODEL):
         return ModelChoice(want, True, _fallback_message(want, requested=True), "random")
-    if _is_trained_name(want):
+    if is_trained_name(want):
         if _trained_available(want):
             return ModelChoice(want, False, trained_model_message(want), "trained-here")
         return ModelChoice(fallback, True, _fallback_message(want, requested=False), "random")
@@ -199,11 +199,11 @@ def _pretrained_message(name: str, lm_kind: ModelKind = "masked") -> str:
 def _fallback_message(want: str, *, requested: bool) -> str:
     if requested:
         why = "as requested"
-    elif _is_trained_name(want):
+    elif is_trained_name(want):
         why = f"because the bundled model {want!r} is missing from data/models"
     else:
         why = f"because {want!r} is not available on this machine"
-    if not requested and _is_trained_name(want):
+    if not requested and is_trained_name(want):
         how = f"Retrain it with `python -m biaskit train-models {want}`."
     else:
         how = "" if requested else how_to_get_model(want)
@@ -213,10 +213,10 @@ def _fallback_message(want: str, *, requested: bool) -> str:
     ).strip()
 
 
-def _is_trained_name(name: str) -> bool:
-    from biaskit import trained_models
+def is_trained_name(name: str) -> bool:
+    from biaskit.lm import catalogue
 
-    return name in trained_models.MODEL_NAMES and not Path(name).expanduser().exists()
+    return name in catalogue.MODEL_NAMES and not Path(name).expanduser().exists()
 
 
 def _is_causal_name(name: str) -> bool:
@@ -235,7 +235,7 @@ def kind_of_name(name: str) -> ModelKind | None:
         return "masked"
     if _is_causal_name(name):
         return "causal"
-    if _is_trained_name(name):
+    if is_trained_name(name):
         return "masked"
     try:
         return model_kind(name)
@@ -246,16 +246,16 @@ def kind_of_name(name: str) -> ModelKind | None:
 def get_masked_lm(name: str | None = None, *, device: str | torch.device = "auto", seed: int = 0) -> MaskedLM:
     """Load ``name``: ``None``/``"auto"`` -> :func:`resolve_default_model` (Spanish); ``"tiny"`` -> the
     random stand-in; a bundled name (``"es-mlm"``, ``"en-mlm"``, ...) ->
-    :func:`biaskit.trained_models.load_trained_mlm`; anything else -> :func:`~biaskit.lm.loading.load_masked_lm`."""
+    :func:`biaskit.lm.catalogue.load_trained_mlm`; anything else -> :func:`~biaskit.lm.loading.load_masked_lm`."""
     if name in (None, "auto"):
         name = resolve_default_model().name
     if name == FALLBACK_MODEL:
         return tiny_masked_lm(seed=seed, device=str(resolve_device(device)))
-    if _is_trained_name(name):
-        from biaskit import trained_models
+    if is_trained_name(name):
+        from biaskit.lm import catalogue
 
         with quiet_hf_progress():  # a 2-layer model loads in a blink: no "Loading weights" bar
-            return trained_models.load_trained_mlm(name, device=str(device))
+            return catalogue.load_trained_mlm(name, device=str(device))
     return load_masked_lm(name, device=device)
 
 
@@ -287,11 +287,11 @@ def get_lm(
         if want is not None:
             lm.model.to(want)
         return lm
-    if _is_trained_name(name):
-        from biaskit import trained_models
+    if is_trained_name(name):
+        from biaskit.lm import catalogue
 
         with quiet_hf_progress():
-            return load_lm(trained_models.model_path(name), kind=kind, device=device, dtype=dtype)
+            return load_lm(catalogue.model_path(name), kind=kind, device=device, dtype=dtype)
     return load_lm(name, kind=kind, device=device, dtype=dtype)
 
 
@@ -299,7 +299,7 @@ def get_lm(
 # random-weight stand-ins (tests, benchmarks, quick runs): their numbers mean nothing about bias
 # =============================================================================================
 def _default_texts() -> list[str]:
-    from biaskit.datasets import load_crows_pairs_es_table
+    from biaskit.data.datasets import load_crows_pairs_es_table
 
     table = load_crows_pairs_es_table()
     cols = ["sent_more", "sent_less", "sent_more_par", "sent_less_par", "sent_more_ran", "sent_less_ran"]

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit.core.paths import cache_dir, cache_name
 from biaskit.lm.base import LanguageModel
-from biaskit.paths import cache_dir, cache_name
 
 __all__ = ["CACHE_VERSION", "cache_file", "example_key", "read_cache"]
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.datasets import ValidationReport
+from biaskit.data.datasets import ValidationReport
 from biaskit.lm.base import MaskedLM, require_kind
 from biaskit.lm.masked import masked_log_probs
 

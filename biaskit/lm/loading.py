@@ -236,7 +236,7 @@ def load_masked_lm(
     :class:`ModelNotAvailableError` naming the model and how to download it.
 
     ``device="auto"`` picks CUDA when available, else CPU.  Weights stored in half precision (the
-    bundled trained models, :mod:`biaskit.trained_models`) are loaded as float32 on a CPU, where
+    bundled trained models, :mod:`biaskit.training.recipes`) are loaded as float32 on a CPU, where
     half-precision arithmetic is slow and inexact; on a GPU they stay as stored.  ``dtype``
     (``"float32"``, ``"bfloat16"``, ``"float16"``) sets the precision explicitly (:func:`resolve_dtype`).
     """
@@ -266,7 +266,7 @@ def load_causal_lm(
 ) -> CausalLM:
     """Load a Hugging Face causal LM (``AutoTokenizer`` + ``AutoModelForCausalLM``) in eval mode.
 
-    GPT-2, Llama, Mistral, Qwen, ... or a folder written by :func:`biaskit.training.train_causal_lm`.
+    GPT-2, Llama, Mistral, Qwen, ... or a folder written by :func:`biaskit.training.pretrain.train_causal_lm`.
     The offline rules, devices and precision are those of :func:`load_masked_lm`.  Sentences are
     scored after the tokenizer's BOS token (else its EOS: :attr:`CausalLM.prefix_token_id`).
     """

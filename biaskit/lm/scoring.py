@@ -35,7 +35,7 @@ A masked metric on a causal model (or the reverse) raises a ``ValueError`` that 
 (:func:`check_metric`).  Scores are cached on disk (:mod:`biaskit.lm.cache`): an interrupted run resumes.
 
 Bad input is never handled silently: every row concerned is listed with its row (and file
-line) in a :class:`~biaskit.datasets.ValidationReport` and logged as a WARNING.
+line) in a :class:`~biaskit.data.datasets.ValidationReport` and logged as a WARNING.
 
 * Skipped (``action="skipped"``; ``errors="raise"`` raises instead): empty, missing or
   mis-encoded sentences, sentences longer than the model window, sentences containing
@@ -70,7 +70,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.datasets import ValidationReport, dataset_fingerprint, detect_encoding_problem
+from biaskit.data.datasets import ValidationReport, dataset_fingerprint, detect_encoding_problem
 from biaskit.lm import causal as _causal
 from biaskit.lm import masked as _masked
 from biaskit.lm.alignment import crows_template, shared_after_difference
@@ -203,7 +203,7 @@ class PLLScores:
         One row per scored example.  Pairs: ``row, sent_more, sent_less, sent_more_score,
         sent_less_score, n_more, n_less`` (+ ``bias_type`` / ``direction`` when given),
         ``tie_reason`` (+ ``line`` when given), the same layout as the thesis's CSVs
-        (:mod:`biaskit.replay`) plus columns.  ``tie_reason`` is ``None`` for an ordinary
+        (:mod:`biaskit.studies.replay`) plus columns.  ``tie_reason`` is ``None`` for an ordinary
         pair, ``"identical"`` for a pair identical after tokenisation and ``"no shared
         token"`` for a ``cp`` pair sharing nothing but ``[CLS]``/``[SEP]``: both are exact
         ties by construction (see the module docstring).  Single sentences:
@@ -673,7 +673,7 @@ def score_pairs(
     Bollegala 2022): mean log-probability with nothing masked.
 
     ``direction`` (one ``"stereo"`` / ``"antistereo"`` per pair: the ``stereo_antistereo``
-    column of the English CrowS-Pairs, :func:`biaskit.datasets.load_crows_pairs_en`) sets the
+    column of the English CrowS-Pairs, :func:`biaskit.data.datasets.load_crows_pairs_en`) sets the
     order in which ``cp`` aligns a pair, as ``metric.py``'s ``read_data`` does: ``stereo`` ->
     ``crows_template(sent_more, sent_less)``; ``antistereo`` -> ``crows_template(sent_less,
     sent_more)``.  difflib's alignment is not symmetric, so the shared tokens (and the scores)
@@ -690,7 +690,7 @@ def score_pairs(
     (``unk="score"``, the default: ``metric.py`` scores them) and reported as ``"kept"``;
     ``unk="skip"`` leaves those pairs out.  Rows that cannot be scored (see the module
     docstring) are listed in ``result.report`` with ``row`` and, when ``lines`` is given (e.g.
-    the ``line`` column of :func:`biaskit.datasets.load_crows_pairs_es`), the file line;
+    the ``line`` column of :func:`biaskit.data.datasets.load_crows_pairs_es`), the file line;
     ``errors="raise"`` raises :class:`ValueError` for them instead.  Scores are cached on disk
     (``cache``; the key includes the alignment order); ``result.n_cached`` tells how many came
     from the cache.  ``chunk_size`` = examples per cache write (default: about 16 batches' worth).

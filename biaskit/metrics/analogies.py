@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 from gensim.models import KeyedVectors
 
-from biaskit.linalg import unit_rows
+from biaskit.core.linalg import unit_rows
+from biaskit.data.wordlists import OOVError, OOVPolicy, resolve_words
 from biaskit.metrics.direct_bias import BiasDirection, cosine_to_direction
-from biaskit.wordlists import OOVError, OOVPolicy, resolve_words
 
 logger = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file
+from biaskit.data.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def _as_confusion(cm: Any) -> tuple[np.ndarray, list[str] | None]:
 def _read_number_table(path: Path, what: str, integer_columns: Sequence[str] | None = None) -> pd.DataFrame:
     """A bundled CSV whose first column labels the rows (the index) and whose other columns hold numbers.
 
-    The file is parsed with the CSV reader of :mod:`biaskit.datasets`, which knows each
+    The file is parsed with the CSV reader of :mod:`biaskit.data.datasets`, which knows each
     record's file line.  These are printed tables: a damaged one cannot be used, so
     ``ValueError`` names the file and the line(s) of every malformed record (a wrong number of
     fields, e.g. a file cut mid-row, or a quote never closed), empty or repeated row labels,
@@ -159,7 +159,7 @@ def load_sayenju_confusion_matrix() -> pd.DataFrame:
     whole number, ...) raises ``ValueError`` naming the file line and column; see
     :func:`_read_number_table`.
     """
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
 
     path = data_dir() / "sayenju" / "fig3_2_confusion_matrix.csv"
     df = _read_number_table(path, "confusion matrix")
@@ -174,7 +174,7 @@ def load_sayenju_classification_report() -> pd.DataFrame:
     ``support`` is an integer, the other columns are floats.  A damaged file raises
     ``ValueError`` naming the file line and column (see :func:`_read_number_table`).
     """
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
 
     path = data_dir() / "sayenju" / "fig3_8_classification_report.csv"
     return _read_number_table(path, "classification report", integer_columns=["support"])
@@ -185,7 +185,7 @@ def load_sayenju_published() -> dict[str, Any]:
 
     Invalid JSON raises ``ValueError`` naming the file, line and column.
     """
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
 
     path = data_dir() / "sayenju" / "published_results.json"
     if not path.exists():

@@ -3,7 +3,7 @@ r"""Does a word's bias in the corpus predict its bias in a model trained on that
 Seed 000 (Maddalozzo 2023) measures gender bias in the Spanish Europarl text with PMI (chapter 3)
 and in language models with PLL-based tests (chapter 4), but never asks whether the first predicts
 the second.  With models trained on the very corpus whose PMI is measured
-(:mod:`biaskit.trained_models`: ``es-mlm``, ``es-w2v``) the question can be answered word by word:
+(:mod:`biaskit.training.recipes`: ``es-mlm``, ``es-w2v``) the question can be answered word by word:
 
 * **corpus bias**: :math:`\mathrm{BIAS_{PMI}}(w) = \log \frac{P(w \mid A)}{P(w \mid B)}` with ``A`` /
   ``B`` the male / female attribute words, sentence co-occurrence (seed 000 section 3.1.2,
@@ -15,7 +15,7 @@ the second.  With models trained on the very corpus whose PMI is measured
   probability of Kurita et al. 2019 without the prior correction; seed 002 section 4.2 uses the
   same probabilities).
 
-and their rank correlations tested (:func:`biaskit.stats.correlation`, Spearman).  Seed 000
+and their rank correlations tested (:func:`biaskit.core.stats.correlation`, Spearman).  Seed 000
 section 3.5.4 expects "large DirectBias and effect sizes to go with large PMI"; this module tests
 that expectation on real text.
 """
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from biaskit.results import TestResult
+from biaskit.core.results import TestResult
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def corpus_model_correlation(
     table: pd.DataFrame, model_column: str, *, method: str = "spearman"
 ) -> TestResult:
     """Rank correlation between the corpus PMI and a model's bias over the words with both values."""
-    from biaskit.stats import correlation
+    from biaskit.core.stats import correlation
 
     ok = table["pmi"].notna() & table[model_column].notna()
     if ok.sum() < 3:

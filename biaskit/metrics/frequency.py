@@ -11,7 +11,7 @@ drives the PMI, Bolukbasi (DirectBias) and WEAT results:
   :func:`group_frequency_stats` summarises per group.
 * **Correlations** (Figures 3.7-3.8; the thesis reports r = 0.25 for gender and r = -0.41 for
   religion between mean frequency and BIAS_PMI): :func:`frequency_correlations`, Pearson and
-  Spearman with p-values through :func:`biaskit.stats.correlation`.
+  Spearman with p-values through :func:`biaskit.core.stats.correlation`.
 * **The attribute-swap experiment** (section 3.5.3, Tables 3.6-3.7): the same target sets,
   attribute sets with the same meaning but very different frequency:
   :func:`attribute_swap_experiment`.  If the WEAT decision changes, frequency matters.  Rows that
@@ -52,10 +52,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.core.stats import correlation
+from biaskit.data.wordlists import word_list_pair
 from biaskit.metrics.pmi import SentenceIncidence, Variant, ZeroPolicy, bias_pmi_table
 from biaskit.metrics.weat import WEAT, _vocabulary
-from biaskit.stats import correlation
-from biaskit.wordlists import word_list_pair
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +137,9 @@ def frequency_table(
     Parameters
     ----------
     groups:
-        ``{group: [seeds]}`` (e.g. :func:`biaskit.wordlists.load_seed_groups`).
+        ``{group: [seeds]}`` (e.g. :func:`biaskit.data.wordlists.load_seed_groups`).
     counts:
-        Corpus frequencies, e.g. :func:`biaskit.corpus.word_frequencies` (a ``Counter``; the
+        Corpus frequencies, e.g. :func:`biaskit.data.corpus.word_frequencies` (a ``Counter``; the
         thesis counted sentences containing the word, ``unit="sentence"``).  ``None``: no
         corpus columns.
     language, wordlist:
@@ -274,7 +274,7 @@ def frequency_correlations(
     association, ...).  Groups are aligned by name; pairs with a NaN on either side are dropped
     (the dropped groups are listed in ``dropped``; logged).  One row per (metric, frequency
     column, method) with ``r``, ``p_value`` (two-sided, H0: no correlation), ``n``, the 95% CI
-    (Pearson) and the :class:`~biaskit.results.TestResult` in ``result``.
+    (Pearson) and the :class:`~biaskit.core.results.TestResult` in ``result``.
     """
     if isinstance(metrics, pd.DataFrame):
         metrics = {c: metrics[c] for c in metrics.columns}
@@ -683,7 +683,7 @@ def pmi_direct_bias_correlations(
     graph" of the 30 x |H| pairs; it also correlates the mean and the variance of the seed
     frequencies of N_i with DirectBias_c(N_i, g_j).  This function gives that test: Pearson's r
     (with its Fisher-z 95% interval) and Spearman's rho, each with a two-sided p-value
-    (H0: no correlation), through :func:`biaskit.stats.correlation`.
+    (H0: no correlation), through :func:`biaskit.core.stats.correlation`.
 
     ``cells`` is :func:`pmi_direct_bias_cells`.  Each column of ``x_columns`` is correlated with
     ``DirectBias``, over all cells together (``scope="all"``, n up to 30 x |H|: what the thesis
@@ -697,7 +697,7 @@ def pmi_direct_bias_correlations(
     on either side are dropped (listed in ``dropped``); fewer than ``min_n`` cells give NaN.
 
     One row per (scope, x, method): ``n, r, p_value, ci_low, ci_high`` (Pearson only),
-    ``dropped`` and the :class:`~biaskit.results.TestResult` in ``result``.
+    ``dropped`` and the :class:`~biaskit.core.results.TestResult` in ``result``.
     """
     if "DirectBias" not in cells or "cell" not in cells:
         raise ValueError("cells must come from pmi_direct_bias_cells (columns 'cell' and 'DirectBias')")

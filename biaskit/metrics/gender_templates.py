@@ -39,7 +39,7 @@ not published: only the few pairs printed in the thesis are bundled.
 **Added here (not in the thesis, which reports no uncertainty):** bootstrap
 confidence intervals for ASLD/APPD, paired Wilcoxon signed-rank and paired t tests
 between two models (:func:`paired_difference_test`, returning
-:class:`biaskit.results.TestResult`), the evaluation-size curve of Fig. 6 and a
+:class:`biaskit.core.results.TestResult`), the evaluation-size curve of Fig. 6 and a
 regression for the before/after "linear shrinkage" of Fig. 10.
 """
 
@@ -56,8 +56,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from biaskit.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file, _record
-from biaskit.results import Alternative, TestResult
+from biaskit.core.results import Alternative, TestResult
+from biaskit.data.datasets import (
+    ValidationReport,
+    _check_csv_header,
+    _read_csv_lines,
+    _read_json_file,
+    _record,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +129,7 @@ __all__ = [
 
 # =========================================================================== data
 def _data(*parts: str) -> Any:
-    from biaskit.paths import data_dir
+    from biaskit.core.paths import data_dir
 
     path = data_dir().joinpath("barza", *parts)
     if not path.exists():
@@ -158,8 +164,8 @@ def load_tbd_professions(
     adds biaskit's substitute list (BLS farming/fishing/forestry occupations; not the
     thesis's), clearly a substitute.
     """
-    from biaskit.paths import wordlists_dir
-    from biaskit.wordlists import load_wordlist_file
+    from biaskit.core.paths import wordlists_dir
+    from biaskit.data.wordlists import load_wordlist_file
 
     if version not in ("raw", "clean"):
         raise ValueError(f"version must be 'raw' or 'clean', got {version!r}")
@@ -179,14 +185,14 @@ def _read_sentence_csv(
 ) -> pd.DataFrame:
     """Read a bundled CSV of sentences (every column, in file order), checking every record.
 
-    The file is parsed with the CSV reader of :mod:`biaskit.datasets`, which knows each
+    The file is parsed with the CSV reader of :mod:`biaskit.data.datasets`, which knows each
     record's file line.  A missing or repeated column among ``columns`` raises ``ValueError``.
     Records that cannot be used are left out: a malformed record (a wrong number of fields,
     e.g. a file cut mid-row, or a quote never closed) and a record whose ``required`` cells
     are empty.  They, and problems that lose no data (blank lines, no line break at the end
     of the file), are logged as a WARNING with the counts ("loaded N of M data records") and
     the file lines, and listed in ``df.attrs["report"]`` (a
-    :class:`biaskit.datasets.ValidationReport`).  Other empty cells become ``empty``.
+    :class:`biaskit.data.datasets.ValidationReport`).  Other empty cells become ``empty``.
     """
     context = f"{what} ({path})"
     parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
@@ -691,7 +697,7 @@ def appd_shrinkage(before: Any, after: Any, *, confidence: float = 0.95) -> dict
     (context-independent pronoun equalisation).  Not in the thesis.  ``slope_ci`` is the
     t interval :math:`b \pm t_{n-2,\,(1+c)/2}\,\mathrm{SE}(b)` (:func:`scipy.stats.linregress`).
     """
-    from biaskit.stats import correlation
+    from biaskit.core.stats import correlation
 
     x, y = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if x.shape != y.shape or x.size < 3:
@@ -796,7 +802,7 @@ def asld_table(
 ) -> pd.DataFrame:
     """ASLD per category and over the union of all pairs ("Combined", Tables 3-4 of seed 002).
 
-    With ``ci=True`` a bootstrap confidence interval (BCa, ``biaskit.stats.bootstrap_ci``)
+    With ``ci=True`` a bootstrap confidence interval (BCa, ``biaskit.core.stats.bootstrap_ci``)
     is added per row (``ci_low``, ``ci_high``); categories with fewer than 3 pairs get NaN.
     The thesis's Combined equals the mean of the three category ASLDs because every
     category has 100 pairs; with unequal sizes the union mean is what "ASLD over the
@@ -833,8 +839,8 @@ def asld_confidence_interval(
     method: str = "BCa",
     random_state: int | None = 0,
 ) -> TestResult:
-    """Bootstrap confidence interval of the ASLD (mean SLD) over pairs (not in the thesis; ``biaskit.stats.bootstrap_ci``)."""
-    from biaskit.stats import bootstrap_ci
+    """Bootstrap confidence interval of the ASLD (mean SLD) over pairs (not in the thesis; ``biaskit.core.stats.bootstrap_ci``)."""
+    from biaskit.core.stats import bootstrap_ci
 
     v = np.asarray(sld, dtype=float).ravel()
     res = bootstrap_ci(

@@ -86,9 +86,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from biaskit.core.paths import cache_dir, cache_name, data_dir, wordlists_dir
+from biaskit.core.results import TestResult
 from biaskit.lm import MaskedLM, ModelNotAvailableError
-from biaskit.paths import cache_dir, cache_name, data_dir, wordlists_dir
-from biaskit.results import TestResult
 
 logger = logging.getLogger(__name__)
 
@@ -759,13 +759,13 @@ def load_bridge_lm(
     XLNet (``xlnet-base-cased``, ``xlnet-large-cased``) via ``XLNetLMHeadModel``.
 
     ``"tiny"`` / ``"tiny-xlnet"`` give :func:`tiny_bridge_lm` (random weights).  A bundled model
-    trained by biaskit (:data:`biaskit.trained_models.MODEL_NAMES`, e.g. ``"en-mlm"``) is loaded from
+    trained by biaskit (:data:`biaskit.lm.catalogue.MODEL_NAMES`, e.g. ``"en-mlm"``) is loaded from
     ``data/models`` and keeps its short name (the cache key still follows its files).  ``"auto"``
     is :func:`biaskit.lm.resolve_default_model` for English (bert-base-uncased if on this machine,
     else ``"en-mlm"``, else ``"tiny"``).  Otherwise offline: a local folder or the Hugging Face cache;
     a missing model raises :class:`~biaskit.lm.ModelNotAvailableError` saying how to get it.
     """
-    from biaskit.lm.builtin import _is_trained_name, resolve_default_model
+    from biaskit.lm.builtin import is_trained_name, resolve_default_model
 
     name = str(name_or_path)
     if name == "auto":
@@ -776,8 +776,8 @@ def load_bridge_lm(
         return tiny_bridge_lm(
             "xlnet", xlnet_mode=xlnet_mode, padding_text=padding_text, batch_size=max(batch_size, 256)
         )
-    if _is_trained_name(name):
-        from biaskit import trained_models
+    if is_trained_name(name):
+        from biaskit.lm import catalogue as trained_models
         from biaskit.lm import get_masked_lm
 
         try:
@@ -1110,7 +1110,7 @@ class IndirectBiasResult:
 
     def direct_indirect_correlation(self) -> TestResult:
         """Pearson correlation of direct and indirect scores over all (target, feature) pairs (Tables 3.5/3.6)."""
-        from biaskit.stats import correlation
+        from biaskit.core.stats import correlation
 
         if self.direct is None:
             raise ValueError("no direct scores were computed (direct=False)")
@@ -1656,7 +1656,7 @@ def direct_indirect_agreement(
     (``corrected``: the xl-base Country row fixed) and ``note`` (why a value is missing).
     Results without direct scores are skipped; a repeated (model, pair) keeps its first result.
     """
-    from biaskit.stats import correlation
+    from biaskit.core.stats import correlation
 
     t = tables if tables is not None else load_louis_alexandre_tables()
     pub = t["direct_vs_indirect_correlation"]["corrected" if corrected else "as_printed"]

@@ -69,9 +69,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.core.paths import data_dir
+from biaskit.core.results import Alternative, TestResult
 from biaskit.metrics.weat import ExactMode, _partitions_label, _permutation_details, _run_permutation
-from biaskit.paths import data_dir
-from biaskit.results import Alternative, TestResult
 
 logger = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ class LPBSQuery:
 def available_lpbs_tests() -> dict[str, str]:
     """Bundled LPBS test identifiers (``bfh:en/LPBS/LPBS_7``, ``es:seat_math_arts/lpbs`` ...)."""
     root = data_dir() / "bfh-bias"
-    from biaskit.paths import wordlists_dir
+    from biaskit.core.paths import wordlists_dir
 
     out = {
         f"bfh:{p.relative_to(root).with_suffix('').as_posix()}": "LPBS, BIAS Detection Framework"
@@ -237,7 +237,7 @@ def _spanish_lpbs(spec: str) -> LPBSQuery:
     :data:`BARE_TEMPLATE` ("TARGET ATTRIBUTE"), the framework's choice for languages where
     grammatical templates are hard to write (seed 001 section 4.3).  New in biaskit.
     """
-    from biaskit.paths import wordlists_dir
+    from biaskit.core.paths import wordlists_dir
 
     stem = spec[3:].removesuffix("/lpbs")
     path = wordlists_dir() / "es" / f"{stem}.json"

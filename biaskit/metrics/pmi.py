@@ -58,7 +58,7 @@ breaks; read the interval as approximate.
 Seeds
 -----
 Seeds are NFC-normalised and lower-cased (like the corpus) and looked up with
-:func:`biaskit.wordlists.resolve_words` (``policy="drop"`` logs the seeds missing from the
+:func:`biaskit.data.wordlists.resolve_words` (``policy="drop"`` logs the seeds missing from the
 corpus; ``"raise"`` stops).  A group with no seed in the corpus gets NaN (the thesis: "the
 PMI is not computed for these seeds").  **Multi-word seeds** (``"pantalones cortos"``) can
 never equal a single token, so they are reported as out-of-vocabulary and not counted;
@@ -80,9 +80,9 @@ import pandas as pd
 from scipy import sparse
 from scipy import stats as sps
 
-from biaskit.results import Alternative, TestResult
-from biaskit.stats import binomial_test, proportion_ztest, z_test_mean
-from biaskit.wordlists import OOVPolicy, resolve_words, word_list_pair
+from biaskit.core.results import Alternative, TestResult
+from biaskit.core.stats import binomial_test, proportion_ztest, z_test_mean
+from biaskit.data.wordlists import OOVPolicy, resolve_words, word_list_pair
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class SentenceIncidence:
         for i, sent in enumerate(sentences):
             if isinstance(sent, str):
                 raise ValueError(
-                    f"sentence {i} is a string, not a list of tokens; tokenise first (biaskit.corpus.load_corpus)"
+                    f"sentence {i} is a string, not a list of tokens; tokenise first (biaskit.data.corpus.load_corpus)"
                 )
             indices.extend({vocab.setdefault(w, len(vocab)) for w in sent})
             indptr[i + 1] = len(indices)
@@ -425,12 +425,12 @@ def bias_pmi_table(
     characteristics:
         ``{name: (A, B)}``, the two social groups of each characteristic.
     corpus:
-        Tokenised sentences (:func:`biaskit.corpus.load_corpus`) or a prebuilt
+        Tokenised sentences (:func:`biaskit.data.corpus.load_corpus`) or a prebuilt
         :class:`SentenceIncidence`.
     variant, zero, confidence:
         See the module docstring.
     policy:
-        OOV policy for the seeds (:func:`biaskit.wordlists.resolve_words`).  An attribute set
+        OOV policy for the seeds (:func:`biaskit.data.wordlists.resolve_words`).  An attribute set
         with no word in the corpus always raises; a target group with none gets NaN
         (``policy="drop"``) or raises (``"raise"``).
     lowercase:
@@ -603,7 +603,7 @@ def pmi_test(
 ) -> TestResult:
     r"""The E^PMI test (seed 000 sections 3.1.2 step 4 and 3.5.1; Table 3.3).
 
-    A one-sample z test (CLT approximation, :func:`biaskit.stats.z_test_mean`) on the mean of
+    A one-sample z test (CLT approximation, :func:`biaskit.core.stats.z_test_mean`) on the mean of
     the BIAS_PMI values of n phenomena X_1..X_n (the thesis: n = 30):
 
     .. math:: H_0: \mu = 0 \quad\text{vs}\quad H_1: \mu \ne 0, \qquad
@@ -702,8 +702,8 @@ def frequency_baseline(
     word of X (the ``f_AX`` of BIAS_PMI).  With single words (``A=['male']``,
     ``X=['nurse']``) both reduce to eq. 3.2.
 
-    Tests: the z test for one proportion (:func:`biaskit.stats.proportion_ztest`, None when
-    ``prop`` is 0 or 1) and the exact binomial test (:func:`biaskit.stats.binomial_test`).
+    Tests: the z test for one proportion (:func:`biaskit.core.stats.proportion_ztest`, None when
+    ``prop`` is 0 or 1) and the exact binomial test (:func:`biaskit.core.stats.binomial_test`).
     Both treat the counted pairs / sentences as independent trials, which co-occurrences in
     one text are not; read them as a first look, as the thesis does.
     """

@@ -30,9 +30,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from biaskit import stats as bstats
+from biaskit.core import stats as bstats
+from biaskit.core.results import Alternative, TestResult
 from biaskit.metrics.crows import _as_scores, m_diff
-from biaskit.results import Alternative, TestResult
 
 __all__ = [
     "agreement",
@@ -149,7 +149,7 @@ def agreement_test(
         H_0: l_1 = pr_{rob} \quad\text{vs}\quad H_1: l_1 < pr_{rob}, \qquad
         z = \frac{\hat l_1 - pr_{rob}}{\sqrt{\hat l_1 (1-\hat l_1)/N}}
 
-    z test with the sample-proportion variance (:func:`biaskit.stats.proportion_ztest`,
+    z test with the sample-proportion variance (:func:`biaskit.core.stats.proportion_ztest`,
     as the thesis).  Rejecting H0 means fewer than ``pr_rob`` of the examples keep their
     preference after paraphrasing: the model is *not* robust.  Thesis, cp scores,
     N = 170, pr_rob = 0.8: sign agreement l1 = 0.682, p = 0.00049 (Table 4.9); interval
@@ -189,7 +189,7 @@ def compare_agreements(
 
     Seed 000 section 4.3, hypothesis system 4.6 (:math:`H_0: l_1 = l'_1`), applied in
     section 4.4.3 with the interval rule [-3.5, 3.5]: l1 = 133/170, l1' = 98/170,
-    p ≈ 0.00004 (:func:`biaskit.stats.two_proportion_ztest`, pooled variance).  A
+    p ≈ 0.00004 (:func:`biaskit.core.stats.two_proportion_ztest`, pooled variance).  A
     rejection means the agreement with paraphrases is not just the agreement one
     would get with unrelated sentences.  The two proportions share the original
     examples, so they are not independent; the thesis's test (and this one) ignores
@@ -221,10 +221,10 @@ def paraphrase_difference_tests(
     r"""Does paraphrasing change M_diff?  Seed 000 section 4.4.3, last experiment.
 
     * ``"z_test"``: approximate z test of :math:`H_0: E[M^{or}_{diff} - M^{par}_{diff}] = 0`
-      on the per-example differences (:func:`biaskit.stats.z_test_mean`, two-sided);
+      on the per-example differences (:func:`biaskit.core.stats.z_test_mean`, two-sided);
       thesis p = 0.5352.
     * ``"ks_test"``: two-sample KS test between the distributions of
-      :math:`M^{or}_{diff}` and :math:`M^{par}_{diff}` (:func:`biaskit.stats.ks_2samp_test`);
+      :math:`M^{or}_{diff}` and :math:`M^{par}_{diff}` (:func:`biaskit.core.stats.ks_2samp_test`);
       thesis p = 0.704.
 
     Neither test looks at the example-level agreement: a model can have the same

@@ -4,7 +4,7 @@ May et al. (2019, "On Measuring Social Biases in Sentence Encoders", NAACL) inse
 target and attribute words into *semantically bleached* templates ("This is WORD.", "WORD is
 here.") and run WEAT on the sentence embeddings; seed 001 (Puttick et al. 2024, the BIAS
 Detection Framework) section 4.2 describes it.  With ``e(S)`` a sentence embedding
-(:mod:`biaskit.encoders`) and ``cos`` the cosine similarity::
+(:mod:`biaskit.embeddings.encoders`) and ``cos`` the cosine similarity::
 
     s(x, A, B)    = mean_{a in A} cos(e(x), e(a)) - mean_{b in B} cos(e(x), e(b))
     s(X, Y, A, B) = sum_{x in X} s(x, A, B) - sum_{y in Y} s(y, A, B)
@@ -48,11 +48,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from biaskit.encoders import Encoded, SentenceEncoder
+from biaskit.core.paths import data_dir, wordlists_dir
+from biaskit.core.results import TestResult
+from biaskit.data.wordlists import _read_json
+from biaskit.embeddings.encoders import Encoded, SentenceEncoder
 from biaskit.metrics.weat import WEAT, WEATQuery
-from biaskit.paths import data_dir, wordlists_dir
-from biaskit.results import TestResult
-from biaskit.wordlists import _read_json
 
 logger = logging.getLogger(__name__)
 
@@ -426,12 +426,12 @@ def seat(
 
     Seed 001 section 4.2; May et al. (2019).  ``test`` carries the WEAT settings
     (``n_permutations``, ``exact``, ``ddof`` = 1, ``alternative``, ``comparison``, ``random_state``,
-    ``oov_policy``).  A stimulus that cannot be embedded (see :class:`biaskit.encoders.Encoded`)
+    ``oov_policy``).  A stimulus that cannot be embedded (see :class:`biaskit.embeddings.encoders.Encoded`)
     is dropped with a logged warning (``oov_policy="drop"``, listed in
     ``details["not_embedded"]``) or raises ``ValueError`` (``"raise"``).  Identical sentences
     inside a set are embedded once and kept once (WEAT removes duplicates, logged).
 
-    The result is WEAT's :class:`~biaskit.results.TestResult` with ``method`` prefixed by
+    The result is WEAT's :class:`~biaskit.core.results.TestResult` with ``method`` prefixed by
     "SEAT" and ``details`` extended with ``encoder``, ``pooling``, ``kind`` and the
     per-sentence associations (``details["association"]``, keyed by sentence).
     """

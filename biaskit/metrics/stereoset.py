@@ -39,7 +39,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.datasets import (
+from biaskit.core.results import TestResult
+from biaskit.core.stats import binomial_test, proportion_ztest
+from biaskit.data.datasets import (
     ValidationReport,
     _stereoset_issues,
     load_stereoset,
@@ -47,8 +49,6 @@ from biaskit.datasets import (
     stereoset_intrasentence,
     validate_stereoset_predictions,
 )
-from biaskit.results import TestResult
-from biaskit.stats import binomial_test, proportion_ztest
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def icat(lms: float, ss: float) -> float:
 
 def _load_predictions(predictions: dict[str, Any] | str | Path) -> dict[str, Any]:
     """Predictions from a dict or an official-format ``.json`` / ``.json.gz`` file, checked with
-    :func:`biaskit.datasets.validate_stereoset_predictions`: malformed records (no id, a score
+    :func:`biaskit.data.datasets.validate_stereoset_predictions`: malformed records (no id, a score
     that is not a finite number) are left out with a WARNING, so their examples count as missing."""
     if isinstance(predictions, (str, Path)):
         return load_stereoset_predictions(path=predictions)
@@ -136,11 +136,11 @@ def example_table(
 
     Examples whose three option ids are not all in ``predictions`` raise :class:`ValueError`
     naming how many are missing (the official scorer would stop with a ``KeyError``), and so
-    do malformed gold examples (:func:`biaskit.datasets.stereoset_example_problem`, e.g. a
+    do malformed gold examples (:func:`biaskit.data.datasets.stereoset_example_problem`, e.g. a
     repeated gold label, which the official scorer would silently overwrite);
     ``missing="drop"`` leaves them out with a logged WARNING that gives their count and ids,
     lists their ids in ``df.attrs["missing"]`` and the reasons in ``df.attrs["report"]``
-    (a :class:`~biaskit.datasets.ValidationReport`; ``row`` = position in ``gold["data"][split]``).
+    (a :class:`~biaskit.data.datasets.ValidationReport`; ``row`` = position in ``gold["data"][split]``).
     Malformed prediction records are left out first (so their examples count as missing), and
     prediction ids that match no gold sentence are logged as a WARNING.
     """
@@ -339,7 +339,7 @@ def ss_proportion_test(
 
     :math:`ss = \frac{1}{N}\#\{p^{ster} > p^{anster}\}` over the ``N`` examples (a *micro*
     proportion, unlike the official macro ``SS Score``), tested with
-    :func:`biaskit.stats.proportion_ztest` (sample-proportion standard error, as the thesis).
+    :func:`biaskit.core.stats.proportion_ztest` (sample-proportion standard error, as the thesis).
     ``details`` also carries the thesis's lms: the share of examples with
     :math:`p^{ster} + p^{anster} > p^{opt3}`.
     """
@@ -380,7 +380,7 @@ def comp_baseline_test(
     :math:`P(\text{anti-stereotypical sentence}) = \sum_{v \in V^{anster}} p_v` per masked
     sentence (eqs. 4.2-4.3), :math:`prop = \frac{1}{N}\#\{P(ster) \ge P(anster)\}` (note
     :math:`\ge`: ties count as stereotypical here, unlike :math:`E^{Stereo}`), and
-    :math:`H_0: prop = 0.5` is tested with :func:`biaskit.stats.proportion_ztest` (exact
+    :math:`H_0: prop = 0.5` is tested with :func:`biaskit.core.stats.proportion_ztest` (exact
     binomial test when the proportion is 0 or 1).
     """
     a = np.asarray(p_ster, dtype=float)
@@ -500,7 +500,7 @@ def stereoset_option_scores(
     conditions only the *first* token on ``<|endoftext|>`` and feeds the rest without it; here every
     token sees the BOS token (lm-evaluation-harness's convention), so the sentence is one sequence.
 
-    Returns :func:`biaskit.datasets.stereoset_intrasentence` (optionally restricted to the
+    Returns :func:`biaskit.data.datasets.stereoset_intrasentence` (optionally restricted to the
     ``examples`` ids) with ``prob`` (the score the official scorer compares),
     ``log_prob_sum`` and ``n_subwords``; options that could not be scored are in
     ``df.attrs["report"]`` and have NaN scores.

