@@ -142,11 +142,13 @@ def _indirect(quick: bool) -> dict:
     from scipy.stats import pearsonr
 
     from biaskit.core.paths import data_dir
+    from biaskit.data import louis_alexandre as la
+    from biaskit.lm.xlnet import tiny_bridge_lm
     from biaskit.metrics import indirect_bias as ib
 
-    bridge = ib.tiny_bridge_lm("bert", seed=3)
+    bridge = tiny_bridge_lm("bert", seed=3)
     raw = json.loads((data_dir() / "louis-alexandre" / "templates.json").read_text(encoding="utf-8"))["sets"]
-    words = ib.load_louis_alexandre_words()
+    words = la.load_louis_alexandre_words()
     if quick:
         targets = ["nanny", "engineer", "air traffic controller"]
         names = ["Emma", "Noah", "Olivia", "Liam", "Mary", "John", "Linda", "James", "Susan", "Robert"]
@@ -157,8 +159,8 @@ def _indirect(quick: bool) -> dict:
         names = words["name"][:60]
         traits = ["ambitious", "caring", "lazy", "aggressive", "alert", "amiable", "angry", "active"]
         s1_slice, n_direct = slice(0, 26), 10
-    sets = ib.load_louis_alexandre_templates()
-    s1 = ib.TemplateSet(
+    sets = la.load_louis_alexandre_templates()
+    s1 = la.TemplateSet(
         "occupation-name",
         "occupation",
         "name",

@@ -15,8 +15,16 @@ import torch
 from scipy.stats import pearsonr
 
 from biaskit.core.paths import data_dir
+from biaskit.data import louis_alexandre as la
 from biaskit.lm import ModelNotAvailableError
+from biaskit.lm.slot_scores import slot_scores
+from biaskit.lm.xlnet import BridgeLM, load_bridge_lm, tiny_bridge_lm
 from biaskit.metrics import indirect_bias as ib
+from biaskit.studies.louis_alexandre_replay import (
+    check_published_tables,
+    published_correlation_frame,
+    user_study_likert,
+)
 
 torch.set_num_threads(1)
 
@@ -25,7 +33,7 @@ torch.set_num_threads(1)
 def bert():
     # float64 weights: the batched (padded) and the one-by-one passes then agree to ~1e-13, so the
     # comparison with the reference can use a tight tolerance (float32 agrees to ~1e-6 only)
-    b = ib.tiny_bridge_lm("bert", seed=3)
+    b = tiny_bridge_lm("bert", seed=3)
     b.lm.model.double()
     return b
 
@@ -34,14 +42,14 @@ def bert():
 def xlnet():
     # a short padding text keeps the test fast; the real default is checked separately
     # float32: transformers' XLNet query stream (target_mapping) does not run in float64
-    return ib.tiny_bridge_lm("xlnet", seed=5, padding_text="The story of a family . <eod> </s>")
+    return tiny_bridge_lm("xlnet", seed=5, padding_text="The story of a family . <eod> </s>")
 
 
 # =============================================================================================
 # bundled data
 # =============================================================================================
 def test_word_lists_sizes_as_printed():
-    w = ib.load_louis_alexandre_words()
+    w = la.load_louis_alexandre_words()
     sizes = {k: len(v) for k, v in w.items()}
     assert sizes == {
         "beverage": 18,
@@ -63,7 +71,7 @@ def test_word_lists_sizes_as_printed():
 
 
 def test_55_template_sets_and_table_3_1_markers():
-    sets = ib.load_louis_alexandre_templates()
+    sets = la.load_louis_alexandre_templates()
     assert len(sets) == 55
     incomplete = sorted(k for k, s in sets.items() if not s.complete)
     assert incomplete == sorted(
@@ -94,7 +102,7 @@ def test_55_template_sets_and_table_3_1_markers():
 
 
 def test_role_swapped_sections_are_bound_by_role():
-    sets = ib.load_louis_alexandre_templates()
+    sets = la.load_louis_alexandre_templates()
     s = sets["sport-age"]  # printed "He practices [FEATURE] and he is [TARGET] years old."
     assert s.verbatim[0] == "He practices [FEATURE] and he is [TARGET] years old."
     assert s.templates[0] == "He practices {target} and he is {feature} years old."
@@ -106,31 +114,31 @@ def test_role_swapped_sections_are_bound_by_role():
     assert occ.forms == ("singular", "plural")
     assert "{target}'s religion" in sets["name-religion"].templates[2]
     assert (
-        ib.feature_mask_index("{feature} is {target}") == 0
-        and ib.feature_mask_index("{target} is {feature}") == 1
+        la.feature_mask_index("{feature} is {target}") == 0
+        and la.feature_mask_index("{target} is {feature}") == 1
     )
 
 
 def test_pluralize_and_country_article():
     assert [
-        ib.pluralize(w)
+        la.pluralize(w)
         for w in ("barman", "nanny", "coach", "engineer", "police officer", "secretary", "waitress")
     ] == ["barmen", "nannies", "coaches", "engineers", "police officers", "secretaries", "waitresses"]
-    assert ib.pluralize("bus", {}) == "buses" and ib.pluralize("day", {}) == "days"
+    assert la.pluralize("bus", {}) == "buses" and la.pluralize("day", {}) == "days"
 
 
 def test_feature_set_classes():
-    g = ib.feature_set("gender")
+    g = la.feature_set("gender")
     assert g.classes == ("male", "female", "boy", "girl", "man", "woman")
     assert g.surface("woman", "plural") == "women" and g.surface("man", "singular") == "man"
-    r = ib.feature_set("religion", ["Islam", "Christian"])
+    r = la.feature_set("religion", ["Islam", "Christian"])
     assert r.classes == ("Muslim", "Christian") and r.surface("Muslim", "noun") == "Islam"
     with pytest.raises(ValueError, match="not a gender class"):
-        ib.feature_set("gender", ["wizard"])
+        la.feature_set("gender", ["wizard"])
 
 
 def test_published_tables_consistency():
-    t = ib.load_louis_alexandre_tables()
+    t = la.load_louis_alexandre_tables()
     corr = t["direct_vs_indirect_correlation"]["corrected"]
     # Table 3.5's "gender-defining words" column is the Gender x Occupation cell of Tables A.1-A.4
     for model, (words_r, _f, _m) in t["table_3_5"]["rows"].items():
@@ -144,7 +152,7 @@ def test_published_tables_consistency():
 
 
 def test_diff_rank_recomputed_finds_the_five_printing_errors():
-    occ = ib.load_louis_alexandre_tables()["gender_rank_tables"]["occupations"]
+    occ = la.load_louis_alexandre_tables()["gender_rank_tables"]["occupations"]
     wrong = sorted(
         (o, meth, model)
         for o, by in occ.items()
@@ -271,11 +279,11 @@ TRAITS = ["ambitious", "caring", "lazy"]
 
 def test_ibs_equals_slow_reference_bert(bert):
     raw = _raw_sets()
-    sets = ib.load_louis_alexandre_templates()
+    sets = la.load_louis_alexandre_templates()
     # S1 templates 8..13 include "{target}" singular and the he/she variants; direct uses plural "[TARGET]s"
     s1_raw = dict(raw["occupation-name"])
     s1_raw["templates"] = raw["occupation-name"]["templates"][6:12]
-    s1 = ib.TemplateSet(
+    s1 = la.TemplateSet(
         "occupation-name",
         "occupation",
         "name",
@@ -315,9 +323,9 @@ XL_TOL = 2e-5  # float32 batched (padded) vs one-by-one passes; a wrong position
 
 @pytest.mark.parametrize("mode", ["naive", "perm_mask"])
 def test_ibs_equals_slow_reference_xlnet(xlnet, mode):
-    x = ib.BridgeLM(xlnet.lm, xlnet_mode=mode, padding_text=xlnet.padding_text, batch_size=7)
+    x = BridgeLM(xlnet.lm, xlnet_mode=mode, padding_text=xlnet.padding_text, batch_size=7)
     raw = _raw_sets()
-    sets = ib.load_louis_alexandre_templates()
+    sets = la.load_louis_alexandre_templates()
     targets = ["nanny", "engineer"]
     names = NAMES[:6]
     feats = ["male", "female", "man", "woman"]
@@ -340,8 +348,8 @@ def test_ibs_equals_slow_reference_xlnet(xlnet, mode):
             r_ref = pearsonr(bs1_ref.loc[t].to_numpy(float), bs2_ref[f].to_numpy(float)).statistic
             assert res.ibs.loc[t, f] == pytest.approx(r_ref, abs=XL_TOL)
     # the direct score reads singular forms in singular templates and plural forms in plural ones
-    d = ib.slot_scores(
-        x, dt, targets, ib.feature_set("gender", feats), cache=False, progress=False
+    d = slot_scores(
+        x, dt, targets, la.feature_set("gender", feats), cache=False, progress=False
     ).bias_scores()
     d_ref = _ref_bias_scores(
         x.lm,
@@ -356,24 +364,24 @@ def test_ibs_equals_slow_reference_xlnet(xlnet, mode):
 
 
 def test_float32_batched_agrees_with_reference_to_float_precision():
-    b = ib.tiny_bridge_lm("bert", seed=3)  # float32 weights, as real checkpoints
+    b = tiny_bridge_lm("bert", seed=3)  # float32 weights, as real checkpoints
     raw = _raw_sets()
-    ts = ib.load_louis_alexandre_templates()["name-trait"]
-    got = ib.slot_scores(b, ts, NAMES, TRAITS, cache=False, progress=False).bias_scores()
+    ts = la.load_louis_alexandre_templates()["name-trait"]
+    got = slot_scores(b, ts, NAMES, TRAITS, cache=False, progress=False).bias_scores()
     ref = _ref_bias_scores(b.lm, raw["name-trait"], NAMES, TRAITS)
     np.testing.assert_allclose(got.to_numpy(), ref.to_numpy(), rtol=0, atol=1e-4)
 
 
 def test_xlnet_modes_differ_and_default_padding_is_used(xlnet):
-    naive = ib.BridgeLM(xlnet.lm, xlnet_mode="naive", padding_text=xlnet.padding_text)
-    perm = ib.BridgeLM(xlnet.lm, xlnet_mode="perm_mask", padding_text=xlnet.padding_text)
-    ts = ib.load_louis_alexandre_templates()["name-trait"]
-    a = ib.slot_scores(naive, ts, NAMES[:4], TRAITS, cache=False, progress=False).log_p_tgt
-    b = ib.slot_scores(perm, ts, NAMES[:4], TRAITS, cache=False, progress=False).log_p_tgt
+    naive = BridgeLM(xlnet.lm, xlnet_mode="naive", padding_text=xlnet.padding_text)
+    perm = BridgeLM(xlnet.lm, xlnet_mode="perm_mask", padding_text=xlnet.padding_text)
+    ts = la.load_louis_alexandre_templates()["name-trait"]
+    a = slot_scores(naive, ts, NAMES[:4], TRAITS, cache=False, progress=False).log_p_tgt
+    b = slot_scores(perm, ts, NAMES[:4], TRAITS, cache=False, progress=False).log_p_tgt
     assert np.abs(a - b).max() > 1e-3
     assert naive.cache_id() != perm.cache_id()
-    default = ib.BridgeLM(xlnet.lm)
-    assert default.padding_text == ib.PADDING_TEXT
+    default = BridgeLM(xlnet.lm)
+    assert default.padding_text == la.PADDING_TEXT
     s = default.fill("{target} is {feature}.", "Emma")
     assert s.startswith("In 1991, the remains") and s.endswith("Emma is <mask>.")
 
@@ -387,9 +395,9 @@ def test_prior_cancellation(bert):
         bert,
         "occupation",
         "trait",
-        targets=ib.load_louis_alexandre_words()["occupation"][:12],
+        targets=la.load_louis_alexandre_words()["occupation"][:12],
         features=[*TRAITS, "honest", "kind"],
-        names=ib.load_louis_alexandre_words()["name"][:40],
+        names=la.load_louis_alexandre_words()["name"][:40],
         direct=False,
         max_templates=6,
         cache=False,
@@ -427,19 +435,19 @@ def test_ibs_vectorised_matches_pandas_and_linear_cases(caplog):
 
 
 def test_cache_roundtrip(bert):
-    ts = ib.load_louis_alexandre_templates()["name-trait"]
-    a = ib.slot_scores(bert, ts, NAMES[:5], TRAITS, progress=False)
-    b = ib.slot_scores(bert, ts, NAMES[:5], TRAITS, progress=False)
+    ts = la.load_louis_alexandre_templates()["name-trait"]
+    a = slot_scores(bert, ts, NAMES[:5], TRAITS, progress=False)
+    b = slot_scores(bert, ts, NAMES[:5], TRAITS, progress=False)
     assert a.n_cached == 0 and b.n_cached == 1
     np.testing.assert_array_equal(a.log_p_tgt, b.log_p_tgt)
-    c = ib.slot_scores(bert, ts.subset(2), NAMES[:5], TRAITS, progress=False)
+    c = slot_scores(bert, ts.subset(2), NAMES[:5], TRAITS, progress=False)
     assert c.n_cached == 0 and c.log_p_tgt.shape == (2, 5, 3)
 
 
 def test_multi_token_words_are_dropped_or_raise(bert, caplog):
-    ts = ib.load_louis_alexandre_templates()["name-trait"]
+    ts = la.load_louis_alexandre_templates()["name-trait"]
     with caplog.at_level(logging.WARNING):
-        r = ib.slot_scores(
+        r = slot_scores(
             bert,
             ts,
             NAMES[:3],
@@ -451,7 +459,7 @@ def test_multi_token_words_are_dropped_or_raise(bert, caplog):
     assert set(r.dropped) == {"easily discouraged", "self-reliant"}
     assert "not single tokens" in caplog.text
     with pytest.raises(ValueError, match="easily discouraged"):
-        ib.slot_scores(
+        slot_scores(
             bert,
             ts,
             NAMES[:3],
@@ -461,7 +469,7 @@ def test_multi_token_words_are_dropped_or_raise(bert, caplog):
             progress=False,
         )
     # a name that is not one token leaves the bridge
-    s1 = ib.load_louis_alexandre_templates()["occupation-name"].subset(2)
+    s1 = la.load_louis_alexandre_templates()["occupation-name"].subset(2)
     res = ib.indirect_bias_scores(
         bert, TARGETS[:2], TRAITS, [*NAMES, "Zzyzxqw"], s1, ts, cache=False, progress=False
     )
@@ -474,29 +482,29 @@ def test_bad_input_messages(bert):
     with pytest.raises(ValueError, match="feature_category"):
         ib.indirect_bias(bert, "occupation", "occupation")
     with pytest.raises(KeyError, match="no template set"):
-        ib.template_set("trait", "name")
+        la.template_set("trait", "name")
     with pytest.raises(ValueError, match="exactly one"):
-        ib.TemplateSet.from_strings(["{target} works."])
+        la.TemplateSet.from_strings(["{target} works."])
     with pytest.raises(ValueError, match="empty or non-text"):
-        ib.slot_scores(
-            bert, ib.TemplateSet.from_strings(["{target} is {feature}."]), ["Emma", ""], TRAITS, cache=False
+        slot_scores(
+            bert, la.TemplateSet.from_strings(["{target} is {feature}."]), ["Emma", ""], TRAITS, cache=False
         )
     with pytest.raises(ModelNotAvailableError):
-        ib.load_bridge_lm("/nonexistent/model/folder")
+        load_bridge_lm("/nonexistent/model/folder")
 
 
 def test_load_bridge_lm_bundled_trained_model():
     """The bundled model trained by biaskit (en-mlm) loads by its short name: a real BERT-style
     model, not the random stand-in, lower-casing, with the everyday words it was trained on."""
-    b = ib.load_bridge_lm("en-mlm", device="cpu")
+    b = load_bridge_lm("en-mlm", device="cpu")
     assert b.kind == "bert" and b.name == "en-mlm"
     assert not b.lm.is_fallback and b.lm.lowercase
     assert b.word_id("nurse") is not None and b.word_id("john") is not None
     assert b.word_id("John") == b.word_id("john")
     assert b.word_id("easily discouraged") is None
-    lp = ib.slot_scores(
+    lp = slot_scores(
         b,
-        ib.TemplateSet.from_strings(["{target} is a {feature}."]),
+        la.TemplateSet.from_strings(["{target} is a {feature}."]),
         ["john", "mary"],
         ["nurse"],
         cache=False,
@@ -506,15 +514,15 @@ def test_load_bridge_lm_bundled_trained_model():
 
 
 def test_custom_templates_and_result_helpers(bert):
-    s1 = ib.TemplateSet.from_strings(
+    s1 = la.TemplateSet.from_strings(
         ["{feature} works as a {target}.", "{feature} is a {target}."],
         target_category="occupation",
         feature_category="name",
     )
-    s2 = ib.TemplateSet.from_strings(
+    s2 = la.TemplateSet.from_strings(
         ["{target} is {feature}."], target_category="name", feature_category="trait"
     )
-    dt = ib.TemplateSet.from_strings(
+    dt = la.TemplateSet.from_strings(
         ["The {target} is {feature}."], target_category="occupation", feature_category="trait"
     )
     res = ib.indirect_bias_scores(
@@ -530,7 +538,7 @@ def test_custom_templates_and_result_helpers(bert):
 
 
 def test_check_published_tables():
-    c = ib.check_published_tables()
+    c = check_published_tables()
     assert all(v["equal_at_4_decimals"] for v in c["table_3_5_vs_appendix"].values())
     assert len(c["diff_rank_errors"]) == 5
     # overlaps counted by hand on the printed top-10 lists (typos such as 'fisherma' count as printed)
@@ -546,7 +554,7 @@ def test_check_published_tables():
         "table_based": 3.6,
         "scatterplot_based": 6.0,
     }
-    f = ib.published_correlation_frame()
+    f = published_correlation_frame()
     assert f.shape == (4 * 11 * 4, 6) and f["r"].isna().sum() == 4 * 4
     assert (
         f.query("model == 'bert-base' and target == 'Occupation' and feature == 'Gender'")["r"].item()
@@ -555,11 +563,11 @@ def test_check_published_tables():
 
 
 def test_mask_text_inside_a_word_is_refused(xlnet):
-    ts = ib.TemplateSet.from_strings(
+    ts = la.TemplateSet.from_strings(
         ["{target} is {feature}."], target_category="name", feature_category="trait"
     )
     with pytest.raises(ValueError, match="mask token"):
-        ib.slot_scores(xlnet, ts, ["Emma <mask>"], TRAITS, cache=False, progress=False)
+        slot_scores(xlnet, ts, ["Emma <mask>"], TRAITS, cache=False, progress=False)
 
 
 # =============================================================================================
@@ -569,7 +577,7 @@ GW6 = ["female", "girl", "woman", "male", "boy", "man"]
 
 
 def _gender_scores(seed):
-    occ = ib.load_louis_alexandre_words()["occupation"]
+    occ = la.load_louis_alexandre_words()["occupation"]
     rng = np.random.default_rng(seed)
     return pd.DataFrame(rng.normal(size=(len(occ), 6)), index=occ, columns=GW6)
 
@@ -690,9 +698,9 @@ def test_padding_text_ttests_against_scipy():
 
 
 def test_padding_texts_bundled_and_padding_text_ibs(xlnet, bert):
-    texts = ib.load_padding_texts()
+    texts = la.load_padding_texts()
     assert list(texts) == ["original", "austen", "melville", "dickens", "carroll"]
-    assert texts["original"] == ib.PADDING_TEXT
+    assert texts["original"] == la.PADDING_TEXT
     assert texts["austen"].startswith("It is a truth universally acknowledged")
     assert all(t.endswith("<eod> </s> <eos>") for t in texts.values())
     two = {"short": xlnet.padding_text, "austen": texts["austen"]}
@@ -745,7 +753,7 @@ def test_generate_bridge_equals_independent_topn(bert):
     gb = ib.generate_bridge(bert, "occupation", targets, top_n=12)
     ref = _ref_generated(bert.lm, raw["templates"][0], targets, 12)
     assert gb.per_target == ref
-    assert gb.templates == (ib.template_set("occupation", "name").templates[0],)
+    assert gb.templates == (la.template_set("occupation", "name").templates[0],)
     # merged: every kept word once, most often generated first, ties in order of first appearance
     counts = {}
     for t in targets:
@@ -799,7 +807,7 @@ def test_indirect_bias_generated_equals_reference(bert):
 
 def test_generate_bridge_templates_filter_and_errors(bert, xlnet):
     targets = ["nanny", "engineer", "pilot"]
-    s1 = ib.template_set("occupation", "name")
+    s1 = la.template_set("occupation", "name")
     assert "His name is" in s1.templates[8] and "Her name is" in s1.templates[17]
     gb = ib.generate_bridge(bert, "occupation", targets, top_n=10, templates=(8, 17))
     his = ib.generate_bridge(bert, "occupation", targets, top_n=10, templates=(8,))
@@ -821,14 +829,14 @@ def test_generate_bridge_templates_filter_and_errors(bert, xlnet):
     with pytest.raises(ValueError, match="indices"):
         ib.generate_bridge(bert, "occupation", targets, templates=(99,))
     with pytest.raises(ValueError, match="predict a name"):
-        ib.generate_bridge(bert, "occupation", targets, s1=ib.template_set("occupation", "trait"))
+        ib.generate_bridge(bert, "occupation", targets, s1=la.template_set("occupation", "trait"))
 
 
 # =============================================================================================
 # the user study's Likert figures (Figs. 5.1/5.2 from Tables C.1/C.2)
 # =============================================================================================
 def test_user_study_likert_returns_the_printed_answers():
-    fig = ib.load_user_study_figures()
+    fig = la.load_user_study_figures()
     assert fig["n_per_prototype"] == 5 and fig["scale"] == {
         "min": 0,
         "max": 9,
@@ -838,7 +846,7 @@ def test_user_study_likert_returns_the_printed_answers():
     assert fig["figures"]["5.2"]["panels"]["c"]["caption"] == (
         "Thinking-aloud study: Evaluation of the helping messages and legends."
     )
-    lik = ib.user_study_likert().set_index(["item", "prototype"])
+    lik = user_study_likert().set_index(["item", "prototype"])
     assert len(lik) == 22 and (lik["n"] == 5).all()
     # answers as printed in Tables C.1/C.2 (P1..P5)
     assert lik.loc[("Usefulness of highlighting elements", "table_based"), "answers"] == (9, 9, 9, 8.5, 9)
