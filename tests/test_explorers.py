@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from biaskit.report import explorer_views
 from biaskit.report import explorers as ex
 
 TRAITS = [
@@ -540,7 +541,7 @@ def test_scatter_widget_errors_are_one_line_in_the_widget(monkeypatch):
     def boom(*_a, **_k):
         raise ValueError("embedding needs at least 2 features with scores for every target, got 1")
 
-    monkeypatch.setattr(ex, "embed_targets", boom)
+    monkeypatch.setattr(explorer_views, "embed_targets", boom)  # where ScatterExplorer looks it up
     w.dd_method.value = "t-SNE"
     assert w.last_error.startswith("embedding needs at least 2 features")
     assert "Traceback" not in w.error.value
