@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from biaskit.core.paths import data_dir
+from biaskit.debiasing import glpp
 from biaskit.metrics import class_confusion as cc
 from biaskit.metrics import gender_templates as gt
-from biaskit.debiasing import glpp
 from biaskit.studies import replay
 
 

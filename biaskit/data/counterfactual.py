@@ -283,7 +283,9 @@ class PlantedCorpus:
     nonsense: list[int] = field(default_factory=list)
 
 
-def _targets_in(sentence: str, targets: Mapping[str, Gender]) -> set[str]:
+def targets_in(sentence: str, targets: Mapping[str, Gender]) -> set[str]:
+    """The target words (keys of ``targets``, lower case) that ``sentence`` mentions, as whole words
+    (runs of ASCII letters, compared in lower case)."""
     return {w for w in (m.group(0).lower() for m in _WORD_RE.finditer(sentence)) if w in targets}
 
 
@@ -329,7 +331,7 @@ def plant_gender_skew(
     rng = np.random.default_rng(seed)
     n = len(sentences)
     genders: list[Gender | None] = [sentence_gender(x, names=names, lexicon=lex) for x in sentences]
-    hits = [_targets_in(x, directions) for x in sentences]
+    hits = [targets_in(x, directions) for x in sentences]
     by_target: dict[str, list[int]] = {t: [] for t in directions}
     counts = {"sentences": n, "no_gender_word": 0, "tie": 0, "two_targets": 0, "target": 0, "background": 0}
     background: list[int] = []

@@ -28,25 +28,26 @@ prediction record the same way (:func:`stereoset_example_problem`,
 
 from __future__ import annotations
 
-import csv
-import gzip
 import hashlib
-import io
-import json
 import logging
 import math
 import re
 import string
-import zlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
+from biaskit.core.io import (
+    ValidationReport,
+    check_csv_header,
+    issue_record,
+    read_csv_lines,
+    read_json_file,
+    sha256_file,
+)
 from biaskit.core.paths import data_dir
-from biaskit.data.downloads import sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ __all__ = [
     "repair_encoding",
     "stereoset_example_problem",
     "stereoset_intrasentence",
+    "stereoset_issues",
     "validate_stereoset_predictions",
 ]
 
@@ -84,152 +86,8 @@ _VARIANT_SUFFIX = {"original": "", "paraphrased": "_par", "random": "_ran"}
 # ---------------------------------------------------------------------------------------------
 # validation report
 # ---------------------------------------------------------------------------------------------
-_REPORT_COLUMNS = ["row", "line", "column", "reason", "action", "text"]
-
-
-@dataclass(eq=False)  # identity: field-wise equality of DataFrames is ambiguous (pandas attrs compare)
-class ValidationReport:
-    """Rows of an input that were repaired or could not be used, and why.
-
-    Attributes
-    ----------
-    issues:
-        One row per problem: ``row`` (0-based position in the returned / given data, ``None``
-        for a record that is not in the returned data at all, e.g. a malformed CSV record),
-        ``line`` (1-based line in the source file when known, else ``None``),
-        ``column``, ``reason`` (plain words), ``action`` (``"skipped"``: left out or unusable;
-        ``"repaired"``; ``"kept"``: used as it is, but worth a look; ``"ignored"``: no data lost,
-        e.g. a blank line) and ``text`` (the offending value, shortened).
-    context:
-        What was being validated ("Spanish CrowS-Pairs (original)", "cp scoring", ...).
-    n_records, n_loaded:
-        For a file loader: how many data records the file holds and how many were loaded
-        (``None`` when not applicable).  A span of a CSV file that could not be split into
-        records (a quote never closed) counts one record per non-blank line.
-    """
-
-    issues: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=_REPORT_COLUMNS))
-    context: str = ""
-    n_records: int | None = None
-    n_loaded: int | None = None
-
-    @classmethod
-    def from_records(
-        cls,
-        records: Iterable[dict[str, Any]],
-        context: str = "",
-        *,
-        n_records: int | None = None,
-        n_loaded: int | None = None,
-    ) -> ValidationReport:
-        df = pd.DataFrame(list(records), columns=_REPORT_COLUMNS)
-        return cls(issues=df.reset_index(drop=True), context=context, n_records=n_records, n_loaded=n_loaded)
-
-    def __len__(self) -> int:
-        return len(self.issues)
-
-    @property
-    def skipped_rows(self) -> list[int]:
-        """0-based rows of the returned data that are unusable (sorted, unique).
-
-        Records left out of the returned data altogether (``row`` is ``None``, e.g. a
-        malformed CSV record) are not here: see :attr:`skipped_lines` and :attr:`n_skipped`.
-        """
-        sk = self.issues.loc[self.issues["action"] == "skipped", "row"]
-        return sorted({int(r) for r in sk.dropna()})
-
-    @property
-    def skipped_lines(self) -> list[int]:
-        """File lines (1-based) of every skipped problem, including records left out entirely."""
-        sk = self.issues.loc[self.issues["action"] == "skipped", "line"]
-        return sorted({int(r) for r in sk.dropna()})
-
-    @property
-    def n_skipped(self) -> int:
-        """Number of problems whose action is ``"skipped"`` (with or without a row number)."""
-        return int((self.issues["action"] == "skipped").sum())
-
-    @property
-    def repaired_rows(self) -> list[int]:
-        sk = self.issues.loc[self.issues["action"] == "repaired", "row"]
-        return sorted({int(r) for r in sk.dropna()})
-
-    def counts_line(self) -> str | None:
-        """``"loaded N of M data records"`` when the counts are known, else ``None``."""
-        if self.n_records is None or self.n_loaded is None:
-            return None
-        return f"loaded {self.n_loaded} of {self.n_records} data records"
-
-    def summary(self) -> str:
-        """A few lines a non-programmer can read."""
-        counts = self.counts_line()
-        head = f"{self.context}: {counts}; " if counts else f"{self.context}: "
-        if not len(self):
-            return head + "no problems found."
-        lines = [head + f"{len(self)} issue(s)"]
-        for (reason, action), grp in self.issues.groupby(["reason", "action"], sort=False):
-            where = grp["line"] if grp["line"].notna().all() else grp["row"]
-            label = "lines" if grp["line"].notna().all() else "rows"
-            uniq = sorted({int(x) for x in where.dropna()})
-            shown = ", ".join(str(x) for x in uniq[:12])
-            more = f" (+{len(uniq) - 12} more)" if len(uniq) > 12 else ""
-            place = f" ({label} {shown}{more})" if uniq else ""
-            lines.append(f"  - {action} {len(grp)}: {reason}{place}")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:  # pragma: no cover - thin wrapper
-        return self.summary()
-
-    def _repr_html_(self) -> str:  # pragma: no cover - display only
-        counts = self.counts_line()
-        head = f"<p><b>{self.context}</b>: {counts + '; ' if counts else ''}{len(self)} issue(s)</p>"
-        return head + (self.issues.to_html(index=False) if len(self) else "")
-
-    def log(self, log: logging.Logger | None = None, level: int = logging.WARNING) -> None:
-        """Write :meth:`summary` to the log (when there is anything to say)."""
-        if len(self):
-            (log or logger).log(level, "%s", self.summary())
-
-    def raise_if_any(self, actions: Sequence[str] = ("skipped",)) -> None:
-        """Raise :class:`ValueError` listing the problems whose action is in ``actions``."""
-        bad = self.issues[self.issues["action"].isin(actions)]
-        if len(bad):
-            sub = ValidationReport(
-                issues=bad, context=self.context, n_records=self.n_records, n_loaded=self.n_loaded
-            )
-            raise ValueError(sub.summary() + "\n(pass errors='report' to skip these rows and go on)")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "context": self.context,
-            "n_records": self.n_records,
-            "n_loaded": self.n_loaded,
-            "issues": self.issues.to_dict(orient="records"),
-        }
-
-    def __add__(self, other: ValidationReport) -> ValidationReport:
-        frames = [f for f in (self.issues, other.issues) if len(f)]
-        issues = pd.concat(frames, ignore_index=True) if frames else self.issues.copy()
-        ctx = (
-            self.context
-            if not other.context or other.context == self.context
-            else f"{self.context}; {other.context}"
-        )
-
-        def _sum(a: int | None, b: int | None) -> int | None:
-            return a if b is None else b if a is None else a + b
-
-        return ValidationReport(
-            issues=issues,
-            context=ctx,
-            n_records=_sum(self.n_records, other.n_records),
-            n_loaded=_sum(self.n_loaded, other.n_loaded),
-        )
-
-
-def _short(text: Any, n: int = 80) -> str:
-    s = repr(text) if not isinstance(text, str) else text
-    return s if len(s) <= n else s[: n - 1] + "…"
+# :class:`ValidationReport` lives in :mod:`biaskit.core.io` (with the CSV and JSON readers) and is
+# imported here, so ``from biaskit.data.datasets import ValidationReport`` keeps working.
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,185 +175,15 @@ def _bundled(rel: str, path: str | Path | None) -> Path:
     return p
 
 
-@dataclass
-class _CsvParse:
-    """What :func:`_read_csv_lines` found: the header, the good ``(line, fields)`` records, the
-    problems, and the number of data records the file holds (see :class:`ValidationReport`)."""
-
-    header: list[str]
-    rows: list[tuple[int, list[str]]]
-    issues: list[dict[str, Any]]
-    n_records: int
-
-
-def _ends_inside_quotes(span: Sequence[str]) -> bool:
-    """Whether the CSV text ``span`` (physical lines) ends inside a quoted field.
-
-    A strict re-parse says "unexpected end of data" exactly then; when the re-parse stops on a
-    field over the csv module's size limit, an odd number of ``"`` decides (escaped quotes come
-    in pairs).
-    """
-    try:
-        for _ in csv.reader(span, strict=True):
-            pass
-    except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            return True
-        if "field limit" in str(exc):
-            return "".join(span).count('"') % 2 == 1
-    return False
-
-
-def _record(
-    line: int | None, reason: str, action: str, text: Any = "", *, row: Any = None, column: Any = None
-) -> dict[str, Any]:
-    """One issue for :class:`ValidationReport`."""
-    return {
-        "row": row,
-        "line": line,
-        "column": column,
-        "reason": reason,
-        "action": action,
-        "text": _short(text),
-    }
-
-
-def _read_csv_lines(raw: bytes, encoding: str, context: str) -> _CsvParse:
-    """Decode and parse a CSV; return header, ``(line_number, fields)`` rows, issues and counts.
-
-    Every record that cannot be used becomes a ``"skipped"`` issue with its file line(s):
-
-    * a record with the wrong number of fields (a truncated last record has too few);
-    * a record that opens a quote never closed: Python's csv module then reads the rest of the
-      file as one field.  This is reported even when the field count happens to match, and
-      the lines it swallowed count as records in ``n_records``;
-    * a span the csv module cannot parse at all (e.g. a field over its size limit): the rest of
-      the file is reported as not read.
-
-    Blank lines hold no data; they are listed as ``"ignored"``.
-    """
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line_no = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"{context}: cannot decode byte {raw[exc.start : exc.start + 1]!r} on line {line_no} as "
-            f"{encoding!r} ({exc.reason}); pass the right encoding="
-        ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    # the same line splitting as the csv module's (\n, \r\n, \r), so line numbers agree
-    physical = io.StringIO(text, newline="").readlines()
-    reader = csv.reader(physical)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise ValueError(f"{context}: the file is empty") from None
-    except csv.Error as exc:
-        raise ValueError(f"{context}: cannot parse the header on line 1 ({exc})") from None
-    n_fields = len(header)
-    rows: list[tuple[int, list[str]]] = []
-    issues: list[dict[str, Any]] = []
-    n_records = 0
-
-    def n_data_lines(first: int, last: int) -> int:
-        return sum(1 for ln in physical[first - 1 : last] if ln.strip())
-
-    start = reader.line_num + 1
-    line = end = 0
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            last = len(physical)
-            n_lost = n_data_lines(start, last)
-            hint = (
-                f": a quote opened on line {start} is never closed"
-                if _ends_inside_quotes(physical[start - 1 :])
-                else ""
-            )
-            issues.append(
-                _record(
-                    start,
-                    f"CSV parse error ({exc}){hint}; lines {start}-{last} ({n_lost} non-blank lines) not read",
-                    "skipped",
-                    physical[start - 1],
-                )
-            )
-            n_records += n_lost
-            break
-        line, end = start, reader.line_num
-        start = end + 1
-        if not fields:
-            issues.append(_record(line, "blank line", "ignored"))
-            continue
-        span = f"line {line}" if end == line else f"lines {line}-{end}"
-        if end == len(physical) and _ends_inside_quotes(physical[line - 1 : end]):
-            n_lost = n_data_lines(line, end)
-            issues.append(
-                _record(
-                    line,
-                    f"truncated CSV record: the quote opened on line {line} is never closed, so {span} "
-                    f"({n_lost} non-blank lines, to the end of the file) were read as one record",
-                    "skipped",
-                    physical[line - 1],
-                )
-            )
-            n_records += n_lost
-            continue
-        if len(fields) != n_fields:
-            what = "too few: truncated?" if len(fields) < n_fields else "too many: unquoted comma?"
-            reason = f"malformed CSV row: {len(fields)} fields, header has {n_fields} ({what})"
-            if end > line:  # a quoted field ran over several lines: probably a stray quote
-                n_lost = n_data_lines(line, end)
-                reason += f"; a quoted field runs over {span} ({n_lost} non-blank lines): stray quote?"
-                n_records += n_lost
-            else:
-                n_records += 1
-            issues.append(_record(line, reason, "skipped", ",".join(fields)))
-            continue
-        n_records += 1
-        rows.append((line, fields))
-    if rows and end == len(physical) and rows[-1][0] == line and not physical[-1].endswith(("\n", "\r")):
-        issues.append(
-            _record(
-                rows[-1][0],
-                "the file does not end with a line break: its last record may be cut off",
-                "kept",
-                physical[-1],
-                row=len(rows) - 1,
-            )
-        )
-    return _CsvParse(header, rows, issues, n_records)
-
-
-def _check_csv_header(
-    header: Sequence[str], columns: Sequence[str], context: str, *, all_unique: bool = False
-) -> None:
-    """``ValueError`` naming ``context`` when a column of ``columns`` is missing from the CSV
-    ``header`` (line 1) or appears in it twice (every header column with ``all_unique``)."""
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise ValueError(f"{context}: column(s) {missing} missing; header (line 1) is {list(header)}")
-    pool = header if all_unique else columns
-    repeated = sorted({c for c in pool if list(header).count(c) > 1})
-    if repeated:
-        raise ValueError(
-            f"{context}: column(s) {repeated} appear twice in the header (line 1): {list(header)}"
-        )
-
-
 def _read_csv_frame(
     p: Path, encoding: str, context: str, columns: Sequence[str]
 ) -> tuple[pd.DataFrame, list[dict[str, Any]], int]:
-    """:func:`_read_csv_lines` as a frame of ``columns`` (empty cells -> ``None``) led by the
+    """:func:`~biaskit.core.io.read_csv_lines` as a frame of ``columns`` (empty cells -> ``None``) led by the
     file ``line`` number, the parse issues and the number of data records in the file;
     ``ValueError`` if a column is missing."""
-    parsed = _read_csv_lines(p.read_bytes(), encoding, context)
+    parsed = read_csv_lines(p.read_bytes(), encoding, context)
     header = parsed.header
-    _check_csv_header(header, columns, context)
+    check_csv_header(header, columns, context)
     df = pd.DataFrame([f for _, f in parsed.rows], columns=header)[list(columns)]
     df = df.astype(object).where(df != "", None)
     df.insert(0, "line", [ln for ln, _ in parsed.rows])
@@ -518,26 +206,16 @@ def _check_cells(
             if fixed is not None:
                 df.at[i, col] = fixed
                 issues.append(
-                    {
-                        "row": i,
-                        "line": df.at[i, "line"],
-                        "column": col,
-                        "reason": f"{problem} (repaired)",
-                        "action": "repaired",
-                        "text": _short(val),
-                    }
+                    issue_record(
+                        df.at[i, "line"], f"{problem} (repaired)", "repaired", val, row=i, column=col
+                    )
                 )
             else:
                 unusable[i] = True
                 issues.append(
-                    {
-                        "row": i,
-                        "line": df.at[i, "line"],
-                        "column": col,
-                        "reason": f"{problem} (cannot be repaired)",
-                        "action": "skipped",
-                        "text": _short(val),
-                    }
+                    issue_record(
+                        df.at[i, "line"], f"{problem} (cannot be repaired)", "skipped", val, row=i, column=col
+                    )
                 )
     df["encoding_ok"] = ~unusable
     return df
@@ -601,7 +279,7 @@ def _check_pairs(
         for i in df.index[has_more ^ has_less]:
             empty, other = (less, more) if has_more[i] else (more, less)
             issues.append(
-                _record(
+                issue_record(
                     int(df.at[i, "line"]),
                     f"incomplete pair: {empty} is empty but {other} is not (the pair cannot be scored)",
                     "kept",
@@ -613,7 +291,7 @@ def _check_pairs(
         if required:
             for i in df.index[~has_more & ~has_less]:
                 issues.append(
-                    _record(
+                    issue_record(
                         int(df.at[i, "line"]),
                         f"empty pair: {more} and {less} are both empty",
                         "skipped",
@@ -771,7 +449,7 @@ def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "rep
     _check_pairs(df, [("sent_more", "sent_less")], issues, required=True)
     for i in df.index[~df["stereo_antistereo"].isin(_DIRECTIONS)]:
         issues.append(
-            _record(
+            issue_record(
                 int(df.at[i, "line"]),
                 "stereo_antistereo is not 'stereo' or 'antistereo'",
                 "kept",
@@ -787,24 +465,6 @@ def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "rep
 # StereoSet
 # ---------------------------------------------------------------------------------------------
 STEREOSET_LABELS = ("stereotype", "anti-stereotype", "unrelated")
-
-
-def _read_json_file(p: Path, what: str) -> Any:
-    """Parse a ``.json`` / ``.json.gz`` file; a truncated or corrupt file raises ``ValueError``
-    naming the file and, for bad JSON, the line and column where parsing stopped."""
-    opener = gzip.open if p.suffix == ".gz" else open
-    try:
-        with opener(p, "rt", encoding="utf-8") as fh:
-            return json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"{p}: not a valid {what} JSON file: {exc.msg} at line {exc.lineno}, column {exc.colno} "
-            "(a file cut off early ends in the middle of the JSON)"
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise ValueError(f"{p}: truncated or corrupt gzip file ({type(exc).__name__}: {exc})") from exc
 
 
 def stereoset_example_problem(ex: Any, split: str = "intrasentence") -> str | None:
@@ -844,8 +504,15 @@ def stereoset_example_problem(ex: Any, split: str = "intrasentence") -> str | No
     return None
 
 
-def _stereoset_issues(gold: dict[str, Any], splits: Sequence[str]) -> list[dict[str, Any]]:
-    """One ``"skipped"`` issue per malformed example and per repeated example / sentence id."""
+def stereoset_issues(gold: dict[str, Any], splits: Sequence[str]) -> list[dict[str, Any]]:
+    """One ``"skipped"`` issue per malformed example and per repeated example / sentence id.
+
+    ``gold`` is the official StereoSet JSON (:func:`load_stereoset`), ``splits`` the splits to check
+    (``"intrasentence"``, ``"intersentence"``).  Each issue (:func:`biaskit.core.io.issue_record`)
+    has ``row`` = the example's position in its split, ``column`` = the split and ``text`` = its id;
+    the reason is :func:`stereoset_example_problem`'s, or the repetition.  Ids are checked across
+    all the given splits.
+    """
     issues: list[dict[str, Any]] = []
     seen_ex: set[str] = set()
     seen_sent: set[str] = set()
@@ -863,7 +530,7 @@ def _stereoset_issues(gold: dict[str, Any], splits: Sequence[str]) -> list[dict[
                 seen_sent.update(s["id"] for s in ex["sentences"])
             if problem is not None:
                 issues.append(
-                    _record(
+                    issue_record(
                         None, f"malformed {split} example: {problem}", "skipped", ex_id, row=i, column=split
                     )
                 )
@@ -886,7 +553,7 @@ def load_stereoset(*, path: str | Path | None = None, errors: Errors = "report")
     if errors not in ("report", "raise"):
         raise ValueError("errors must be 'report' or 'raise'")
     p = _bundled("stereoset/dev.json.gz", path)
-    data = _read_json_file(p, "StereoSet")
+    data = read_json_file(p, "StereoSet")
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         raise ValueError(f"{p} is not a StereoSet file: no 'data' object")
     splits = [s for s in ("intrasentence", "intersentence") if s in data["data"]]
@@ -897,7 +564,7 @@ def load_stereoset(*, path: str | Path | None = None, errors: Errors = "report")
             raise ValueError(f"{p}: data.{s} is not a list of examples")
     n = sum(len(data["data"][s]) for s in splits)
     report = ValidationReport.from_records(
-        _stereoset_issues(data, splits), context=f"StereoSet ({p.name})", n_records=n, n_loaded=n
+        stereoset_issues(data, splits), context=f"StereoSet ({p.name})", n_records=n, n_loaded=n
     )
     if errors == "raise":
         report.raise_if_any()
@@ -942,11 +609,13 @@ def validate_stereoset_predictions(
             elif not math.isfinite(score):
                 problem = f"'score' is {score!r}"
             if problem is not None:
-                issues.append(_record(None, f"prediction {problem}", "skipped", rec, row=i, column=where))
+                issues.append(
+                    issue_record(None, f"prediction {problem}", "skipped", rec, row=i, column=where)
+                )
                 continue
             if rid in seen:
                 issues.append(
-                    _record(
+                    issue_record(
                         None,
                         f"repeated prediction id (also at {seen[rid]}); the last score is used, as the official scorer does",
                         "kept",
@@ -991,7 +660,7 @@ def load_stereoset_predictions(
     else:
         p = _bundled("", path)
     preds, _ = validate_stereoset_predictions(
-        _read_json_file(p, "StereoSet predictions"), source=str(p), errors=errors
+        read_json_file(p, "StereoSet predictions"), source=str(p), errors=errors
     )
     return preds
 
@@ -1027,7 +696,7 @@ def stereoset_intrasentence(gold: dict[str, Any] | None = None, *, errors: Error
     if errors not in ("report", "raise"):
         raise ValueError("errors must be 'report' or 'raise'")
     examples = gold["data"]["intrasentence"]
-    issues = _stereoset_issues(gold, ["intrasentence"])
+    issues = stereoset_issues(gold, ["intrasentence"])
     bad = {int(r["row"]) for r in issues}
     rows = []
     for i, ex in enumerate(examples):

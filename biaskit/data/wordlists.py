@@ -19,13 +19,13 @@ logged warning and records them, ``policy="raise"`` stops with a clear error.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from biaskit.core.io import read_json, unique_in_order
 from biaskit.core.paths import wordlists_dir
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ __all__ = [
     "load_wordlist_file",
     "resolve_words",
     "thesis_neutral_groups",
+    "vector_vocabulary",
     "word_list_pair",
 ]
 
@@ -82,15 +83,7 @@ def _words(words: Any, limit: int = 20) -> str:
 
 def _dedupe(words: Iterable[str], group: str) -> list[str]:
     """``words`` without repeats (first occurrence kept); the removed entries are logged as a WARNING."""
-    seen: set[str] = set()
-    out: list[str] = []
-    dups: list[str] = []
-    for w in words:
-        if w in seen:
-            dups.append(w)
-            continue
-        seen.add(w)
-        out.append(w)
+    out, dups = unique_in_order(words)
     if dups:
         logger.warning(
             "seed group '%s': removed %d duplicate entr%s (first occurrence kept): %s",
@@ -102,39 +95,6 @@ def _dedupe(words: Iterable[str], group: str) -> list[str]:
     return out
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json`` object hook: a key given twice would silently keep only its last value; refuse it."""
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        raise ValueError(f"repeated key(s) {repeated}: only the last value would be kept")
-    return dict(pairs)
-
-
-def _read_json(path: str | Path, what: str) -> Any:
-    """Parse the UTF-8 JSON file ``path``: ``FileNotFoundError`` ("``what`` not found") if it is
-    missing, ``ValueError`` naming the file (and the line and column) if it is not valid JSON,
-    not UTF-8, or repeats a key within an object (JSON parsers keep the last value silently)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{what} not found: {path}")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line_no = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte {raw[exc.start : exc.start + 1]!r} on line {line_no}); "
-            "save the file as UTF-8"
-        ) from exc
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from exc
-
-
 def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
     """Read a ``{group: [words, ...]}`` JSON file, with a clear error when it is malformed.
 
@@ -143,7 +103,7 @@ def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
     logged as a WARNING (measuring it raises later, in :func:`resolve_words`).
     """
     path = Path(path)
-    data = _read_json(path, "word list file")
+    data = read_json(path, "word list file")
     if not isinstance(data, dict):
         raise ValueError(f"{path} must map group names to lists of strings, not be a {type(data).__name__}")
     problems = []
@@ -271,6 +231,21 @@ def thesis_neutral_groups(groups: dict[str, list[str]] | None = None) -> dict[st
     if missing:
         raise KeyError(f"seed groups lack the thesis's neutral keys {missing}")
     return {k: groups[k] for k in THESIS_NEUTRAL_KEYS}
+
+
+def vector_vocabulary(vectors: Any, what: str = "vectors") -> Any:
+    """The word -> index (or word -> vector) mapping of ``vectors``, the ``vocabulary`` for
+    :func:`resolve_words`: ``vectors.key_to_index`` of a gensim ``KeyedVectors``, or ``vectors``
+    itself when it is a mapping word -> vector.  ``TypeError`` naming the argument ``what`` otherwise.
+    """
+    kti = getattr(vectors, "key_to_index", None)
+    if kti is not None:
+        return kti
+    if isinstance(vectors, Mapping):
+        return vectors
+    raise TypeError(
+        f"{what} must be a gensim KeyedVectors or a mapping word -> vector, got {type(vectors).__name__}"
+    )
 
 
 def word_list_pair(label: str, pair: Any, *, what: str = "attribute set") -> tuple[Any, Any]:

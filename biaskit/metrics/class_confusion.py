@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.data.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file
+from biaskit.core.io import ValidationReport, check_csv_header, read_csv_lines, read_json_file
 
 logger = logging.getLogger(__name__)
 
@@ -104,13 +104,13 @@ def _read_number_table(path: Path, what: str, integer_columns: Sequence[str] | N
     if not path.exists():
         raise FileNotFoundError(f"bundled {what} not found: {path}")
     context = f"{what} ({path})"
-    parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
+    parsed = read_csv_lines(path.read_bytes(), "utf-8", context)
     header = parsed.header
     if len(header) < 2:
         raise ValueError(
             f"{context}: the header (line 1) has {len(header)} column(s), expected a label and numbers"
         )
-    _check_csv_header(header, (), context, all_unique=True)
+    check_csv_header(header, (), context, all_unique=True)
     report = ValidationReport.from_records(
         parsed.issues, context=context, n_records=parsed.n_records, n_loaded=len(parsed.rows)
     )
@@ -190,7 +190,7 @@ def load_sayenju_published() -> dict[str, Any]:
     path = data_dir() / "sayenju" / "published_results.json"
     if not path.exists():
         raise FileNotFoundError(f"bundled file not found: {path}")
-    return _read_json_file(path, "published results")
+    return read_json_file(path, "published results")
 
 
 # --------------------------------------------------------------------------- DPCCB

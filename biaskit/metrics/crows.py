@@ -52,6 +52,7 @@ __all__ = [
     "CausalCrowsSummary",
     "CrowsScore",
     "TiesPolicy",
+    "as_scores",
     "causal_crows_summary",
     "crows_proportion_test",
     "crows_score",
@@ -64,7 +65,7 @@ TiesPolicy = Literal["anti", "exclude", "half"]
 _TIES = ("anti", "exclude", "half")
 
 
-def _as_scores(
+def as_scores(
     x: Sequence[float] | np.ndarray | pd.Series,
     name: str,
     *,
@@ -72,7 +73,10 @@ def _as_scores(
     advice: str = "; re-score those pairs or drop them explicitly before calling",
 ) -> np.ndarray:
     """``x`` as a flat float array; ``ValueError`` if it is empty or has a non-finite entry
-    (the message names ``name``, the count of ``what`` and the first positions, then ``advice``)."""
+    (the message names ``name``, the count of ``what`` and the first positions, then ``advice``).
+
+    The input check of every function here that takes PLL scores (and of
+    :mod:`biaskit.metrics.robustness`, which passes ``what="value(s)"`` and no advice)."""
     arr = np.asarray(x, dtype=float).ravel()
     if arr.size == 0:
         raise ValueError(f"{name} is empty")
@@ -94,8 +98,8 @@ def m_diff(
     ``M_diff``; the thesis uses it in seed 000 sections 4.3 (robustness method) and
     4.4.2 (``diff_cp`` / ``diff_sz``, Figure 4.12, Table 4.7).
     """
-    more = _as_scores(more_scores, "more_scores")
-    less = _as_scores(less_scores, "less_scores")
+    more = as_scores(more_scores, "more_scores")
+    less = as_scores(less_scores, "less_scores")
     if more.size != less.size:
         raise ValueError(
             f"more_scores and less_scores must be aligned pair by pair, got {more.size} and {less.size}"
@@ -372,8 +376,8 @@ def causal_crows_summary(
     is therefore :func:`crows_score` with its defaults, with a standard error added.  The harness
     ignores ``stereo_antistereo``, and so does this summary.  ``NaN`` scores raise ``ValueError``.
     """
-    more = _as_scores(more_scores, "more_scores")
-    less = _as_scores(less_scores, "less_scores")
+    more = as_scores(more_scores, "more_scores")
+    less = as_scores(less_scores, "less_scores")
     if len(more) != len(less):
         raise ValueError(f"more_scores has {len(more)} values but less_scores has {len(less)}")
     if len(more) == 0:

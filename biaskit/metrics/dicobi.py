@@ -58,8 +58,8 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.linalg import unit_rows
-from biaskit.data.wordlists import OOVPolicy, resolve_words
-from biaskit.metrics.weat import _vocabulary, association_scores, weat_effect_size
+from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
+from biaskit.metrics.weat import association_scores, weat_effect_size
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +181,9 @@ def lookup_vectors(
         raise TypeError(f"{name}: expected a list of words, got the string {words!r}")
     ws = [w.lower() for w in words] if lowercase else list(words)
     kept = list(
-        resolve_words(ws, _vocabulary(embeddings, "embeddings"), name=name, policy=policy, min_size=1).kept
+        resolve_words(
+            ws, vector_vocabulary(embeddings, "embeddings"), name=name, policy=policy, min_size=1
+        ).kept
     )
     mat = np.vstack([np.asarray(embeddings[w], dtype=np.float64).ravel() for w in kept])
     if not np.all(np.isfinite(mat)):
@@ -466,7 +468,7 @@ def domain_gain_table(
     ``missing`` (words dropped by the OOV policy) and ``error`` (when x itself is missing).
     """
     tests = load_domain_gain_sets() if tests is None else tests
-    vocab = _vocabulary(embeddings, "embeddings")
+    vocab = vector_vocabulary(embeddings, "embeddings")
     rows = []
     for t in tests:
         x = t["x"].lower() if lowercase else t["x"]

@@ -41,12 +41,14 @@ one included) at least as extreme as the observed value; otherwise ``n_permutati
 re-splits are drawn with ``random_state`` and p = (1 + #extreme) / (1 + n_permutations).  The
 two-sided p is ``min(1, 2 min(p_greater, p_less))``.  Values within ``1e-9 (1 + |observed|)``
 of the observed one count as ties (as extreme).  Re-splits are evaluated in batches with
-matrix products (no Python loop per re-split), except RNSB, which refits its classifier.
+matrix products (no Python loop per re-split), except RNSB, which refits its classifier.  The
+draws, the counting and these conventions are :mod:`biaskit.core.permutation`'s (the engine WEAT,
+LPBS and the calibration study share); unlike WEAT's, the re-splits here are drawn with
+replacement.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -57,20 +59,29 @@ import numpy as np
 from scipy import stats as sps
 
 from biaskit.core.linalg import unit_rows
+from biaskit.core.permutation import (
+    HARD_EXACT_LIMIT,
+    TIE_RTOL,
+    ExactMode,
+    check_settings,
+    extreme_mask,
+    pvalue_from_tails,
+    sign_masks,
+    subset_masks,
+    tally_null,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci
-from biaskit.data.wordlists import OOVPolicy, resolve_words
-from biaskit.metrics.weat import _dedupe, _unit_rows, _vocabulary
+from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
+from biaskit.metrics.weat import dedupe_words, unit_word_rows
 
 logger = logging.getLogger(__name__)
 
-ExactMode = Literal["auto"] | bool
 Distance = Literal["norm", "cos"]
 
 __all__ = ["ECT", "MAC", "RIPA", "RND", "RNSB", "WEFAT", "Distance"]
 
-_TIE_RTOL = 1e-9
-_BATCH = 4096
+_BATCH = 4096  # masks per batch
 
 
 # --------------------------------------------------------------------------- inputs
@@ -124,7 +135,7 @@ def _resolve_sets(
             raise TypeError(f"{label}: expected a list of words, got the string {ws!r}")
         if len(ws) == 0:
             raise ValueError(f"{label} is empty")
-        r = resolve_words(_dedupe(list(ws), label), vocab, name=label, policy=policy, min_size=1)
+        r = resolve_words(dedupe_words(list(ws), label), vocab, name=label, policy=policy, min_size=1)
         words.append(list(r.kept))
         oov[nm] = list(r.missing)
     return _Sets(words, names, oov)
@@ -132,7 +143,7 @@ def _resolve_sets(
 
 def _matrix(vectors: Any, words: Sequence[str], name: str, normalize: bool) -> np.ndarray:
     if normalize:
-        return _unit_rows(vectors, words, name)
+        return unit_word_rows(vectors, words, name)
     mat = np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
     if not np.all(np.isfinite(mat)):
         raise ValueError(f"{name}: some vectors contain NaN or infinite values")
@@ -151,45 +162,7 @@ def _query_parts(query: Any) -> tuple[Any, Any, Any, Any]:
         raise TypeError("query needs the attributes target_sets and attribute_sets (a WEFE Query)") from exc
 
 
-# --------------------------------------------------------------------------- permutation engine
-def _subset_masks(n: int, k: int, exact: bool, m: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Boolean rows (True = first group) of every k-subset of range(n) (``exact``) or of ``m``
-    uniformly random k-subsets (drawn with replacement), in batches."""
-    if exact:
-        it = itertools.combinations(range(n), k)
-        while True:
-            flat = np.fromiter(itertools.chain.from_iterable(itertools.islice(it, _BATCH)), dtype=np.intp)
-            if flat.size == 0:
-                return
-            idx = flat.reshape(-1, k)
-            mask = np.zeros((idx.shape[0], n), dtype=bool)
-            np.put_along_axis(mask, idx, True, axis=1)
-            yield mask
-    else:
-        done = 0
-        while done < m:
-            size = min(_BATCH, m - done)
-            order = np.argsort(rng.random((size, n)), axis=1)
-            mask = np.zeros((size, n), dtype=bool)
-            np.put_along_axis(mask, order[:, :k], True, axis=1)
-            done += size
-            yield mask
-
-
-def _sign_masks(n: int, exact: bool, m: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Boolean rows (True = swap the pair) of every pattern (``exact``) or ``m`` random ones."""
-    if exact:
-        for start in range(0, 2**n, _BATCH):
-            codes = np.arange(start, min(2**n, start + _BATCH), dtype=np.int64)
-            yield ((codes[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(bool)
-    else:
-        done = 0
-        while done < m:
-            size = min(_BATCH, m - done)
-            done += size
-            yield rng.random((size, n)) < 0.5
-
-
+# --------------------------------------------------------------------------- permutation test
 def _permutation_test(
     observed: float,
     null_stats: Callable[[np.ndarray], np.ndarray],
@@ -203,54 +176,36 @@ def _permutation_test(
     random_state: int | np.random.Generator | None,
     what: str,
 ) -> dict[str, Any]:
-    """p-value of ``observed`` against ``null_stats(mask)`` over all or sampled ``masks``."""
-    if alternative not in ("greater", "less", "two-sided"):
-        raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', got {alternative!r}")
-    if exact not in ("auto", True, False):
-        raise ValueError(f"exact must be 'auto', True or False, got {exact!r}")
-    if int(n_permutations) < 1:
-        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    """p-value of ``observed`` against ``null_stats(mask)`` over all or sampled ``masks``.
+
+    The conventions of :mod:`biaskit.core.permutation`: exact ``#extreme / #all`` (the observed
+    re-split among them), sampled ``(1 + #extreme) / (1 + #sampled)``, two-sided
+    ``min(1, 2 min(p_greater, p_less))``; ties within ``1e-9 (1 + |observed|)`` count as extreme and
+    re-splits whose statistic is not finite are left out."""
+    check_settings(alternative, exact, n_permutations)
     use_exact = n_total <= exact_threshold if exact == "auto" else bool(exact)
-    if use_exact and n_total > 50_000_000:
+    if use_exact and n_total > HARD_EXACT_LIMIT:
         raise ValueError(f"exact=True would enumerate {n_total:.3g} {what}; use exact='auto'")
     rng = (
         random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     )
-    tol = _TIE_RTOL * (1.0 + abs(observed))
-    ge = le = evaluated = 0
-    s1 = s2 = 0.0
-    for mask in masks(use_exact, int(n_permutations), rng):
-        st = np.asarray(null_stats(mask), dtype=np.float64)
-        st = st[np.isfinite(st)] if not np.all(np.isfinite(st)) else st
-        ge += int(np.count_nonzero(st >= observed - tol))
-        le += int(np.count_nonzero(st <= observed + tol))
-        evaluated += st.size
-        s1 += float(st.sum())
-        s2 += float(np.square(st).sum())
-    if evaluated == 0:
+    tally = tally_null(
+        (null_stats(mask) for mask in masks(use_exact, int(n_permutations), rng)),
+        observed,
+        alternative=alternative,
+        tol=TIE_RTOL * (1.0 + abs(observed)),
+        two_sided="doubled",
+    )
+    if tally.n_evaluated == 0:
         raise ValueError(f"no {what} gave a finite statistic")
-    p = _p_from_counts(ge, le, evaluated, use_exact, alternative)
-    mean = s1 / evaluated
     return {
-        "p_value": float(p),
+        "p_value": tally.p_value(exact=use_exact),
         "permutation_method": "exact" if use_exact else "sampled",
         "n_total": int(n_total),
-        "n_evaluated": int(evaluated),
-        "null_mean": float(mean),
-        "null_sd": float(math.sqrt(max(s2 / evaluated - mean**2, 0.0))),
+        "n_evaluated": int(tally.n_evaluated),
+        "null_mean": tally.mean,
+        "null_sd": tally.sd,
     }
-
-
-def _p_from_counts(ge: int, le: int, evaluated: int, exact: bool, alternative: str) -> float:
-    """p-value from the numbers of re-splits >= and <= the observed value (ties included).
-
-    Exact enumeration (the observed re-split among them): #extreme / #all; sampled:
-    (1 + #extreme) / (1 + #sampled).  Two-sided: ``min(1, 2 min(p_greater, p_less))``."""
-    if exact:
-        p_ge, p_le = ge / evaluated, le / evaluated
-    else:
-        p_ge, p_le = (ge + 1) / (evaluated + 1), (le + 1) / (evaluated + 1)
-    return float({"greater": p_ge, "less": p_le, "two-sided": min(1.0, 2.0 * min(p_ge, p_le))}[alternative])
 
 
 def _perm_label(perm: dict[str, Any], what: str) -> str:
@@ -348,7 +303,7 @@ class RND(_PermutationSettings):
     ) -> TestResult:
         if self.distance not in ("norm", "cos"):
             raise ValueError(f"distance must be 'norm' or 'cos', got {self.distance!r}")
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         T = _resolve_sets(target_sets, target_names, "target", 2, vocab, self.oov_policy, "RND")
         A = _resolve_sets(attribute_sets, attribute_names, "attribute", 1, vocab, self.oov_policy, "RND")
         t1 = _matrix(vectors, T.words[0], "RND targets", self.normalize)
@@ -368,7 +323,7 @@ class RND(_PermutationSettings):
         perm = self._perm(
             value,
             null_stats,
-            lambda ex, m, rng: _subset_masks(n, k, ex, m, rng),
+            lambda ex, m, rng: subset_masks(n, k, exact=ex, m=m, rng=rng, batch=_BATCH),
             math.comb(n, k),
             self.alternative,
             "re-splits of the target words",
@@ -442,7 +397,7 @@ class ECT(_PermutationSettings):
         target_names: Sequence[str] | None = None,
         attribute_names: Sequence[str] | None = None,
     ) -> TestResult:
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         T = _resolve_sets(target_sets, target_names, "target", 2, vocab, self.oov_policy, "ECT")
         A = _resolve_sets(attribute_sets, attribute_names, "attribute", 1, vocab, self.oov_policy, "ECT")
         if len(A.words[0]) < 3:
@@ -451,7 +406,7 @@ class ECT(_PermutationSettings):
             )
         t1 = _matrix(vectors, T.words[0], "ECT targets", self.normalize)
         t2 = _matrix(vectors, T.words[1], "ECT targets", self.normalize)
-        a = _unit_rows(vectors, A.words[0], "ECT attributes")
+        a = unit_word_rows(vectors, A.words[0], "ECT attributes")
         c1 = a @ (unit_rows(t1.mean(axis=0), "ECT mean of target 1"))
         c2 = a @ (unit_rows(t2.mean(axis=0), "ECT mean of target 2"))
         value = float(sps.spearmanr(c1, c2).statistic)
@@ -474,7 +429,7 @@ class ECT(_PermutationSettings):
         perm = self._perm(
             value,
             null_stats,
-            lambda ex, m, rng: _subset_masks(n, k, ex, m, rng),
+            lambda ex, m, rng: subset_masks(n, k, exact=ex, m=m, rng=rng, batch=_BATCH),
             math.comb(n, k),
             self.alternative,
             "re-splits of the target words",
@@ -532,7 +487,7 @@ class MAC(_PermutationSettings):
         target_names: Sequence[str] | None = None,
         attribute_names: Sequence[str] | None = None,
     ) -> TestResult:
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         T = _resolve_sets(target_sets, target_names, "target", (1, None), vocab, self.oov_policy, "MAC")
         A = _resolve_sets(
             attribute_sets, attribute_names, "attribute", (1, None), vocab, self.oov_policy, "MAC"
@@ -540,11 +495,11 @@ class MAC(_PermutationSettings):
         scores: dict[str, dict[str, dict[str, float]]] = {}
         per_target: list[np.ndarray] = []
         attr_units = [
-            _unit_rows(vectors, ws, f"MAC attribute set {nm!r}")
+            unit_word_rows(vectors, ws, f"MAC attribute set {nm!r}")
             for ws, nm in zip(A.words, A.names, strict=True)
         ]
         for ws, nm in zip(T.words, T.names, strict=True):
-            t = _unit_rows(vectors, ws, f"MAC target set {nm!r}")
+            t = unit_word_rows(vectors, ws, f"MAC target set {nm!r}")
             s = np.column_stack([1.0 - (t @ au.T).mean(axis=1) for au in attr_units])  # (|T_i|, m)
             per_target.append(s)
             scores[nm] = {
@@ -620,7 +575,7 @@ class RIPA(_PermutationSettings):
                     f"RIPA needs two paired target sets of equal size, got {len(target_sets[0])} and "
                     f"{len(target_sets[1])} words"
                 )
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         T = _resolve_sets(target_sets, target_names, "target", 2, vocab, self.oov_policy, "RIPA")
         A = _resolve_sets(attribute_sets, attribute_names, "attribute", 1, vocab, self.oov_policy, "RIPA")
         if len(T.words[0]) != len(T.words[1]):
@@ -645,7 +600,7 @@ class RIPA(_PermutationSettings):
         perm = self._perm(
             value,
             null_stats,
-            lambda ex, m, rng: _sign_masks(n, ex, m, rng),
+            lambda ex, m, rng: sign_masks(n, exact=ex, m=m, rng=rng, batch=_BATCH),
             2**n,
             self.alternative,
             "swap patterns of the pairs",
@@ -755,7 +710,7 @@ class RNSB(_PermutationSettings):
     ) -> TestResult:
         if int(self.n_iterations) < 1:
             raise ValueError(f"n_iterations must be >= 1, got {self.n_iterations}")
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         T = _resolve_sets(target_sets, target_names, "target", (2, None), vocab, self.oov_policy, "RNSB")
         A = _resolve_sets(attribute_sets, attribute_names, "attribute", 2, vocab, self.oov_policy, "RNSB")
         for ws, nm in zip(A.words, A.names, strict=True):
@@ -782,7 +737,7 @@ class RNSB(_PermutationSettings):
             perm = _permutation_test(
                 value,
                 null_stats,
-                lambda ex, m, rng: _subset_masks(n, k, ex, m, rng),
+                lambda ex, m, rng: subset_masks(n, k, exact=ex, m=m, rng=rng, batch=_BATCH),
                 math.comb(n, k),
                 alternative="greater",
                 exact=self.exact,
@@ -849,7 +804,7 @@ class WEFAT(_PermutationSettings):
         target_names: Sequence[str] | None = None,
         attribute_names: Sequence[str] | None = None,
     ) -> TestResult:
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         T = _resolve_sets(target_sets, target_names, "target", (1, None), vocab, self.oov_policy, "WEFAT")
         A = _resolve_sets(attribute_sets, attribute_names, "attribute", 2, vocab, self.oov_policy, "WEFAT")
         words = [w for ws in T.words for w in ws]
@@ -857,8 +812,8 @@ class WEFAT(_PermutationSettings):
         na, nb = len(A.words[0]), len(A.words[1])
         if na + nb - self.ddof <= 0:
             raise ValueError(f"WEFAT: A u B has {na + nb} words, too few for ddof={self.ddof}")
-        W = _unit_rows(vectors, words, "WEFAT targets")
-        P = _unit_rows(vectors, A.words[0] + A.words[1], "WEFAT attributes")
+        W = unit_word_rows(vectors, words, "WEFAT targets")
+        P = unit_word_rows(vectors, A.words[0] + A.words[1], "WEFAT attributes")
         C = W @ P.T  # (|W|, |A|+|B|)
         s = C[:, :na].mean(axis=1) - C[:, na:].mean(axis=1)
         sd = C.std(axis=1, ddof=self.ddof)
@@ -870,31 +825,32 @@ class WEFAT(_PermutationSettings):
         n_total = math.comb(n, na)
         use_exact = n_total <= self.exact_threshold if self.exact == "auto" else bool(self.exact)
         rng = np.random.default_rng(self.random_state)
-        tol = _TIE_RTOL * (1.0 + np.abs(s))
+        tol = TIE_RTOL * (1.0 + np.abs(s))
         ge = np.zeros(len(words), dtype=np.int64)
         le = np.zeros(len(words), dtype=np.int64)
         null_means: list[np.ndarray] = []
         evaluated = 0
-        for mask in _subset_masks(n, na, use_exact, int(self.n_permutations), rng):
+        masks = subset_masks(n, na, exact=use_exact, m=int(self.n_permutations), rng=rng, batch=_BATCH)
+        for mask in masks:
             m = mask.astype(np.float64)
             S = (m @ C.T) / na - ((1.0 - m) @ C.T) / nb  # (P, |W|)
-            ge += np.count_nonzero(S >= s - tol, axis=0)
-            le += np.count_nonzero(S <= s + tol, axis=0)
+            ge += np.count_nonzero(extreme_mask(S, s, "greater", tol=tol), axis=0)  # per word
+            le += np.count_nonzero(extreme_mask(S, s, "less", tol=tol), axis=0)
             null_means.append(S.mean(axis=1))
             evaluated += S.shape[0]
         p_word = [
-            _p_from_counts(int(g), int(sl), evaluated, use_exact, self.alternative)
+            pvalue_from_tails(int(g), int(sl), evaluated, exact=use_exact, alternative=self.alternative)
             for g, sl in zip(ge, le, strict=True)
         ]
         null_mean = np.concatenate(null_means)
-        tol0 = _TIE_RTOL * (1.0 + abs(value))
-        p_all = _p_from_counts(
-            int(np.count_nonzero(null_mean >= value - tol0)),
-            int(np.count_nonzero(null_mean <= value + tol0)),
-            evaluated,
-            use_exact,
-            self.alternative,
-        )
+        p_all = tally_null(
+            [null_mean],
+            value,
+            alternative=self.alternative,
+            tol=TIE_RTOL * (1.0 + abs(value)),
+            two_sided="doubled",
+            finite_only=False,
+        ).p_value(exact=use_exact)
         perm = {
             "permutation_method": "exact" if use_exact else "sampled",
             "n_total": int(n_total),

@@ -53,9 +53,9 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.stats import correlation
-from biaskit.data.wordlists import word_list_pair
+from biaskit.data.wordlists import vector_vocabulary, word_list_pair
 from biaskit.metrics.pmi import SentenceIncidence, Variant, ZeroPolicy, bias_pmi_table
-from biaskit.metrics.weat import WEAT, _vocabulary
+from biaskit.metrics.weat import WEAT
 
 logger = logging.getLogger(__name__)
 
@@ -356,7 +356,7 @@ def missing_vector_reasons(
         raise TypeError(f"expected a list of words, got the string {words!r}")
     if min_count is not None and min_count < 1:
         raise ValueError(f"min_count must be >= 1, got {min_count}")
-    vocab = _vocabulary(vectors)
+    vocab = vector_vocabulary(vectors)
     out: dict[str, MissingReason] = {}
     for w in dict.fromkeys(words):
         if w in vocab:
@@ -474,7 +474,7 @@ def attribute_swap_experiment(
     if min_target_words < 1:
         raise ValueError(f"min_target_words must be >= 1, got {min_target_words}")
     test = test or WEAT()
-    vocab = _vocabulary(vectors)
+    vocab = vector_vocabulary(vectors)
     targets = [(names[0], list(dict.fromkeys(X))), (names[1], list(dict.fromkeys(Y)))]
     found_t = [sum(w in vocab for w in ws) for _, ws in targets]
     short = [i for i in (0, 1) if found_t[i] < min_target_words]

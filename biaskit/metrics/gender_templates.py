@@ -56,14 +56,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from biaskit.core.io import ValidationReport, check_csv_header, issue_record, read_csv_lines, read_json_file
 from biaskit.core.results import Alternative, TestResult
-from biaskit.data.datasets import (
-    ValidationReport,
-    _check_csv_header,
-    _read_csv_lines,
-    _read_json_file,
-    _record,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +142,7 @@ def load_tbd_templates(version: Version = "clean") -> dict[str, list[dict[str, A
     """
     if version not in ("raw", "clean"):
         raise ValueError(f"version must be 'raw' or 'clean', got {version!r}")
-    doc = _read_json_file(_data(f"tbd_templates_{version}.json"), "Barza templates")
+    doc = read_json_file(_data(f"tbd_templates_{version}.json"), "Barza templates")
     return doc["categories"]
 
 
@@ -195,16 +189,16 @@ def _read_sentence_csv(
     :class:`biaskit.data.datasets.ValidationReport`).  Other empty cells become ``empty``.
     """
     context = f"{what} ({path})"
-    parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
+    parsed = read_csv_lines(path.read_bytes(), "utf-8", context)
     header = parsed.header
-    _check_csv_header(header, columns, context, all_unique=True)
+    check_csv_header(header, columns, context, all_unique=True)
     issues = list(parsed.issues)
     kept: list[list[str]] = []
     for line, fields in parsed.rows:
         blank = [c for c in required if not fields[header.index(c)].strip()]
         if blank:
             issues.append(
-                _record(
+                issue_record(
                     line,
                     f"empty {' and '.join(blank)}: record left out",
                     "skipped",
@@ -269,7 +263,7 @@ def load_barza_published() -> dict[str, Any]:
 
     Invalid JSON raises ``ValueError`` naming the file, line and column.
     """
-    return _read_json_file(_data("published_results.json"), "Barza published results")
+    return read_json_file(_data("published_results.json"), "Barza published results")
 
 
 def tiny_model_texts() -> list[str]:

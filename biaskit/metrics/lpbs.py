@@ -70,8 +70,9 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.paths import data_dir
+from biaskit.core.permutation import ExactMode, partitions_label, permutation_details
 from biaskit.core.results import Alternative, TestResult
-from biaskit.metrics.weat import ExactMode, _partitions_label, _permutation_details, _run_permutation
+from biaskit.metrics.weat import run_permutation
 
 logger = logging.getLogger(__name__)
 
@@ -597,10 +598,10 @@ class LPBS:
         d = lpbs_effect_size(s_a, s_b, ddof=self.ddof)
         centre = np.concatenate([s_a, s_b]).mean()
         # LPBS.batch_size is the forward-pass batch; the permutation test keeps its default batch
-        perm = _run_permutation(self, s_a - centre, s_b - centre)
+        perm = run_permutation(self, s_a - centre, s_b - centre)
         x, y, a, b = query.names
         details: dict[str, Any] = {
-            **_permutation_details(perm),
+            **permutation_details(perm),
             "ddof": self.ddof,
             "names": {"X": x, "Y": y, "A": a, "B": b},
             "sizes": {
@@ -626,7 +627,7 @@ class LPBS:
         return TestResult(
             statistic=float(s_a.sum() - s_b.sum()),
             p_value=perm["p_value"],
-            method=f"LPBS (Kurita et al. 2019) permutation test over A u B ({_partitions_label(perm)})",
+            method=f"LPBS (Kurita et al. 2019) permutation test over A u B ({partitions_label(perm)})",
             alternative=self.alternative,
             n=int(s_a.size + s_b.size),
             effect_size=d,

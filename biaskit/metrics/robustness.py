@@ -32,7 +32,7 @@ import pandas as pd
 
 from biaskit.core import stats as bstats
 from biaskit.core.results import Alternative, TestResult
-from biaskit.metrics.crows import _as_scores, m_diff
+from biaskit.metrics.crows import as_scores, m_diff
 
 __all__ = [
     "agreement",
@@ -51,7 +51,7 @@ SignTies = Literal["negative", "zero"]
 
 
 def _as_diff(x: Sequence[float] | np.ndarray | pd.Series, name: str) -> np.ndarray:
-    return _as_scores(x, name, what="value(s)", advice="")
+    return as_scores(x, name, what="value(s)", advice="")
 
 
 def m_bias_sign(diff: Sequence[float] | np.ndarray, *, ties: SignTies = "negative") -> np.ndarray:

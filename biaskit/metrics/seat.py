@@ -48,9 +48,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from biaskit.core.io import read_json
 from biaskit.core.paths import data_dir, wordlists_dir
 from biaskit.core.results import TestResult
-from biaskit.data.wordlists import _read_json
 from biaskit.embeddings.encoders import Encoded, SentenceEncoder
 from biaskit.metrics.weat import WEAT, WEATQuery
 
@@ -247,7 +247,7 @@ def load_seat_file(
     (``cls`` embeddings still work for them; ``target_*`` methods report them).
     """
     path = Path(path)
-    data = _read_json(path, "SEAT file")
+    data = read_json(path, "SEAT file")
     try:
         sets = [[str(x) for x in data[k]["examples"]] for k in _FILE_KEYS]
         names = [str(data[k].get("category", r)) for k, r in zip(_FILE_KEYS, ROLES, strict=True)]

@@ -43,10 +43,10 @@ from biaskit.core.results import TestResult
 from biaskit.core.stats import binomial_test, proportion_ztest
 from biaskit.data.datasets import (
     ValidationReport,
-    _stereoset_issues,
     load_stereoset,
     load_stereoset_predictions,
     stereoset_intrasentence,
+    stereoset_issues,
     validate_stereoset_predictions,
 )
 
@@ -152,7 +152,7 @@ def example_table(
     if not _validated:
         _warn_unmatched(scores, gold)
     examples = gold["data"][split]
-    issues = _stereoset_issues(gold, [split])
+    issues = stereoset_issues(gold, [split])
     malformed = {int(r["row"]) for r in issues}
     rows, lost = [], []
     for i, ex in enumerate(examples):

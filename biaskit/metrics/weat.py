@@ -57,31 +57,47 @@ Conventions and decisions (all explicit parameters of :class:`WEAT`):
   table per byte, deduplicating masks with sorted arrays.  No Python loop runs per
   partition (``benchmarks/bench_weat.py``: tens of times faster than a Python loop over
   precomputed scores, thousands of times faster than recomputing cosines per partition).
+  The draws, the counting of extreme partitions and the p-value conventions are those of
+  :mod:`biaskit.core.permutation`, the engine LPBS, the WEFE-family metrics and the calibration
+  study share.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from biaskit.core.io import unique_in_order
 from biaskit.core.linalg import unit_rows
 from biaskit.core.paths import wordlists_dir
+from biaskit.core.permutation import (
+    HARD_EXACT_LIMIT,
+    TIE_RTOL,
+    Comparison,
+    ExactMode,
+    check_settings,
+    combination_chunks,
+    mask_sums,
+    partitions_label,
+    permutation_details,
+    sample_distinct_index_rows,
+    sample_distinct_masks,
+    sample_partitions,
+    tally_null,
+)
 from biaskit.core.results import Alternative, TestResult
-from biaskit.data.wordlists import OOVPolicy, resolve_words
+from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
 
 logger = logging.getLogger(__name__)
 
-Comparison = Literal[">=", ">"]
-ExactMode = Literal["auto"] | bool
 
 __all__ = [
     "CALISKAN_2017_TABLE1",
@@ -94,19 +110,23 @@ __all__ = [
     "WEAT",
     "WEATQuery",
     "association_scores",
+    "dedupe_words",
     "group_associations",
     "load_caliskan_weat",
     "one_word_effect_size",
     "permutation_pvalue",
+    "run_permutation",
+    "unit_word_rows",
     "weat",
     "weat_effect_size",
     "weat_statistic",
     "weat_table",
 ]
 
-_TIE_RTOL = 1e-9
-_HARD_EXACT_LIMIT = 50_000_000  # refuse to enumerate more partitions than this
-_POW2 = np.uint64(1) << np.arange(64, dtype=np.uint64)
+# the partition draws under the names they had here (tests/test_weat.py, benchmarks/bench_weat.py)
+_sample_masks = sample_distinct_masks
+_mask_sums = mask_sums
+_sample_partitions = sample_partitions
 
 # Caliskan, Bryson & Narayanan (2017), Science 356:183, Table 1 (GloVe Common Crawl 840B,
 # 300d).  n_target / n_attribute are "words x 2"; p is the one-sided permutation p-value.
@@ -249,20 +269,12 @@ THESIS_TABLE_3_5: list[dict[str, Any]] = [
 
 
 # --------------------------------------------------------------------------- vectors
-def _vocabulary(vectors: Any, what: str = "vectors") -> Any:
-    """The word -> index (or word -> vector) mapping of ``vectors`` for OOV checks;
-    ``TypeError`` naming the argument ``what`` if it is neither KeyedVectors nor a mapping."""
-    kti = getattr(vectors, "key_to_index", None)
-    if kti is not None:
-        return kti
-    if isinstance(vectors, Mapping):
-        return vectors
-    raise TypeError(
-        f"{what} must be a gensim KeyedVectors or a mapping word -> vector, got {type(vectors).__name__}"
-    )
+def unit_word_rows(vectors: Any, words: Sequence[str], name: str) -> np.ndarray:
+    """The vectors of ``words`` (looked up in ``vectors``, as float64) as unit rows, one per word.
 
-
-def _unit_rows(vectors: Any, words: Sequence[str], name: str) -> np.ndarray:
+    ``ValueError`` naming ``name`` (and the words) for a zero vector or a NaN / infinite entry
+    (:func:`biaskit.core.linalg.unit_rows`).
+    """
     mat = np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
     return unit_rows(mat, name, labels=words, check_finite=True)
 
@@ -330,135 +342,6 @@ def one_word_effect_size(ddof: int = 1) -> float:
 
 
 # --------------------------------------------------------------------------- permutation test
-def _extreme_mask(
-    stats: np.ndarray, observed: float, alternative: str, comparison: str, tol: float, center: float = 0.0
-) -> np.ndarray:
-    """Partitions at least as extreme as the observed one.
-
-    The two-sided test compares distances from ``center``, the exact mean of the statistic
-    over all partitions, (2|X| - |X u Y|) / |X u Y| * sum(pool).  It is 0 when |X| = |Y|; for
-    unequal sizes s(X, Y, A, B) is not centred at 0 under H0, so |s| alone would be biased.
-    """
-    if alternative == "greater":
-        return stats >= observed - tol if comparison == ">=" else stats > observed + tol
-    if alternative == "less":
-        return stats <= observed + tol if comparison == ">=" else stats < observed - tol
-    a, o = np.abs(stats - center), abs(observed - center)
-    return a >= o - tol if comparison == ">=" else a > o + tol
-
-
-def _combination_chunks(n: int, k: int, chunk: int) -> Iterable[np.ndarray]:
-    it = itertools.combinations(range(n), k)
-    while True:
-        flat = np.fromiter(itertools.chain.from_iterable(itertools.islice(it, chunk)), dtype=np.intp)
-        if flat.size == 0:
-            return
-        yield flat.reshape(-1, k)
-
-
-def _sample_masks(n: int, k: int, m: int, rng: np.random.Generator, batch: int) -> Iterable[np.ndarray]:
-    """Yield ``m`` distinct uniformly random k-subsets of range(n) (n <= 64) as 64-bit masks
-    (bit i set = word i in X_i), never the observed mask 2**k - 1, in chunks.
-
-    Candidates are Bernoulli(k/n) masks (uniform random bits when 2k = n) kept when they have
-    exactly k bits: conditionally on its size every k-subset is equally likely, so accepted
-    masks are uniform.  Duplicates (with earlier draws or inside the batch) are rejected
-    keeping first occurrences in draw order: a uniform draw without replacement.
-    """
-    if not (0 < k < n <= 64):
-        raise ValueError(f"need 0 < k < n <= 64, got k={k}, n={n}")
-    if m > math.comb(n, k) - 1:
-        raise ValueError(
-            f"cannot draw {m} distinct partitions: only {math.comb(n, k) - 1} besides the observed one"
-        )
-    accept = math.comb(n, k) * (k / n) ** k * (1 - k / n) ** (n - k)
-    seen = np.array([(1 << k) - 1], dtype=np.uint64)
-    produced = 0
-    while produced < m:
-        want = min(batch, m - produced)
-        size = int(want / accept * 1.2) + 64
-        if 2 * k == n:
-            cand = rng.integers(0, 1 << n, size=size, dtype=np.uint64, endpoint=False)
-        else:
-            bits = rng.random((size, n)) < k / n
-            cand = (bits * _POW2[:n]).sum(axis=1, dtype=np.uint64)
-        cand = cand[np.bitwise_count(cand) == k]
-        cs = np.sort(cand)
-        if cs.size > 1 and np.any(cs[1:] == cs[:-1]):  # repeats inside the batch: keep first draws
-            order = np.argsort(cand, kind="stable")
-            co = cand[order]
-            cand = cand[np.sort(order[np.r_[True, co[1:] != co[:-1]]])]
-            cs = np.sort(cand)
-        pos = np.minimum(np.searchsorted(seen, cs), seen.size - 1)
-        hit = seen[pos] == cs
-        if hit.any():  # drawn in an earlier batch, or the observed partition
-            cand = cand[~np.isin(cand, cs[hit])]
-        new = cand[:want]
-        if new.size:
-            # merge of two sorted runs (timsort): all keys distinct by construction
-            seen = np.sort(np.concatenate([seen, np.sort(new)]), kind="stable")
-            produced += new.size
-            yield new
-
-
-def _mask_sums(masks: np.ndarray, pool: np.ndarray) -> np.ndarray:
-    """sum of pool[i] over the set bits i of each mask, with one 256-entry table per byte."""
-    nb = (pool.size + 7) // 8
-    padded = np.zeros(nb * 8)
-    padded[: pool.size] = pool
-    byte_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)  # (256, 8)
-    lut = padded.reshape(nb, 8) @ byte_bits.T  # (nb, 256): sum of the pool values of each byte pattern
-    out = np.zeros(masks.size)
-    for b in range(nb):
-        out += lut[b, ((masks >> np.uint64(8 * b)) & np.uint64(255)).astype(np.intp)]
-    return out
-
-
-def _sample_index_rows(n: int, k: int, m: int, rng: np.random.Generator, batch: int) -> Iterable[np.ndarray]:
-    """Like :func:`_sample_masks` for any n (used when n > 64): index arrays of shape (rows, k)
-    from the k smallest of n uniform keys per row, deduplicated on packed bytes."""
-    if not 0 < k < n:
-        raise ValueError(f"need 0 < k < n, got k={k}, n={n}")
-    if m > math.comb(n, k) - 1:
-        raise ValueError(
-            f"cannot draw {m} distinct partitions: only {math.comb(n, k) - 1} besides the observed one"
-        )
-    observed = np.zeros(n, dtype=bool)
-    observed[:k] = True
-    seen = {np.packbits(observed).tobytes()}
-    produced = 0
-    while produced < m:
-        size = min(batch, int((m - produced) * 1.05) + 8)
-        idx = np.argpartition(rng.random((size, n)), k - 1, axis=1)[:, :k]
-        mem = np.zeros((size, n), dtype=bool)
-        np.put_along_axis(mem, idx, True, axis=1)
-        packed = np.packbits(mem, axis=1)
-        keep: list[int] = []
-        for i in range(size):
-            key = packed[i].tobytes()
-            if key not in seen:
-                seen.add(key)
-                keep.append(i)
-                if produced + len(keep) == m:
-                    break
-        if keep:
-            produced += len(keep)
-            yield idx[keep]
-
-
-def _sample_partitions(n: int, k: int, m: int, rng: np.random.Generator, batch: int) -> Iterable[np.ndarray]:
-    """The partitions :func:`permutation_pvalue` samples (same rng, same batch), as boolean
-    membership matrices (rows, n): True = the word goes to X_i.  For tests and benchmarks."""
-    if n <= 64:
-        for masks in _sample_masks(n, k, m, rng, batch):
-            yield ((masks[:, None] >> np.arange(n, dtype=np.uint64)) & np.uint64(1)).astype(bool)
-    else:
-        for idx in _sample_index_rows(n, k, m, rng, batch):
-            mem = np.zeros((idx.shape[0], n), dtype=bool)
-            np.put_along_axis(mem, idx, True, axis=1)
-            yield mem
-
-
 def permutation_pvalue(
     s_x: np.ndarray,
     s_y: np.ndarray,
@@ -482,14 +365,7 @@ def permutation_pvalue(
     ``tie_tolerance``, ``null_mean``, ``null_sd`` (and ``null_distribution`` if asked).
     Caliskan et al. (2017); seed 000 section 3.4.2.
     """
-    if alternative not in ("greater", "less", "two-sided"):
-        raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', got {alternative!r}")
-    if comparison not in (">=", ">"):
-        raise ValueError(f"comparison must be '>=' or '>', got {comparison!r}")
-    if exact not in ("auto", True, False):
-        raise ValueError(f"exact must be 'auto', True or False, got {exact!r}")
-    if int(n_permutations) < 1:
-        raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    check_settings(alternative, exact, n_permutations, comparison)
     s_x = np.asarray(s_x, dtype=np.float64).ravel()
     s_y = np.asarray(s_y, dtype=np.float64).ravel()
     if s_x.size == 0 or s_y.size == 0:
@@ -501,16 +377,19 @@ def permutation_pvalue(
     total = pool.sum()
     # observed statistic computed exactly like the partition statistics (2 * sum_X - total)
     observed = float(2.0 * pool[:k].sum() - total)
-    tol = _TIE_RTOL * (1.0 + float(np.abs(pool).sum()))
-    center = (2 * k - n) / n * float(total)  # exact null mean of the statistic (0 when |X| = |Y|)
+    tol = TIE_RTOL * (1.0 + float(np.abs(pool).sum()))
+    # the two-sided test compares distances from the exact null mean of the statistic over all
+    # partitions, (2|X| - |X u Y|) / |X u Y| * sum(pool): 0 when |X| = |Y|; for unequal sizes
+    # s(X, Y, A, B) is not centred at 0 under H0, so |s| alone would be biased
+    center = (2 * k - n) / n * float(total)
     n_total = math.comb(n, k)
 
     if exact == "auto":
         use_exact = n_total <= exact_threshold or n_permutations >= n_total - 1
     elif exact is True:
-        if n_total > _HARD_EXACT_LIMIT:
+        if n_total > HARD_EXACT_LIMIT:
             raise ValueError(
-                f"exact=True would enumerate {n_total:.3g} partitions (limit {_HARD_EXACT_LIMIT:.0e}); "
+                f"exact=True would enumerate {n_total:.3g} partitions (limit {HARD_EXACT_LIMIT:.0e}); "
                 "use exact='auto' or exact=False with n_permutations"
             )
         use_exact = True
@@ -523,12 +402,8 @@ def permutation_pvalue(
                 n_total,
             )
 
-    extreme = 0
-    s1 = s2 = 0.0
-    evaluated = 0
-    null_parts: list[np.ndarray] = []
     if use_exact:
-        chunks = (2.0 * pool[idx].sum(axis=1) - total for idx in _combination_chunks(n, k, batch_size))
+        chunks = (2.0 * pool[idx].sum(axis=1) - total for idx in combination_chunks(n, k, batch_size))
     else:
         rng = (
             random_state
@@ -537,50 +412,43 @@ def permutation_pvalue(
         )
         if n <= 64:
             chunks = (
-                2.0 * _mask_sums(masks, pool) - total
-                for masks in _sample_masks(n, k, n_permutations, rng, batch_size)
+                2.0 * mask_sums(masks, pool) - total
+                for masks in sample_distinct_masks(n, k, n_permutations, rng, batch_size)
             )
         else:
             chunks = (
                 2.0 * pool[idx].sum(axis=1) - total
-                for idx in _sample_index_rows(n, k, n_permutations, rng, batch_size)
+                for idx in sample_distinct_index_rows(n, k, n_permutations, rng, batch_size)
             )
-    for stats in chunks:
-        extreme += int(_extreme_mask(stats, observed, alternative, comparison, tol, center).sum())
-        evaluated += stats.size
-        s1 += float(stats.sum())
-        s2 += float(np.square(stats).sum())
-        if return_null:
-            null_parts.append(stats)
-
-    if use_exact:
-        if evaluated != n_total:  # pragma: no cover - internal consistency
-            raise RuntimeError(f"enumerated {evaluated} partitions, expected {n_total}")
-        p = extreme / n_total
-        method = "exact"
-    else:
-        observed_counts = 1 if comparison == ">=" else 0
-        p = (extreme + observed_counts) / (evaluated + 1)
-        method = "sampled"
-    mean = s1 / evaluated
+    tally = tally_null(
+        chunks,
+        observed,
+        alternative=alternative,
+        comparison=comparison,
+        tol=tol,
+        center=center,
+        keep=return_null,
+    )
+    if use_exact and tally.n_evaluated != n_total:  # pragma: no cover - internal consistency
+        raise RuntimeError(f"enumerated {tally.n_evaluated} partitions, expected {n_total}")
     out: dict[str, Any] = {
-        "p_value": float(p),
-        "method": method,
+        "p_value": tally.p_value(exact=use_exact),
+        "method": "exact" if use_exact else "sampled",
         "n_partitions_total": int(n_total),
-        "n_partitions_evaluated": int(evaluated),
-        "n_extreme": int(extreme),
+        "n_partitions_evaluated": int(tally.n_evaluated),
+        "n_extreme": int(tally.n_extreme),
         "comparison": comparison,
         "tie_tolerance": tol,
         "observed": observed,
-        "null_mean": float(mean),
-        "null_sd": float(math.sqrt(max(s2 / evaluated - mean**2, 0.0))),
+        "null_mean": tally.mean,
+        "null_sd": tally.sd,
     }
     if return_null:
-        out["null_distribution"] = np.concatenate(null_parts)
+        out["null_distribution"] = tally.null_distribution
     return out
 
 
-def _run_permutation(
+def run_permutation(
     test: Any, s_x: np.ndarray, s_y: np.ndarray, *, batch_size: int = 20_000
 ) -> dict[str, Any]:
     """:func:`permutation_pvalue` with the permutation settings of a test object (WEAT, LPBS):
@@ -597,24 +465,6 @@ def _run_permutation(
         random_state=test.random_state,
         batch_size=batch_size,
         return_null=test.keep_null_distribution,
-    )
-
-
-def _permutation_details(perm: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``details`` entries every permutation-tested result carries (from :func:`permutation_pvalue`)."""
-    return {
-        "permutation_method": perm["method"],
-        "n_partitions_total": perm["n_partitions_total"],
-        "n_partitions_evaluated": perm["n_partitions_evaluated"],
-        "n_extreme": perm["n_extreme"],
-        "comparison": perm["comparison"],
-    }
-
-
-def _partitions_label(perm: Mapping[str, Any]) -> str:
-    """``"exact, 70 of 70 partitions"``: the permutation part of a result's ``method``."""
-    return (
-        f"{perm['method']}, {perm['n_partitions_evaluated']:,} of {perm['n_partitions_total']:,} partitions"
     )
 
 
@@ -673,15 +523,13 @@ def load_caliskan_weat(path: str | Path | None = None) -> dict[str, WEATQuery]:
 
 
 # --------------------------------------------------------------------------- the test
-def _dedupe(words: Sequence[str], name: str) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for w in words:
-        if w not in seen:
-            seen.add(w)
-            out.append(w)
-    if len(out) < len(words):
-        logger.warning("%s: removed %d duplicate word(s)", name, len(words) - len(out))
+def dedupe_words(words: Sequence[str], name: str) -> list[str]:
+    """``words`` without repeats (first occurrence kept, in order); a removal is logged as a WARNING
+    naming ``name`` and the number of words removed.  Every word set of WEAT and of the WEFE-family
+    metrics (:mod:`biaskit.metrics.embedding_bias`) goes through it before the OOV check."""
+    out, repeated = unique_in_order(words)
+    if repeated:
+        logger.warning("%s: removed %d duplicate word(s)", name, len(repeated))
     return out
 
 
@@ -746,14 +594,14 @@ class WEAT:
         """
         if len(names) != 4:
             raise ValueError("names needs four entries (X, Y, A, B)")
-        vocab = _vocabulary(vectors)
+        vocab = vector_vocabulary(vectors)
         labels = [f"{role} ({nm})" if nm != role else role for role, nm in zip("XYAB", names, strict=True)]
         raw = [X, Y, A, B]
         for words, label in zip(raw, labels, strict=True):
             if isinstance(words, str):
                 raise TypeError(f"{label}: expected a list of words, got the string {words!r}")
         resolved = [
-            resolve_words(_dedupe(list(ws), lab), vocab, name=lab, policy=self.oov_policy, min_size=1)
+            resolve_words(dedupe_words(list(ws), lab), vocab, name=lab, policy=self.oov_policy, min_size=1)
             for ws, lab in zip(raw, labels, strict=True)
         ]
         Xw, Yw, Aw, Bw = (list(r.kept) for r in resolved)
@@ -779,19 +627,19 @@ class WEAT:
         if len(Xw) + len(Yw) - self.ddof <= 0:
             raise ValueError(f"X u Y has {len(Xw) + len(Yw)} words: too few for ddof={self.ddof}")
 
-        W = _unit_rows(vectors, Xw + Yw, "targets")
-        An = _unit_rows(vectors, Aw, labels[2])
-        Bn = _unit_rows(vectors, Bw, labels[3])
+        W = unit_word_rows(vectors, Xw + Yw, "targets")
+        An = unit_word_rows(vectors, Aw, labels[2])
+        Bn = unit_word_rows(vectors, Bw, labels[3])
         if not W.shape[1] == An.shape[1] == Bn.shape[1]:
             raise ValueError("vectors of different dimensions")
         s = W @ (An.mean(axis=0) - Bn.mean(axis=0))
         s_x, s_y = s[: len(Xw)], s[len(Xw) :]
         stat = weat_statistic(s_x, s_y)
         d = weat_effect_size(s_x, s_y, ddof=self.ddof)
-        perm = _run_permutation(self, s_x, s_y, batch_size=self.batch_size)
+        perm = run_permutation(self, s_x, s_y, batch_size=self.batch_size)
         x, y, a, b = names
         details: dict[str, Any] = {
-            **_permutation_details(perm),
+            **permutation_details(perm),
             "null_mean": perm["null_mean"],
             "null_sd": perm["null_sd"],
             "ddof": self.ddof,
@@ -808,7 +656,7 @@ class WEAT:
         return TestResult(
             statistic=stat,
             p_value=perm["p_value"],
-            method=f"WEAT permutation test ({_partitions_label(perm)})",
+            method=f"WEAT permutation test ({partitions_label(perm)})",
             alternative=self.alternative,
             n=len(Xw) + len(Yw),
             effect_size=d,
@@ -864,10 +712,10 @@ def group_associations(
     the per-group quantity we use for it (a WEAT d needs two target groups).  A group with no
     word in the vocabulary gets NaN (logged) under ``oov_policy="drop"``.
     """
-    vocab = _vocabulary(vectors)
+    vocab = vector_vocabulary(vectors)
     ra = resolve_words(list(A), vocab, name="attribute A", policy=oov_policy)
     rb = resolve_words(list(B), vocab, name="attribute B", policy=oov_policy)
-    direction = _unit_rows(vectors, list(ra.kept), "attribute A").mean(axis=0) - _unit_rows(
+    direction = unit_word_rows(vectors, list(ra.kept), "attribute A").mean(axis=0) - unit_word_rows(
         vectors, list(rb.kept), "attribute B"
     ).mean(axis=0)
     rows = []
@@ -887,9 +735,9 @@ def group_associations(
             )
             continue
         r = resolve_words(
-            _dedupe(list(words), f"group {name!r}"), vocab, name=f"group {name!r}", policy=oov_policy
+            dedupe_words(list(words), f"group {name!r}"), vocab, name=f"group {name!r}", policy=oov_policy
         )
-        s = _unit_rows(vectors, list(r.kept), f"group {name!r}") @ direction
+        s = unit_word_rows(vectors, list(r.kept), f"group {name!r}") @ direction
         sd = float(s.std(ddof=ddof)) if s.size > ddof else np.nan
         rows.append(
             {

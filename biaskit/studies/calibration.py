@@ -726,20 +726,24 @@ def label_permutation_pvalue(
     (for KS, D signed by the direction of the mean difference; for the KL score, the score itself,
     :func:`biaskit.core.stats.kl_scores`); with :math:`T_0` the observed value,
     :math:`T_1 \dots T_P` those of ``n_permutations`` random labellings and :math:`c` their mean,
-    :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)`.  Valid whatever the items share (a
+    :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)` (ties within 1e-12 count; the
+    centred two-sided test of :mod:`biaskit.core.permutation`).  Valid whatever the items share (a
     profession, a template, a global preference for one pronoun), which the metrics' own tests
     assume away; see :func:`false_positive_rate`.
     """
+    from biaskit.core.permutation import random_relabellings, tally_null
+
     targets, unit_t = _profession_index(mv.target)
     lab = np.array([1.0 if directions[t] == "male" else -1.0 for t in targets])
-    rng = np.random.default_rng(random_state)
-    perms = rng.permuted(np.tile(lab, (n_permutations, 1)), axis=1)  # = one rng.permutation(lab) per row
+    perms = random_relabellings(lab, n_permutations, np.random.default_rng(random_state))
     S = np.vstack([lab[None, :], perms])[:, unit_t]
     if mv.kind == "groups" and (S[0] > 0).all() | (S[0] < 0).all():
         return float("nan")
     T = _effects_for_signs(mv, S)
-    c = T[1:].mean()
-    return float((1 + np.sum(np.abs(T[1:] - c) >= np.abs(T[0] - c) - 1e-12)) / (n_permutations + 1))
+    null = tally_null(
+        [T[1:]], T[0], alternative="two-sided", tol=1e-12, center=T[1:].mean(), finite_only=False
+    )
+    return null.p_value(exact=False)
 
 
 def _own_test(
@@ -974,12 +978,14 @@ def false_positive_rate(
     runs the test; on the s = 0.5 corpus no labelling is planted, so every rejection is a false
     positive.  Returns ``fpr``, its binomial standard error ``se`` and ``n_resamples``.
     """
+    from biaskit.core.permutation import random_relabellings
+
     rng = np.random.default_rng(seed)
     targets = list(targets)
     half = len(targets) // 2
     rejections = rejections_label = 0
     for r in range(n_resamples):
-        order = rng.permutation(len(targets))
+        order = random_relabellings(np.arange(len(targets)), 1, rng)[0]  # = rng.permutation(len(targets))
         labels = {targets[i]: ("female" if k < half else "male") for k, i in enumerate(order)}
         ev = evaluate(mv, labels, n_permutations=n_permutations, random_state=r)
         rejections += bool(ev.p_value is not None and ev.p_value < alpha)

@@ -40,9 +40,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.core.io import ValidationReport, check_csv_header, read_csv_lines, read_json_file, sha256_file
 from biaskit.core.paths import data_dir
-from biaskit.data.datasets import ValidationReport, _check_csv_header, _read_csv_lines, _read_json_file
-from biaskit.data.downloads import sha256_file
 
 __all__ = [
     "EXPECTED_ROWS",
@@ -192,9 +191,9 @@ def _read_scores_csv(path: Path, columns: list[str], expected_rows: int) -> pd.D
     float) and a ``line`` column (1-based file line of each record).
     """
     context = f"thesis scores {path}"
-    parsed = _read_csv_lines(path.read_bytes(), "utf-8", context)
+    parsed = read_csv_lines(path.read_bytes(), "utf-8", context)
     header = parsed.header
-    _check_csv_header(header, columns, str(path))
+    check_csv_header(header, columns, str(path))
     report = ValidationReport.from_records(
         parsed.issues, context=context, n_records=parsed.n_records, n_loaded=len(parsed.rows)
     )
@@ -478,7 +477,7 @@ def load_published() -> dict[str, Any]:
     path = scores_dir() / "published_ch4.json"
     if not path.exists():
         raise FileNotFoundError(f"{path} not found (set BIASKIT_DATA_DIR if you moved the data folder)")
-    return _read_json_file(path, "published values")
+    return read_json_file(path, "published values")
 
 
 def published_values() -> Mapping[str, Any]:

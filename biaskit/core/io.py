@@ -1,0 +1,500 @@
+"""One family of readers for the whole package: CSV, JSON (plain, gzipped, strict), checksums, reports.
+
+Every reader here fails loudly and names the file: a problem it can pin down (a byte that is not
+UTF-8, a JSON syntax error, a key given twice, a CSV record with the wrong number of fields, a quote
+never closed) becomes a ``ValueError`` with the file, line and column, or an issue record for a
+:class:`ValidationReport` with its file line, never a silent drop.
+
+* :class:`ValidationReport` (with :func:`issue_record`): what a loader repaired, left out or kept
+  despite a doubt, with line numbers and counts ("loaded 29 of 1503 data records");
+* :func:`read_csv_lines` (-> :class:`CsvParse`) and :func:`check_csv_header`: a CSV parsed record
+  by record, every unusable record reported with its lines;
+* :func:`read_json_file`: a ``.json`` / ``.json.gz`` file (truncated gzip, bad JSON, not UTF-8);
+* :func:`read_json`: a strict UTF-8 JSON file that refuses repeated keys;
+* :func:`sha256_file` and :class:`ChecksumError`: file checksums;
+* :func:`unique_in_order`: the first occurrence of each item, and the repeats (every de-duplicating
+  helper of the package logs its own message from it).
+
+pandas is imported when a report is built, not with this module, so that the readers of plain
+files stay light to import (:mod:`biaskit.data.corpus` uses :func:`sha256_file`).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import logging
+import zlib
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "REPORT_COLUMNS",
+    "ChecksumError",
+    "CsvParse",
+    "ValidationReport",
+    "check_csv_header",
+    "issue_record",
+    "read_csv_lines",
+    "read_json",
+    "read_json_file",
+    "sha256_file",
+    "unique_in_order",
+]
+
+H = TypeVar("H", bound=Hashable)
+
+_CHUNK = 1 << 20
+
+
+# ---------------------------------------------------------------------------------------------
+# de-duplication
+# ---------------------------------------------------------------------------------------------
+def unique_in_order(items: Iterable[H]) -> tuple[list[H], list[H]]:
+    """``(kept, repeated)``: each item's first occurrence in order, and every later occurrence in order.
+
+    ``len(kept) + len(repeated)`` is the number of items.  The callers (word lists, WEAT's word
+    sets, training sentences) log the repeats each in their own words.
+    """
+    seen: set[H] = set()
+    kept: list[H] = []
+    repeated: list[H] = []
+    for item in items:
+        if item in seen:
+            repeated.append(item)
+            continue
+        seen.add(item)
+        kept.append(item)
+    return kept, repeated
+
+
+# ---------------------------------------------------------------------------------------------
+# checksums
+# ---------------------------------------------------------------------------------------------
+class ChecksumError(ValueError):
+    """A downloaded or cached file does not have the expected sha256."""
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# validation report
+# ---------------------------------------------------------------------------------------------
+#: The columns of :attr:`ValidationReport.issues`, in order.
+REPORT_COLUMNS = ["row", "line", "column", "reason", "action", "text"]
+
+
+def _empty_issues() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(columns=REPORT_COLUMNS)
+
+
+@dataclass(eq=False)  # identity: field-wise equality of DataFrames is ambiguous (pandas attrs compare)
+class ValidationReport:
+    """Rows of an input that were repaired or could not be used, and why.
+
+    Attributes
+    ----------
+    issues:
+        One row per problem: ``row`` (0-based position in the returned / given data, ``None``
+        for a record that is not in the returned data at all, e.g. a malformed CSV record),
+        ``line`` (1-based line in the source file when known, else ``None``),
+        ``column``, ``reason`` (plain words), ``action`` (``"skipped"``: left out or unusable;
+        ``"repaired"``; ``"kept"``: used as it is, but worth a look; ``"ignored"``: no data lost,
+        e.g. a blank line) and ``text`` (the offending value, shortened).
+    context:
+        What was being validated ("Spanish CrowS-Pairs (original)", "cp scoring", ...).
+    n_records, n_loaded:
+        For a file loader: how many data records the file holds and how many were loaded
+        (``None`` when not applicable).  A span of a CSV file that could not be split into
+        records (a quote never closed) counts one record per non-blank line.
+    """
+
+    issues: pd.DataFrame = field(default_factory=_empty_issues)
+    context: str = ""
+    n_records: int | None = None
+    n_loaded: int | None = None
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[dict[str, Any]],
+        context: str = "",
+        *,
+        n_records: int | None = None,
+        n_loaded: int | None = None,
+    ) -> ValidationReport:
+        """A report from :func:`issue_record` dicts (any iterable of them, possibly empty)."""
+        import pandas as pd
+
+        df = pd.DataFrame(list(records), columns=REPORT_COLUMNS)
+        return cls(issues=df.reset_index(drop=True), context=context, n_records=n_records, n_loaded=n_loaded)
+
+    def __len__(self) -> int:
+        return len(self.issues)
+
+    @property
+    def skipped_rows(self) -> list[int]:
+        """0-based rows of the returned data that are unusable (sorted, unique).
+
+        Records left out of the returned data altogether (``row`` is ``None``, e.g. a
+        malformed CSV record) are not here: see :attr:`skipped_lines` and :attr:`n_skipped`.
+        """
+        sk = self.issues.loc[self.issues["action"] == "skipped", "row"]
+        return sorted({int(r) for r in sk.dropna()})
+
+    @property
+    def skipped_lines(self) -> list[int]:
+        """File lines (1-based) of every skipped problem, including records left out entirely."""
+        sk = self.issues.loc[self.issues["action"] == "skipped", "line"]
+        return sorted({int(r) for r in sk.dropna()})
+
+    @property
+    def n_skipped(self) -> int:
+        """Number of problems whose action is ``"skipped"`` (with or without a row number)."""
+        return int((self.issues["action"] == "skipped").sum())
+
+    @property
+    def repaired_rows(self) -> list[int]:
+        """0-based rows of the returned data with a repaired cell (sorted, unique)."""
+        sk = self.issues.loc[self.issues["action"] == "repaired", "row"]
+        return sorted({int(r) for r in sk.dropna()})
+
+    def counts_line(self) -> str | None:
+        """``"loaded N of M data records"`` when the counts are known, else ``None``."""
+        if self.n_records is None or self.n_loaded is None:
+            return None
+        return f"loaded {self.n_loaded} of {self.n_records} data records"
+
+    def summary(self) -> str:
+        """A few lines a non-programmer can read."""
+        counts = self.counts_line()
+        head = f"{self.context}: {counts}; " if counts else f"{self.context}: "
+        if not len(self):
+            return head + "no problems found."
+        lines = [head + f"{len(self)} issue(s)"]
+        for (reason, action), grp in self.issues.groupby(["reason", "action"], sort=False):
+            where = grp["line"] if grp["line"].notna().all() else grp["row"]
+            label = "lines" if grp["line"].notna().all() else "rows"
+            uniq = sorted({int(x) for x in where.dropna()})
+            shown = ", ".join(str(x) for x in uniq[:12])
+            more = f" (+{len(uniq) - 12} more)" if len(uniq) > 12 else ""
+            place = f" ({label} {shown}{more})" if uniq else ""
+            lines.append(f"  - {action} {len(grp)}: {reason}{place}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:  # pragma: no cover - thin wrapper
+        return self.summary()
+
+    def _repr_html_(self) -> str:  # pragma: no cover - display only
+        counts = self.counts_line()
+        head = f"<p><b>{self.context}</b>: {counts + '; ' if counts else ''}{len(self)} issue(s)</p>"
+        return head + (self.issues.to_html(index=False) if len(self) else "")
+
+    def log(self, log: logging.Logger | None = None, level: int = logging.WARNING) -> None:
+        """Write :meth:`summary` to ``log`` (this module's logger by default), when there is anything to say."""
+        if len(self):
+            (log or logger).log(level, "%s", self.summary())
+
+    def raise_if_any(self, actions: Sequence[str] = ("skipped",)) -> None:
+        """Raise :class:`ValueError` listing the problems whose action is in ``actions``."""
+        bad = self.issues[self.issues["action"].isin(actions)]
+        if len(bad):
+            sub = ValidationReport(
+                issues=bad, context=self.context, n_records=self.n_records, n_loaded=self.n_loaded
+            )
+            raise ValueError(sub.summary() + "\n(pass errors='report' to skip these rows and go on)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain data (JSON-ready apart from the cell values themselves)."""
+        return {
+            "context": self.context,
+            "n_records": self.n_records,
+            "n_loaded": self.n_loaded,
+            "issues": self.issues.to_dict(orient="records"),
+        }
+
+    def __add__(self, other: ValidationReport) -> ValidationReport:
+        import pandas as pd
+
+        frames = [f for f in (self.issues, other.issues) if len(f)]
+        issues = pd.concat(frames, ignore_index=True) if frames else self.issues.copy()
+        ctx = (
+            self.context
+            if not other.context or other.context == self.context
+            else f"{self.context}; {other.context}"
+        )
+
+        def _sum(a: int | None, b: int | None) -> int | None:
+            return a if b is None else b if a is None else a + b
+
+        return ValidationReport(
+            issues=issues,
+            context=ctx,
+            n_records=_sum(self.n_records, other.n_records),
+            n_loaded=_sum(self.n_loaded, other.n_loaded),
+        )
+
+
+def _short(text: Any, n: int = 80) -> str:
+    s = repr(text) if not isinstance(text, str) else text
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def issue_record(
+    line: int | None, reason: str, action: str, text: Any = "", *, row: Any = None, column: Any = None
+) -> dict[str, Any]:
+    """One issue for :class:`ValidationReport` (its :data:`REPORT_COLUMNS`; ``text`` shortened to 80 characters)."""
+    return {
+        "row": row,
+        "line": line,
+        "column": column,
+        "reason": reason,
+        "action": action,
+        "text": _short(text),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class CsvParse:
+    """What :func:`read_csv_lines` found: the header, the good ``(line, fields)`` records, the
+    problems (:func:`issue_record` dicts), and the number of data records the file holds (see
+    :class:`ValidationReport`)."""
+
+    header: list[str]
+    rows: list[tuple[int, list[str]]]
+    issues: list[dict[str, Any]]
+    n_records: int
+
+
+def _ends_inside_quotes(span: Sequence[str]) -> bool:
+    """Whether the CSV text ``span`` (physical lines) ends inside a quoted field.
+
+    A strict re-parse says "unexpected end of data" exactly then; when the re-parse stops on a
+    field over the csv module's size limit, an odd number of ``"`` decides (escaped quotes come
+    in pairs).
+    """
+    try:
+        for _ in csv.reader(span, strict=True):
+            pass
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            return True
+        if "field limit" in str(exc):
+            return "".join(span).count('"') % 2 == 1
+    return False
+
+
+def read_csv_lines(raw: bytes, encoding: str, context: str) -> CsvParse:
+    """Decode and parse a CSV; return header, ``(line_number, fields)`` rows, issues and counts.
+
+    ``raw`` is the file's bytes, decoded with ``encoding`` (a leading byte-order mark is dropped);
+    a byte that cannot be decoded raises ``ValueError`` naming ``context``, the byte and its line,
+    and so does an empty file or a header that cannot be parsed.  Line numbers are 1-based physical
+    lines (header = line 1), split as the csv module splits them (``\\n``, ``\\r\\n``, ``\\r``).
+
+    Every record that cannot be used becomes a ``"skipped"`` issue with its file line(s):
+
+    * a record with the wrong number of fields (a truncated last record has too few);
+    * a record that opens a quote never closed: Python's csv module then reads the rest of the
+      file as one field.  This is reported even when the field count happens to match, and
+      the lines it swallowed count as records in ``n_records``;
+    * a span the csv module cannot parse at all (e.g. a field over its size limit): the rest of
+      the file is reported as not read.
+
+    Blank lines hold no data; they are listed as ``"ignored"``.  A file whose last record has no
+    line break after it gets a ``"kept"`` issue (the record may be cut off).
+    """
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{context}: cannot decode byte {raw[exc.start : exc.start + 1]!r} on line {line_no} as "
+            f"{encoding!r} ({exc.reason}); pass the right encoding="
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # the same line splitting as the csv module's (\n, \r\n, \r), so line numbers agree
+    physical = io.StringIO(text, newline="").readlines()
+    reader = csv.reader(physical)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ValueError(f"{context}: the file is empty") from None
+    except csv.Error as exc:
+        raise ValueError(f"{context}: cannot parse the header on line 1 ({exc})") from None
+    n_fields = len(header)
+    rows: list[tuple[int, list[str]]] = []
+    issues: list[dict[str, Any]] = []
+    n_records = 0
+
+    def n_data_lines(first: int, last: int) -> int:
+        return sum(1 for ln in physical[first - 1 : last] if ln.strip())
+
+    start = reader.line_num + 1
+    line = end = 0
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            last = len(physical)
+            n_lost = n_data_lines(start, last)
+            hint = (
+                f": a quote opened on line {start} is never closed"
+                if _ends_inside_quotes(physical[start - 1 :])
+                else ""
+            )
+            issues.append(
+                issue_record(
+                    start,
+                    f"CSV parse error ({exc}){hint}; lines {start}-{last} ({n_lost} non-blank lines) not read",
+                    "skipped",
+                    physical[start - 1],
+                )
+            )
+            n_records += n_lost
+            break
+        line, end = start, reader.line_num
+        start = end + 1
+        if not fields:
+            issues.append(issue_record(line, "blank line", "ignored"))
+            continue
+        span = f"line {line}" if end == line else f"lines {line}-{end}"
+        if end == len(physical) and _ends_inside_quotes(physical[line - 1 : end]):
+            n_lost = n_data_lines(line, end)
+            issues.append(
+                issue_record(
+                    line,
+                    f"truncated CSV record: the quote opened on line {line} is never closed, so {span} "
+                    f"({n_lost} non-blank lines, to the end of the file) were read as one record",
+                    "skipped",
+                    physical[line - 1],
+                )
+            )
+            n_records += n_lost
+            continue
+        if len(fields) != n_fields:
+            what = "too few: truncated?" if len(fields) < n_fields else "too many: unquoted comma?"
+            reason = f"malformed CSV row: {len(fields)} fields, header has {n_fields} ({what})"
+            if end > line:  # a quoted field ran over several lines: probably a stray quote
+                n_lost = n_data_lines(line, end)
+                reason += f"; a quoted field runs over {span} ({n_lost} non-blank lines): stray quote?"
+                n_records += n_lost
+            else:
+                n_records += 1
+            issues.append(issue_record(line, reason, "skipped", ",".join(fields)))
+            continue
+        n_records += 1
+        rows.append((line, fields))
+    if rows and end == len(physical) and rows[-1][0] == line and not physical[-1].endswith(("\n", "\r")):
+        issues.append(
+            issue_record(
+                rows[-1][0],
+                "the file does not end with a line break: its last record may be cut off",
+                "kept",
+                physical[-1],
+                row=len(rows) - 1,
+            )
+        )
+    return CsvParse(header, rows, issues, n_records)
+
+
+def check_csv_header(
+    header: Sequence[str], columns: Sequence[str], context: str, *, all_unique: bool = False
+) -> None:
+    """``ValueError`` naming ``context`` when a column of ``columns`` is missing from the CSV
+    ``header`` (line 1) or appears in it twice (every header column with ``all_unique``)."""
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"{context}: column(s) {missing} missing; header (line 1) is {list(header)}")
+    pool = header if all_unique else columns
+    repeated = sorted({c for c in pool if list(header).count(c) > 1})
+    if repeated:
+        raise ValueError(
+            f"{context}: column(s) {repeated} appear twice in the header (line 1): {list(header)}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------------------------
+def read_json_file(p: Path, what: str) -> Any:
+    """Parse a ``.json`` / ``.json.gz`` file (gzip when the name ends in ``.gz``), UTF-8.
+
+    A truncated or corrupt file raises ``ValueError`` naming the file and, for bad JSON, the line
+    and column where parsing stopped (``what`` names the kind of file: "StereoSet", "published
+    values" ...); text that is not UTF-8 and a broken gzip stream raise ``ValueError`` too.
+    """
+    opener = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rt", encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{p}: not a valid {what} JSON file: {exc.msg} at line {exc.lineno}, column {exc.colno} "
+            "(a file cut off early ends in the middle of the JSON)"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{p}: truncated or corrupt gzip file ({type(exc).__name__}: {exc})") from exc
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json`` object hook: a key given twice would silently keep only its last value; refuse it."""
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"repeated key(s) {repeated}: only the last value would be kept")
+    return dict(pairs)
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """Parse the UTF-8 JSON file ``path`` strictly (a leading byte-order mark is allowed).
+
+    ``FileNotFoundError`` ("``what`` not found") if it is missing; ``ValueError`` naming the file
+    (and the line and column) if it is not valid JSON, not UTF-8 (with the byte and its line), or
+    repeats a key within an object (JSON parsers keep the last value silently).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {raw[exc.start : exc.start + 1]!r} on line {line_no}); "
+            "save the file as UTF-8"
+        ) from exc
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
