@@ -8,6 +8,8 @@ Commands
 ``notebook``           run one study notebook with papermill; its JSON and figures land beside OUTPUT
 ``reproduce``          run every study notebook into results/ from one process (``make reproduce``)
 ``train-models``       retrain the bundled small models under data/models (biaskit.training.recipes)
+``metrics``            list every registered metric: family, inputs, models, test, citation (the registry)
+``notebooks``          copy the study notebooks (and experiments/) into a folder of one's own
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
 ``subparsers.add_parser(...)``, adds its arguments and sets ``func=<callable(args) -> int>``
@@ -76,7 +78,7 @@ def _cmd_corpora(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- report (owner: biaskit/html_report.py) -------------------------------------------------
+# --- report (owner: biaskit/report/html_report.py) -------------------------------------------------
 def _register_report(sub: argparse._SubParsersAction) -> None:
     from biaskit.report.html_report import add_build_arguments, run_build
 
@@ -88,7 +90,7 @@ def _register_report(sub: argparse._SubParsersAction) -> None:
 # --- end report ---------------------------------------------------------------------------
 
 
-# --- run (owner: biaskit/experiments.py) ------------------------------------------------
+# --- run (owner: biaskit/studies/grid.py) ------------------------------------------------
 def _register_run(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
@@ -213,11 +215,11 @@ def parse_parameter_value(value: str) -> object:
 
 
 def _find_notebook(name: str) -> Path:
-    from biaskit.core.paths import REPO_ROOT
+    from biaskit.core.paths import notebooks_dir
 
     given = Path(name).expanduser()
     candidates = [given, given.with_name(given.name + ".ipynb")]
-    folder = REPO_ROOT / "notebooks"
+    folder = notebooks_dir()
     candidates += [folder / given.name, folder / (given.name + ".ipynb")]
     for c in candidates:
         if c.suffix == ".ipynb" and c.is_file():
@@ -323,14 +325,14 @@ def _register_reproduce(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from biaskit.core.paths import REPO_ROOT
+    from biaskit.core.paths import REPO_ROOT, notebooks_dir
 
     if args.notebooks:
         notebooks = [_find_notebook(n) for n in args.notebooks]
     else:
-        notebooks = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        notebooks = sorted(notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
     if not notebooks:
-        raise FileNotFoundError(f"no study notebooks in {REPO_ROOT / 'notebooks'}")
+        raise FileNotFoundError(f"no study notebooks in {notebooks_dir()}")
     out = Path(args.out).expanduser().resolve()
     for nb in notebooks:
         print(f"== {nb.relative_to(REPO_ROOT) if nb.is_relative_to(REPO_ROOT) else nb}", flush=True)
@@ -385,7 +387,7 @@ def _cmd_train_models(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- score (owner: biaskit/distributed.py) ------------------------------------------------
+# --- score (owner: biaskit/studies/distributed.py) ------------------------------------------------
 def _register_score(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "score",
@@ -461,13 +463,94 @@ def _cmd_score(args: argparse.Namespace) -> int:
 # --- end score -----------------------------------------------------------------------------
 
 
+# --- metrics (owner: biaskit/core/registry.py) ----------------------------------------------
+def _register_metrics(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "metrics",
+        help="list every registered metric (family, inputs, models, test, citation)",
+        description=(
+            "Print the metric registry (biaskit.core.registry): every metric biaskit declares, with its "
+            "family, the inputs it takes, the models it reads, whether it is directional, its statistical "
+            "test and its citation. The batch grid and the calibration read the same registry."
+        ),
+    )
+    p.add_argument(
+        "--family", default=None, help="only this family (corpus, word vectors, language models, classifiers)"
+    )
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    p.add_argument(
+        "--all-columns", action="store_true", help="also the grid/calibration hooks and entry points"
+    )
+    p.set_defaults(func=_cmd_metrics)
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    import json
+
+    import pandas as pd
+
+    from biaskit.core.registry import FAMILIES
+    from biaskit.metrics import registered_metrics
+
+    if args.family is not None and args.family not in FAMILIES:
+        raise ValueError(f"unknown family {args.family!r}; choose from {', '.join(FAMILIES)}")
+    rows = [m.as_row() for m in registered_metrics() if args.family in (None, m.family)]
+    df = pd.DataFrame(rows)
+    if not args.all_columns:
+        df = df[["name", "label", "family", "inputs", "models", "directional", "test", "section"]]
+    if args.format == "json":
+        print(json.dumps(df.to_dict(orient="records"), indent=2, ensure_ascii=False))
+    elif args.format == "csv":
+        print(df.to_csv(index=False), end="")
+    else:
+        with pd.option_context("display.max_rows", None, "display.max_colwidth", 60, "display.width", 250):
+            for family, g in df.groupby("family", sort=False):
+                print(f"== {family} ({len(g)})")
+                print(g.drop(columns="family").to_string(index=False))
+                print()
+        print(f"{len(df)} metric(s); `python -m biaskit metrics --format json --all-columns` for everything")
+    return 0
+
+
+# --- notebooks (owner: biaskit/studies/workspace.py) ----------------------------------------
+def _register_notebooks(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "notebooks",
+        help="copy the study notebooks (and experiments/) into a folder of your own, to open in JupyterLab",
+        description=(
+            "Copy the numbered study notebooks and the batch configurations (experiments/*.yaml) into DIR. "
+            "They run there unchanged (JupyterLab, or `python -m biaskit notebook DIR/03_weat.ipynb OUT`); "
+            "an installed biaskit takes them from biaskit-data."
+        ),
+    )
+    p.add_argument("dir", help="the folder (created if needed)")
+    p.add_argument("names", nargs="*", help="only these notebooks (03_weat or 03; default: all)")
+    p.add_argument("--overwrite", action="store_true", help="replace files that already exist in DIR")
+    p.set_defaults(func=_cmd_notebooks)
+
+
+def _cmd_notebooks(args: argparse.Namespace) -> int:
+    from biaskit.studies.workspace import copy_notebooks
+
+    copied = copy_notebooks(args.dir, args.names, overwrite=args.overwrite)
+    n = sum(p.suffix == ".ipynb" for p in copied)
+    print(f"{n} notebook(s) and {len(copied) - n} configuration file(s) copied to {Path(args.dir).resolve()}")
+    print(f"open them with: jupyter lab {args.dir}")
+    return 0
+
+
+# --- end notebooks --------------------------------------------------------------------------
+
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
-COMMANDS.append(_register_run)  # run (owner: biaskit/experiments.py)
+COMMANDS.append(_register_run)  # run (owner: biaskit/studies/grid.py)
 COMMANDS.append(_register_notebook)  # notebook (owner: notebooks 00-06 / reporting)
 COMMANDS.append(_register_reproduce)  # reproduce: every notebook, one process (make reproduce)
-COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/trained_models.py)
-COMMANDS.append(_register_score)  # score (owner: biaskit/distributed.py)
+COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/training/recipes.py)
+COMMANDS.append(_register_score)  # score (owner: biaskit/studies/distributed.py)
+COMMANDS.append(_register_metrics)  # metrics (owner: biaskit/core/registry.py)
+COMMANDS.append(_register_notebooks)  # notebooks DIR (owner: biaskit/studies/workspace.py)
 
 
 def build_parser() -> argparse.ArgumentParser:

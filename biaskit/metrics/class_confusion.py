@@ -46,6 +46,9 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.io import ValidationReport, check_csv_header, read_csv_lines, read_json_file
+from biaskit.core.registry import (
+    register_metric,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -612,3 +615,20 @@ def make_pairwise_confusion_data(
     if n_features > 4:
         X[is_src, 4] += linear_shift
     return X, y
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "dpccb",
+    label="DPCCB: pairwise class-confusion bias",
+    family="classifiers",
+    inputs=("predictions",),
+    model_kinds=("classifier",),
+    directional=True,
+    test="none (a threshold on the normalised confusion, 0.15 in the study)",
+    citation="Sayenju 2023 (seed 003)",
+    section="seed 003 sections 3.3, 3.3.1",
+    entry_point=dpccb_matrix,
+    summary="how often a classifier confuses class i for class j beyond the reverse",
+    returns="DataFrame (matrix); dpccb_pairs lists the pairs over the threshold",
+)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,6 +46,13 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core import stats as bstats
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridCall,
+    GridSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 
 __all__ = [
@@ -408,3 +415,192 @@ def causal_crows_summary(
             )
         by_type = pd.DataFrame(rows).set_index("bias_type")
     return CausalCrowsSummary(100 * p, 100 * p_se, d, d_se, len(more), by_type)
+
+
+# --------------------------------------------------------------------------- scoring a CrowS-Pairs frame
+def crows_by_bias_type(
+    lm: Any,
+    pairs: pd.DataFrame,
+    *,
+    metric: str = "cp",
+    batch_size: int = 64,
+    cache: bool = True,
+    unk: str = "score",
+    progress: bool = False,
+) -> tuple[Any, Any, Any]:
+    r"""B_CrowS overall and per bias type (Nangia et al. 2020; seed 001 section 4.4, eq. 8).
+
+    .. math:: B_{CrowS} = \frac{100}{N} \sum_{(s_s, s_a)} \mathbb{1}[pll(s_s) > pll(s_a)]
+
+    Scores the pairs with :func:`biaskit.lm.score_pairs` (``metric="cp"``: the official
+    CrowS-Pairs masking of the shared tokens; when ``pairs`` has a ``stereo_antistereo``
+    column, as the English CrowS-Pairs of :func:`biaskit.data.datasets.load_crows_pairs_en`, each
+    pair is aligned in the order of the official ``metric.py``: ``direction=``) and counts
+    with :func:`crows_score` (ties, including pairs identical after tokenisation, count as "not
+    stereotypical" and stay in N, as the official ``metric.py``).
+    ``unk="score"`` (default) scores sentences with ``[UNK]`` as ``metric.py`` does.
+    Returns ``(CrowsScore with by_type, overall exact binomial TestResult, PLLScores)``;
+    pairs that could not be scored, and those kept as ties, are in ``PLLScores.report``.
+    """
+    from biaskit.lm import score_pairs
+
+    direction = list(pairs["stereo_antistereo"]) if "stereo_antistereo" in pairs else None
+    sc = score_pairs(
+        lm,
+        list(pairs["sent_more"]),
+        list(pairs["sent_less"]),
+        metric,  # type: ignore[arg-type]
+        direction=direction,
+        bias_types=list(pairs["bias_type"]),
+        batch_size=batch_size,
+        cache=cache,
+        progress=progress,
+        unk=unk,  # type: ignore[arg-type]
+    )
+    if len(sc.scores) == 0:
+        raise ValueError("no CrowS-Pairs pair could be scored (see the validation report in the log)")
+    s = sc.scores
+    score = crows_score(s["sent_more_score"], s["sent_less_score"], s["bias_type"])
+    test = crows_proportion_test(s["sent_more_score"], s["sent_less_score"], exact=True)
+    return score, test, sc
+
+
+# --------------------------------------------------------------------------- the batch grid and the registry
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid (:mod:`biaskit.studies.grid`): B_CrowS of all pairs and of each bias
+    type, with the PLL metric ``call.method``, each with its exact binomial test."""
+    o = call.options
+    score, test, sc = crows_by_bias_type(
+        call.model,
+        call.data,
+        metric=call.method,
+        batch_size=int(o["batch_size"]),
+        cache=bool(o["crows_cache"]),
+        unk=str(o["crows_unk"]),
+    )
+    n_skipped = len(sc.report.skipped_rows) if hasattr(sc.report, "skipped_rows") else 0
+    rows = [
+        {
+            "bias_type": "all",
+            "n": score.n,
+            "score": score.score,
+            "statistic": float(score.n_stereo),
+            "p_value": test.p_value,
+            "permutation": "exact binomial",
+            "note": f"pairs not scored (see the log): {n_skipped}" if n_skipped else "",
+        }
+    ]
+    for bt, r in score.by_type.iterrows():
+        rows.append(
+            {
+                "bias_type": str(bt),
+                "n": int(r["n"]),
+                "score": float(r["score"]),
+                "statistic": float(r["n_stereo"]),
+                "p_value": float(r["p_value"]),
+                "permutation": "exact binomial",
+            }
+        )
+    alpha = float(o["alpha"])
+    for r in rows:
+        r["significant"] = bool(r["p_value"] < alpha) if np.isfinite(r["p_value"]) else np.nan
+    return rows
+
+
+def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
+    """The PLL metric of the grid's options: ``crows_causal_metric`` for a causal model, else ``crows_metric``."""
+    return (str(options["crows_causal_metric" if model_kind == "causal" else "crows_metric"]),)
+
+
+register_metric(
+    "crows",
+    label="CrowS-Pairs",
+    family="language models",
+    inputs=("sentence pairs",),
+    model_kinds=("masked", "causal"),
+    directional=True,
+    test="exact binomial test of the share of pairs preferring the stereotype against 50 %",
+    citation="Nangia et al. 2020, CrowS-Pairs",
+    section="seed 000 sections 4.1.6, 4.2.1; seed 001 section 4.4",
+    entry_point=crows_by_bias_type,
+    summary="B_CrowS: % of pairs whose stereotypical sentence the model scores higher (cp, sz, aul, ll, shared)",
+    returns="(CrowsScore, TestResult, PLLScores)",
+    grid=GridSupport("crows", grid_cell, _grid_methods, {"static": "crows needs a language model"}),
+)
+
+_PAIR = dict(
+    family="language models",
+    inputs=("sentence pairs",),
+    directional=True,
+    test="proportion test of the pairs preferring one sentence against 50 % (crows_proportion_test)",
+    entry_point=crows_score,
+    returns="CrowsScore (score, n, by_type); crows_proportion_test gives the TestResult",
+)
+register_metric(
+    "cp",
+    label="cp: CrowS-Pairs PLL of the shared tokens",
+    model_kinds=("masked",),
+    citation="Nangia et al. 2020 (metric.py of nyu-mll/crows-pairs)",
+    section="seed 000 sections 4.1.3, 4.1.6",
+    summary="pseudo-log-likelihood of the tokens both sentences share, each masked in turn",
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("crows_cp", "CrowS-style pairs, cp (% of pairs)", "sign", "masked"),)
+    ),
+    **_PAIR,
+)
+register_metric(
+    "sz",
+    label="sz: Salazar et al.'s PLL of the whole sentence",
+    model_kinds=("masked",),
+    citation="Salazar et al. 2020, Masked Language Model Scoring",
+    section="seed 000 section 4.1.3",
+    summary="pseudo-log-likelihood of every token, each masked in turn",
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("crows_sz", "CrowS-style pairs, sz (% of pairs)", "sign", "masked"),)
+    ),
+    **_PAIR,
+)
+register_metric(
+    "aul",
+    label="AUL: all unmasked likelihood",
+    model_kinds=("masked",),
+    citation="Kaneko & Bollegala 2022, Unmasking the Mask",
+    section="extension of seed 000 section 4.1.3",
+    summary="mean log-probability of every token with nothing masked",
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("crows_aul", "CrowS-style pairs, AUL (% of pairs)", "sign", "masked"),)
+    ),
+    **_PAIR,
+)
+register_metric(
+    "ll",
+    label="ll: causal log-likelihood of the sentence",
+    model_kinds=("causal",),
+    citation="lm-evaluation-harness crows_pairs task (pct_stereotype); Radford et al. 2019",
+    section="causal extension of seed 000 section 4.1.6",
+    summary="exact log-likelihood of the whole sentence under a causal model",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                "causal_ll", "CrowS-style pairs, causal log-likelihood (% of pairs)", "sign", "causal"
+            ),
+        )
+    ),
+    **_PAIR,
+)
+register_metric(
+    "shared",
+    label="shared: causal log-likelihood of the shared tokens after the difference",
+    model_kinds=("causal",),
+    citation="biaskit's causal counterpart of cp (Nangia et al. 2020)",
+    section="causal extension of seed 000 section 4.1.6",
+    summary="log-likelihood of the tokens both sentences share after the first difference",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                "causal_shared", "CrowS-style pairs, causal shared tokens (% of pairs)", "sign", "causal"
+            ),
+        )
+    ),
+    **_PAIR,
+)

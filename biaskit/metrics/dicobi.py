@@ -58,6 +58,9 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.linalg import unit_rows
+from biaskit.core.registry import (
+    register_metric,
+)
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
 from biaskit.metrics.weat import association_scores, weat_effect_size
 
@@ -785,3 +788,48 @@ def mlm_word_vectors(
     kv = KeyedVectors(vector_size=vecs[0].shape[0])
     kv.add_vectors(uniq, np.vstack(vecs))
     return kv
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "dicobi",
+    label="DiCoBi: domain-conditioned bias",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="none (a cosine in [-1, 1])",
+    citation="Sayenju et al., IEEE Big Data 2022 (seed 003 chapter 4)",
+    section="seed 003 chapter 4, eq. 4.1-4.2",
+    entry_point=dicobi,
+    summary="WEAT-style bias of a domain against the general vocabulary",
+    returns="DiCoBiResult",
+)
+register_metric(
+    "same",
+    label="SAME",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="none",
+    citation="Schröder et al. 2021 (SAME), as used by Sayenju 2023",
+    section="seed 003 section 2.4.1, eq. 2.6",
+    entry_point=same,
+    summary="scoring association means of embeddings",
+    returns="dict",
+)
+register_metric(
+    "domain_gain",
+    label="Domain gain",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="none",
+    citation="Sayenju et al., IEEE CAI 2023 (seed 003 chapter 5)",
+    section="seed 003 section 5.2",
+    entry_point=domain_gain,
+    summary="how much closer a word is to one attribute set than the other, clipped",
+    returns="float",
+)

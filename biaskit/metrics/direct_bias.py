@@ -46,6 +46,11 @@ import pandas as pd
 from gensim.models import KeyedVectors
 
 from biaskit.core.linalg import unit_rows
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci, t_test_mean, z_test_mean
 from biaskit.data.wordlists import (
@@ -597,3 +602,41 @@ def direct_bias_experiment(
         null_test=null_test,
         skipped=tuple(skipped),
     )
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "direct_bias",
+    label="DirectBias (Bolukbasi)",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static",),
+    directional=True,
+    test="permutation test against random directions (random_direction_null)",
+    citation="Bolukbasi et al. 2016, Man is to Computer Programmer as Woman is to Homemaker?",
+    section="seed 000 section 3.4.1",
+    entry_point=direct_bias,
+    summary="mean |cos(w, g)|^c of neutral words with the bias direction g",
+    returns="float; direct_bias_experiment gives the tested experiment",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                "direct_bias", "DirectBias direction (word2vec), mean cosine difference", "groups", "static"
+            ),
+        )
+    ),
+)
+register_metric(
+    "bolukbasi_indirect",
+    label="Indirect bias beta (Bolukbasi)",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static",),
+    directional=True,
+    test="none (a share of similarity)",
+    citation="Bolukbasi et al. 2016",
+    section="seed 000 section 3.4.1",
+    entry_point=indirect_bias,
+    summary="share of the similarity of two words due to the bias direction",
+    returns="float",
+)

@@ -70,6 +70,9 @@ from biaskit.core.permutation import (
     subset_masks,
     tally_null,
 )
+from biaskit.core.registry import (
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
@@ -891,3 +894,78 @@ class WEFAT(_PermutationSettings):
                 **_sets_details(T, A),
             },
         )
+
+
+# --------------------------------------------------------------------------- the registry
+def _register_wefe(
+    name: str, cls: type, label: str, citation: str, test: str, summary: str, directional: bool
+) -> None:
+    register_metric(
+        name,
+        label=label,
+        family="word vectors",
+        inputs=("word sets",),
+        model_kinds=("static",),
+        directional=directional,
+        test=test,
+        citation=citation,
+        section="seed 003 section 2.3 (Table 2.2), 2.4.1 (Table 2.9); WEFE 1.0.1's metrics",
+        entry_point=cls,
+        summary=summary,
+    )
+
+
+_register_wefe(
+    "wefat",
+    WEFAT,
+    "WEFAT",
+    "Caliskan et al. 2017",
+    "permutation test per word (re-split A u B)",
+    "association of each target word with two attribute sets, per word",
+    True,
+)
+_register_wefe(
+    "rnd",
+    RND,
+    "RND",
+    "Garg et al. 2018",
+    "re-split permutation test; bootstrap CI",
+    "relative norm distance of the attribute words to two target centroids",
+    True,
+)
+_register_wefe(
+    "rnsb",
+    RNSB,
+    "RNSB",
+    "Sweeney & Najafian 2019",
+    "re-split permutation test (retrained classifier)",
+    "KL divergence of the negative-sentiment probabilities of the targets from uniform",
+    False,
+)
+_register_wefe(
+    "ect",
+    ECT,
+    "ECT",
+    "Dev & Phillips 2019",
+    "re-split permutation test (one-sided)",
+    "Spearman correlation of the attribute words' similarities to two target centroids",
+    True,
+)
+_register_wefe(
+    "mac",
+    MAC,
+    "MAC",
+    "Manzini et al. 2019",
+    "bootstrap CI over the targets",
+    "mean average cosine distance of targets to attribute sets",
+    False,
+)
+_register_wefe(
+    "ripa",
+    RIPA,
+    "RIPA",
+    "Ethayarajh et al. 2019",
+    "sign-flip permutation test within pairs",
+    "relational inner product association with the direction of paired target words",
+    True,
+)

@@ -57,6 +57,11 @@ import pandas as pd
 from scipy import stats as sps
 
 from biaskit.core.io import ValidationReport, check_csv_header, issue_record, read_csv_lines, read_json_file
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 
 logger = logging.getLogger(__name__)
@@ -1106,3 +1111,45 @@ def compare_sbe(
             }
         )
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "barza_templates",
+    label="Barza templates (PPD / APPD)",
+    family="language models",
+    inputs=("templates",),
+    model_kinds=("masked",),
+    directional=True,
+    test="one-sample t test of the mean pronoun probability difference against 0",
+    citation="Barza 2023 (template-based evaluation, after Bartl et al. 2020)",
+    section="seed 002 section 4.2",
+    entry_point=template_based_evaluation,
+    summary="P(he) - P(she) at the pronoun of gender-neutral templates, per profession",
+    returns="DataFrame of PPD per template; paired_difference_test gives the TestResult",
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("barza_tbe", "Barza templates, mean PPD", "mean", "masked"),)
+    ),
+)
+register_metric(
+    "barza_pairs",
+    label="Barza sentence pairs (SLD / ASLD)",
+    family="language models",
+    inputs=("sentence pairs",),
+    model_kinds=("masked", "causal"),
+    directional=True,
+    test="one-sample t test of the signed likelihood difference against 0",
+    citation="Barza 2023 (sentence-based evaluation)",
+    section="seed 002 section 4.3",
+    entry_point=asld,
+    summary="(absolute) sentence likelihood difference of gender-swapped sentence pairs",
+    returns="float (ASLD); asld_confidence_interval and paired_difference_test give intervals and tests",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure("barza_sld", "Barza sentence pairs, mean signed SLD", "mean", "masked"),
+            CalibrationMeasure(
+                "causal_sld", "Barza sentence pairs, causal mean signed LLD", "mean", "causal"
+            ),
+        )
+    ),
+)

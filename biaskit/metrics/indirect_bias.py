@@ -84,6 +84,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import TestResult
 from biaskit.data.louis_alexandre import (
     FeatureSet,
@@ -894,3 +895,26 @@ def padding_text_ttests(
         rows.append(row)
     return pd.DataFrame(rows)
 
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "indirect_bias",
+    label="Indirect bias through names (IBS)",
+    family="language models",
+    inputs=("names", "templates", "word sets"),
+    model_kinds=("masked", "causal"),
+    directional=True,
+    test="permutation test over the professions (calibration); the study reports the scores without a test",
+    citation="Louis-Alexandre 2022",
+    section="seed 004 section 3.2",
+    entry_point=indirect_bias,
+    summary="association of a feature with a gender through the first names the model links to both",
+    returns="IndirectBiasResult",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                "indirect_names", "Indirect score through names (IBS), mean difference", "groups", "masked"
+            ),
+        )
+    ),
+)

@@ -71,6 +71,13 @@ import pandas as pd
 
 from biaskit.core.paths import data_dir
 from biaskit.core.permutation import ExactMode, partitions_label, permutation_details
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridCall,
+    GridSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.metrics.weat import run_permutation
 
@@ -645,3 +652,56 @@ class LPBS:
         )
 
     __call__ = run
+
+
+# --------------------------------------------------------------------------- the batch grid and the registry
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid (:mod:`biaskit.studies.grid`): :class:`LPBS` with the grid's options."""
+    o = call.options
+    groups = o["lpbs_groups"]
+    test = LPBS(
+        n_permutations=int(o["n_permutations"]),
+        exact_threshold=int(o["exact_threshold"]),
+        random_state=o["random_state"],
+        alternative=o["lpbs_alternative"],
+        ddof=int(o["ddof"]),
+        multi_token=o["lpbs_multi_token"],
+        prior_attribute_masks=o["lpbs_prior_attribute_masks"],
+        groups=tuple(groups) if groups else None,
+        batch_size=int(o["batch_size"]),
+    )
+    res = test.run(call.data, call.model)
+    names = res.details["names"]
+    row = GridSupport.rows_from_result(
+        res, targets=f"{names['X']} vs {names['Y']}", attributes=f"{names['A']} vs {names['B']}"
+    )[0]
+    if res.details["skipped"]:
+        row["note"] = f"skipped (target, template, attribute) combinations: {len(res.details['skipped'])}"
+    return [row]
+
+
+register_metric(
+    "lpbs",
+    label="LPBS",
+    family="language models",
+    inputs=("word sets", "templates"),
+    model_kinds=("masked",),
+    directional=True,
+    test="permutation test over the attribute words (exact or sampled), effect size",
+    citation="Kurita et al. 2019, Measuring Bias in Contextualized Word Representations",
+    section="seed 001 section 4.3",
+    entry_point=LPBS,
+    summary="log probability bias score: P(target | template) against the prior P(target | masked attribute)",
+    grid=GridSupport(
+        "lpbs",
+        grid_cell,
+        None,
+        {
+            "causal": "not for a causal language model (its prior is read at a mask, which a causal model does not have)",
+            "static": "lpbs needs a language model",
+        },
+    ),
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("lpbs", "LPBS (Kurita), mean difference", "groups", "masked"),)
+    ),
+)

@@ -80,6 +80,11 @@ import pandas as pd
 from scipy import sparse
 from scipy import stats as sps
 
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import binomial_test, proportion_ztest, z_test_mean
 from biaskit.data.wordlists import OOVPolicy, resolve_words, word_list_pair
@@ -735,3 +740,50 @@ def frequency_baseline(
         binomial=binom,
         details={"X": list(kx), "A": list(ka), "B": list(kb)},
     )
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "pmi",
+    label="BIAS_PMI",
+    family="corpus",
+    inputs=("corpus", "word sets"),
+    model_kinds=(),
+    directional=True,
+    test="permutation test of the group labels (pmi_test), with a normal-approximation interval",
+    citation="Maddalozzo 2023 after Valentini et al. 2022",
+    section="seed 000 section 3.1.2",
+    entry_point=bias_pmi,
+    summary="PMI(w, female words) - PMI(w, male words) over sentence co-occurrence",
+    returns="PMIResult",
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("pmi", "BIAS_PMI of the corpus, mean difference", "groups", "static"),)
+    ),
+)
+register_metric(
+    "pmi_test",
+    label="BIAS_PMI test of two word groups",
+    family="corpus",
+    inputs=("corpus", "word sets"),
+    model_kinds=(),
+    directional=True,
+    test="permutation test of the group labels",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 3.1.2",
+    entry_point=pmi_test,
+    summary="do two groups of words differ in BIAS_PMI?",
+)
+register_metric(
+    "pmi_frequency_baseline",
+    label="BIAS_PMI frequency baseline",
+    family="corpus",
+    inputs=("corpus", "word sets"),
+    model_kinds=(),
+    directional=True,
+    test="none (a reference value)",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 3.3",
+    entry_point=frequency_baseline,
+    summary="the BIAS_PMI expected from word frequencies alone",
+    returns="FrequencyBaseline",
+)

@@ -31,6 +31,11 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core import stats as bstats
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.metrics.crows import as_scores, m_diff
 
@@ -282,3 +287,29 @@ def robustness_summary(
                 }
             )
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "robustness",
+    label="Thesis paraphrase robustness (agreement)",
+    family="language models",
+    inputs=("sentence pairs", "scores"),
+    model_kinds=("masked", "causal"),
+    directional=False,
+    test="agreement test, H1: the share of pairs keeping their preference under paraphrase < pr_rob",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 sections 4.3, 4.4.3",
+    entry_point=agreement_test,
+    summary="whether a pair's preference survives a paraphrase of both sentences",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                "thesis_robustness",
+                "Thesis robustness: cp preference kept under paraphrase (%)",
+                "agreement",
+                "masked",
+            ),
+        )
+    ),
+)

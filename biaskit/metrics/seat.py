@@ -50,6 +50,13 @@ import pandas as pd
 
 from biaskit.core.io import read_json
 from biaskit.core.paths import data_dir, wordlists_dir
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridCall,
+    GridSupport,
+    register_metric,
+)
 from biaskit.core.results import TestResult
 from biaskit.embeddings.encoders import Encoded, SentenceEncoder
 from biaskit.metrics.weat import WEAT, WEATQuery
@@ -539,3 +546,84 @@ def seat_table(
             )
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- the batch grid and the registry
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid (:mod:`biaskit.studies.grid`) for WEAT or SEAT.
+
+    WEAT on static vectors runs :meth:`WEAT.run_query` on the words; otherwise the words (WEAT) or
+    sentences (SEAT) are encoded, by the static vectors (mean of the words) or by a masked LM with
+    the cell's pooling method (``call.method``), and tested with :func:`seat`.
+    """
+    from biaskit.embeddings.encoders import StaticSentenceEncoder, TransformerEncoder
+    from biaskit.metrics.weat import WEAT
+
+    o = call.options
+    test = WEAT(
+        n_permutations=int(o["n_permutations"]),
+        exact_threshold=int(o["exact_threshold"]),
+        random_state=o["random_state"],
+        alternative=o["weat_alternative"],
+        ddof=int(o["ddof"]),
+        oov_policy=o["oov_policy"],
+    )
+    if call.model_kind == "static" and not isinstance(call.data, SEATQuery):
+        res = test.run_query(call.data, call.model)
+    else:
+        if call.model_kind == "static":
+            enc: Any = StaticSentenceEncoder(call.model, name=call.model_name)
+        else:
+            enc = TransformerEncoder(
+                call.model.model,
+                call.model.tokenizer,
+                call.method,
+                int(o["layer"]),
+                int(o["batch_size"]),
+                call.model_name,
+            )
+        q = (
+            call.data
+            if isinstance(call.data, SEATQuery)
+            else SEATQuery.from_words(call.data, language=call.language or "en")
+        )
+        res = seat(q, enc, test)
+    names = res.details["names"]
+    row = GridSupport.rows_from_result(
+        res, targets=f"{names['X']} vs {names['Y']}", attributes=f"{names['A']} vs {names['B']}"
+    )[0]
+    dropped = {k: v for k, v in res.details.get("oov", {}).items() if v}
+    dropped.update(res.details.get("not_embedded", {}))
+    if dropped:
+        row["note"] = "dropped (no vector / not embeddable): " + "; ".join(
+            f"{k}: {len(v)}" for k, v in dropped.items()
+        )
+    return [row]
+
+
+def grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
+    """A masked LM encodes with each pooling method of ``options["methods"]``; static vectors average."""
+    return tuple(options["methods"]) if model_kind == "mlm" else ("mean",)
+
+
+_NOT_CAUSAL = (
+    "not for a causal language model (sentence encodings come from masked models or word vectors here)"
+)
+
+register_metric(
+    "seat",
+    label="SEAT",
+    family="language models",
+    inputs=("sentence sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="permutation test over the sentences (exact or sampled), effect size d",
+    citation="May et al. 2019, On Measuring Social Biases in Sentence Encoders",
+    section="seed 001 section 4.2",
+    entry_point=seat,
+    summary="WEAT on sentence encodings of bleached template sentences",
+    grid=GridSupport("sentences", grid_cell, grid_methods, {"causal": _NOT_CAUSAL}),
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("seat", "SEAT, mean difference of s", "groups", "masked"),)
+    ),
+)

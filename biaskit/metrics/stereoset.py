@@ -39,6 +39,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    register_metric,
+)
 from biaskit.core.results import TestResult
 from biaskit.core.stats import binomial_test, proportion_ztest
 from biaskit.data.datasets import (
@@ -563,3 +568,41 @@ def predictions_from_option_scores(
             {"id": i, "score": float(s)} for i, s in zip(ok["sentence_id"], ok[score], strict=True)
         ]
     }
+
+
+# --------------------------------------------------------------------------- the registry
+register_metric(
+    "stereoset",
+    label="StereoSet intrasentence (ss, lms, icat)",
+    family="language models",
+    inputs=("blanks",),
+    model_kinds=("masked", "causal"),
+    directional=True,
+    test="proportion test of ss against 50 % (ss_proportion_test)",
+    citation="Nadeem et al. 2021, StereoSet",
+    section="seed 000 section 4.1.5",
+    entry_point=stereoset_scores,
+    summary="stereotype score: % of blanks where the model prefers the stereotypical word",
+    returns="dict of scores (ss, lms, icat per domain); ss_proportion_test gives the TestResult",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure("stereoset_ss", "StereoSet-style blanks, ss (%)", "sign", "masked"),
+            CalibrationMeasure(
+                "causal_next_word", "StereoSet-style blanks, causal next word (%)", "sign", "causal"
+            ),
+        )
+    ),
+)
+register_metric(
+    "comp_baseline",
+    label="Thesis fill-in-the-blank baseline (E^Comp)",
+    family="language models",
+    inputs=("blanks",),
+    model_kinds=("masked",),
+    directional=True,
+    test="proportion test of the contexts preferring the stereotype",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 4.1.5",
+    entry_point=comp_baseline_test,
+    summary="the thesis's comparison baseline of StereoSet blanks",
+)

@@ -93,6 +93,12 @@ from biaskit.core.permutation import (
     sample_partitions,
     tally_null,
 )
+from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridSupport,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
 
@@ -793,3 +799,37 @@ def weat_table(
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- the registry
+def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
+    """A masked LM encodes the words with each pooling method of ``options["methods"]``; static
+    vectors are read as they are (``"vectors"``)."""
+    return tuple(options["methods"]) if model_kind == "mlm" else ("vectors",)
+
+
+register_metric(
+    "weat",
+    label="WEAT",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="permutation test over the target words (exact or sampled), effect size d",
+    citation="Caliskan et al. 2017, Semantics derived automatically from language corpora contain human-like biases",
+    section="seed 000 sections 3.4.2, 3.5.3",
+    entry_point=WEAT,
+    summary="association of two target word sets with two attribute word sets",
+    # the cell runner lives with SEAT (the same test through a sentence encoder), which imports WEAT
+    grid=GridSupport(
+        "words",
+        "biaskit.metrics.seat:grid_cell",
+        _grid_methods,
+        {
+            "causal": "not for a causal language model (sentence encodings come from masked models or word vectors here)"
+        },
+    ),
+    calibration=CalibrationSupport(
+        (CalibrationMeasure("weat", "WEAT (word2vec), mean difference of s", "groups", "static"),)
+    ),
+)

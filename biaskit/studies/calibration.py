@@ -57,38 +57,31 @@ import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+import biaskit.metrics  # noqa: F401  (registers every metric and its calibration measures)
+from biaskit.core.registry import REGISTRY, CalibrationMeasure, Kind, MetricValues
+
 logger = logging.getLogger(__name__)
 
-Kind = Literal["sign", "mean", "groups", "ks", "kl", "agreement"]
 
-METRIC_LABELS: dict[str, str] = {
-    "crows_cp": "CrowS-style pairs, cp (% of pairs)",
-    "crows_sz": "CrowS-style pairs, sz (% of pairs)",
-    "crows_aul": "CrowS-style pairs, AUL (% of pairs)",
-    "stereoset_ss": "StereoSet-style blanks, ss (%)",
-    "barza_tbe": "Barza templates, mean PPD",
-    "barza_sld": "Barza sentence pairs, mean signed SLD",
-    "thesis_ks": "Thesis KS test, D",
-    "thesis_kl": "Thesis KL divergence score",
-    "thesis_robustness": "Thesis robustness: cp preference kept under paraphrase (%)",
-    "lpbs": "LPBS (Kurita), mean difference",
-    "seat": "SEAT, mean difference of s",
-    "indirect_names": "Indirect score through names (IBS), mean difference",
-    "weat": "WEAT (word2vec), mean difference of s",
-    "direct_bias": "DirectBias direction (word2vec), mean cosine difference",
-    "pmi": "BIAS_PMI of the corpus, mean difference",
-    "causal_ll": "CrowS-style pairs, causal log-likelihood (% of pairs)",
-    "causal_shared": "CrowS-style pairs, causal shared tokens (% of pairs)",
-    "causal_next_word": "StereoSet-style blanks, causal next word (%)",
-    "causal_sld": "Barza sentence pairs, causal mean signed LLD",
-    "causal_ks": "Thesis KS test on causal log-likelihoods, D",
-    "causal_kl": "Thesis KL score on causal log-likelihoods",
-}
+def calibration_measures(model_kind: str | None = None) -> dict[str, CalibrationMeasure]:
+    """Every calibration measure of the metric registry (:mod:`biaskit.core.registry`), key -> measure,
+    in registry order; ``model_kind`` keeps those of one kind (``"masked"``, ``"causal"``, ``"static"``)."""
+    return {cm.key: cm for _, cm in REGISTRY.calibration_measures(model_kind)}
+
+
+def _builtin(model_kind: str) -> tuple[str, ...]:
+    """The measures of one model kind that this module computes together from shared scores."""
+    return tuple(k for k, cm in calibration_measures(model_kind).items() if cm.values is None)
+
+
+#: what each measure's unit value is (from the registry; a measure registered later is found by
+#: :func:`calibration_measures`)
+METRIC_LABELS: dict[str, str] = {k: cm.label for k, cm in calibration_measures().items()}
 #: value of the effect when there is no bias (for ``agreement``, which is no bias measure: the thesis's
 #: robustness threshold pr_rob = 80 %, the reference line of the plots)
 NO_EFFECT: dict[Kind, float] = {
@@ -296,56 +289,6 @@ def control_blanks(targets: Sequence[str], templates: Sequence[str]) -> pd.DataF
 # --------------------------------------------------------------------------------------------
 # values per unit
 # --------------------------------------------------------------------------------------------
-@dataclass
-class MetricValues:
-    """One metric's raw values on one model: ``value[i]`` leans male when positive.
-
-    ``target[i]`` is the profession unit ``i`` belongs to.  ``kind`` picks the test
-    (:func:`evaluate`).  For ``ks`` / ``kl`` ``value`` is the male-minus-female difference and
-    ``male`` / ``female`` hold the two PLL samples.  For ``agreement`` ``value`` is the difference on
-    the original pair and ``other`` the same on its paraphrase.
-    """
-
-    metric: str
-    kind: Kind
-    target: np.ndarray
-    value: np.ndarray
-    male: np.ndarray | None = None
-    female: np.ndarray | None = None
-    unit: str = "pair"
-    details: dict[str, Any] = field(default_factory=dict)
-    other: np.ndarray | None = None
-
-    @property
-    def label(self) -> str:
-        return METRIC_LABELS.get(self.metric, self.metric)
-
-    @property
-    def directional(self) -> bool:
-        """Whether the metric can point to a gender (the KL score and the robustness agreement cannot)."""
-        return self.kind not in ("kl", "agreement")
-
-    @property
-    def label_testable(self) -> bool:
-        """Whether relabelling the targets can change the statistic, so that the label-permutation test
-        applies: every kind but the robustness agreement (relabelling a target flips a pair and its
-        paraphrase together, so their agreement stays the same)."""
-        return self.kind != "agreement"
-
-    def subset(self, idx: np.ndarray) -> MetricValues:
-        return MetricValues(
-            self.metric,
-            self.kind,
-            self.target[idx],
-            self.value[idx],
-            None if self.male is None else self.male[idx],
-            None if self.female is None else self.female[idx],
-            self.unit,
-            self.details,
-            None if self.other is None else self.other[idx],
-        )
-
-
 def _pair_values(lm, pairs: pd.DataFrame, metric: str, *, progress: bool) -> tuple[np.ndarray, np.ndarray]:
     from biaskit.lm import score_pairs
 
@@ -439,7 +382,7 @@ def language_model_values(
     from biaskit.metrics.lpbs import LPBS, LPBSQuery
     from biaskit.metrics.weat import association_scores
 
-    want = set(metrics or [m for m in METRIC_LABELS if m not in ("weat", "direct_bias", "pmi")])
+    want = set(metrics or LM_METRICS)
     out: dict[str, MetricValues] = {}
     targets = list(targets)
     pairs = control_pairs(targets)
@@ -1136,14 +1079,10 @@ def effects_by_item_group(
 # --------------------------------------------------------------------------------------------
 # the whole calibration
 # --------------------------------------------------------------------------------------------
-LM_METRICS: tuple[str, ...] = (
-    "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld",
-    "thesis_ks", "thesis_kl", "thesis_robustness", "lpbs", "seat", "indirect_names",
-)  # fmt: skip
-STATIC_METRICS: tuple[str, ...] = ("weat", "direct_bias", "pmi")
-CAUSAL_LM_METRICS: tuple[str, ...] = (
-    "causal_ll", "causal_shared", "causal_next_word", "causal_sld", "causal_ks", "causal_kl",
-)  # fmt: skip
+#: the measures computed here from shared scores, per kind of control, in registry order
+LM_METRICS: tuple[str, ...] = _builtin("masked")
+STATIC_METRICS: tuple[str, ...] = _builtin("static")
+CAUSAL_LM_METRICS: tuple[str, ...] = _builtin("causal")
 ITEM_SIZES: tuple[int, ...] = (20, 40, 80, 160, 320, 640)
 TARGET_SIZES: tuple[int, ...] = (6, 10, 16, 24, 32, 40)
 
@@ -1181,7 +1120,7 @@ class CalibrationResult:
             row = summ.loc[m]
             curve = self.power[self.power["metric"] == m]
             out[m] = {
-                "label": METRIC_LABELS.get(m, m),
+                "label": _label(m),
                 "family": grp["family"].iloc[0],
                 "by_skew": [
                     {
@@ -1256,6 +1195,25 @@ def finds_planted(rows: pd.DataFrame, column: str = "p_value", level: float = 0.
     return bool(rows["toward_planted"].iloc[0] and p is not None and not pd.isna(p) and p < level)
 
 
+_FAMILY_OF_KIND = {"static": "static", "causal": "causal language model", "masked": "language model"}
+
+
+def _chosen(wanted: Sequence[str] | None, model_kind: str) -> tuple[str, ...]:
+    """The measures of ``model_kind`` to run, in registry order; an unknown one is an error."""
+    known = calibration_measures(model_kind)
+    if wanted is None:
+        return tuple(known)
+    unknown = [m for m in wanted if m not in known]
+    if unknown:
+        raise ValueError(f"unknown {model_kind} calibration measure(s) {unknown}; known: {', '.join(known)}")
+    return tuple(m for m in known if m in set(wanted))
+
+
+def _label(measure: str) -> str:
+    cm = calibration_measures().get(measure)
+    return cm.label if cm is not None else measure
+
+
 def run_calibration(
     lms: Mapping[float, Any],
     vectors: Mapping[float, Any],
@@ -1265,9 +1223,9 @@ def run_calibration(
     alpha: float = 0.05,
     power_s: float = 0.6,
     n_resamples: int = 200,
-    lm_metrics: Sequence[str] = LM_METRICS,
+    lm_metrics: Sequence[str] | None = None,
     causal_lms: Mapping[float, Any] | None = None,
-    causal_metrics: Sequence[str] = CAUSAL_LM_METRICS,
+    causal_metrics: Sequence[str] | None = None,
     progress: bool = False,
 ) -> CalibrationResult:
     """Every metric on every control: effects and p-values, power at ``power_s``, FPR at s = 0.5.
@@ -1275,22 +1233,56 @@ def run_calibration(
     ``lms`` / ``vectors`` / ``corpora`` map a planted skew to a masked LM, word vectors and the
     tokenised planted corpus (for PMI); ``directions`` is the planted plan (target -> gender).
     ``causal_lms`` maps skews to the causal twins of the controls (:func:`causal_language_model_values`).
+
+    The measures are the registry's (:func:`calibration_measures`): ``lm_metrics`` / ``causal_metrics``
+    choose among those of the masked / causal controls (default: all of them); every static measure
+    runs on ``vectors``.  A measure registered with its own ``values`` callable is computed by it.
     """
     targets = list(directions)
     causal_lms = causal_lms or {}
+    measures = calibration_measures()
+    chosen = {
+        "masked": _chosen(lm_metrics, "masked"),
+        "causal": _chosen(causal_metrics, "causal"),
+        "static": tuple(calibration_measures("static")),
+    }
     values: dict[float, dict[str, MetricValues]] = {}
     for s in sorted(set(lms) | set(vectors) | set(causal_lms)):
         v: dict[str, MetricValues] = {}
         if s in lms:
-            v.update(language_model_values(lms[s], targets, metrics=lm_metrics, progress=progress))
+            builtin = [m for m in chosen["masked"] if measures[m].values is None]
+            if builtin:
+                v.update(language_model_values(lms[s], targets, metrics=builtin, progress=progress))
         if s in causal_lms:
-            v.update(
-                causal_language_model_values(
-                    causal_lms[s], targets, metrics=causal_metrics, progress=progress
+            builtin = [m for m in chosen["causal"] if measures[m].values is None]
+            if builtin:
+                v.update(
+                    causal_language_model_values(causal_lms[s], targets, metrics=builtin, progress=progress)
                 )
-            )
         if s in vectors:
             v.update(static_values(vectors[s], None if corpora is None else corpora.get(s), targets))
+        for kind, model in (
+            ("masked", lms.get(s)),
+            ("causal", causal_lms.get(s)),
+            ("static", vectors.get(s)),
+        ):
+            if model is None:
+                continue
+            for m in chosen[kind]:
+                cm = measures[m]
+                if cm.values is None:
+                    continue
+                if kind == "static":
+                    corpus = None if corpora is None else corpora.get(s)
+                    v[m] = cm.values(model, corpus, targets, progress=progress)
+                else:
+                    v[m] = cm.values(model, targets, progress=progress)
+        for m, mv in v.items():
+            if m in measures and mv.kind != measures[m].kind:
+                raise ValueError(
+                    f"calibration measure {m!r}: its values are of kind {mv.kind!r}, "
+                    f"but the registry declares {measures[m].kind!r}"
+                )
         values[s] = v
     by_metric: dict[str, dict[float, MetricValues]] = {}  # the same values, metric -> skew
     for s, v in values.items():
@@ -1304,9 +1296,7 @@ def run_calibration(
                 {
                     "metric": m,
                     "label": mv.label,
-                    "family": "static"
-                    if m in STATIC_METRICS
-                    else ("causal language model" if m in CAUSAL_LM_METRICS else "language model"),
+                    "family": _FAMILY_OF_KIND[measures[m].model_kind] if m in measures else "language model",
                     "planted": s,
                     "effect": ev.effect,
                     "effect_size": ev.effect_size,
@@ -1319,7 +1309,7 @@ def run_calibration(
                 }
             )
     effects = pd.DataFrame(rows)
-    order = {m: i for i, m in enumerate((*lm_metrics, *causal_metrics, *STATIC_METRICS))}
+    order = {m: i for i, m in enumerate((*chosen["masked"], *chosen["causal"], *chosen["static"]))}
     effects = effects.sort_values(
         ["metric", "planted"], key=lambda c: c.map(order) if c.name == "metric" else c
     )
@@ -1350,7 +1340,7 @@ def run_calibration(
         summary.append(
             {
                 "metric": m,
-                "label": METRIC_LABELS.get(m, m),
+                "label": _label(m),
                 "n_for_80_power": sample_size_for_power(curve) if not curve.empty else None,
                 "n_for_80_power_label": sample_size_for_power(curve, column="power_label")
                 if not curve.empty

@@ -63,19 +63,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import biaskit.metrics  # noqa: F401  (registers every metric)
 from biaskit.core.paths import results_dir
+from biaskit.core.registry import REGISTRY, GridCall, GridSupport
+from biaskit.metrics.crows import crows_by_bias_type
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "COLUMNS",
-    "METRICS",
     "DatasetSpec",
     "ExperimentConfig",
     "ModelSpec",
     "captured_log",
     "config_overview",
     "crows_by_bias_type",
+    "grid_metrics",
     "failure_summary",
     "latex_table",
     "load_config",
@@ -86,9 +89,24 @@ __all__ = [
     "summary_table",
 ]
 
-METRICS: tuple[str, ...] = ("weat", "seat", "lpbs", "crows")
-_DATASET_KIND_OF_METRIC = {"weat": "words", "seat": "sentences", "lpbs": "lpbs", "crows": "crows"}
-_MLM_ONLY = {"lpbs", "crows"}
+
+def grid_metrics() -> tuple[str, ...]:
+    """The metrics a grid can run: every registered metric with grid support
+    (:attr:`biaskit.core.registry.Metric.grid`), in registry order."""
+    return tuple(m.name for m in REGISTRY.with_grid())
+
+
+#: the grid's model kinds as the registry names them
+_REGISTRY_KIND = {"mlm": "masked"}
+
+
+def _grid_of(metric: str) -> GridSupport:
+    grid = REGISTRY[metric].grid
+    if grid is None:  # pragma: no cover - load_config refuses such metrics
+        raise ValueError(f"metric {metric!r} has no grid support")
+    return grid
+
+
 _DEFAULT_OPTIONS: dict[str, Any] = {
     "n_permutations": 10_000,
     "exact_threshold": 100_000,
@@ -309,13 +327,13 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ValueError(f"unknown configuration key(s) {unknown}; allowed: {sorted(allowed)}")
-    metrics_raw = raw.get("metrics") or list(METRICS)
+    metrics_raw = raw.get("metrics") or list(grid_metrics())
     if isinstance(metrics_raw, str):
         metrics_raw = [metrics_raw]
     metrics = tuple(str(m).lower() for m in metrics_raw)
-    bad = [m for m in metrics if m not in METRICS]
+    bad = [m for m in metrics if m not in grid_metrics()]
     if bad:
-        raise ValueError(f"unknown metric(s) {bad}; choose from {list(METRICS)}")
+        raise ValueError(f"unknown metric(s) {bad}; choose from {list(grid_metrics())}")
     options = dict(raw.get("options") or {})
     unknown_opts = sorted(set(options) - set(_DEFAULT_OPTIONS))
     if unknown_opts:
@@ -438,54 +456,6 @@ def _load_crows(path: str, sample: int | None, random_state: int) -> pd.DataFram
     return df
 
 
-def crows_by_bias_type(
-    lm: Any,
-    pairs: pd.DataFrame,
-    *,
-    metric: str = "cp",
-    batch_size: int = 64,
-    cache: bool = True,
-    unk: str = "score",
-    progress: bool = False,
-) -> tuple[Any, Any, Any]:
-    r"""B_CrowS overall and per bias type (Nangia et al. 2020; seed 001 section 4.4, eq. 8).
-
-    .. math:: B_{CrowS} = \frac{100}{N} \sum_{(s_s, s_a)} \mathbb{1}[pll(s_s) > pll(s_a)]
-
-    Scores the pairs with :func:`biaskit.lm.score_pairs` (``metric="cp"``: the official
-    CrowS-Pairs masking of the shared tokens; when ``pairs`` has a ``stereo_antistereo``
-    column, as the English CrowS-Pairs of :func:`biaskit.data.datasets.load_crows_pairs_en`, each
-    pair is aligned in the order of the official ``metric.py``: ``direction=``) and counts
-    with :func:`biaskit.metrics.crows.crows_score` (ties, including pairs identical after
-    tokenisation, count as "not stereotypical" and stay in N, as the official ``metric.py``).
-    ``unk="score"`` (default) scores sentences with ``[UNK]`` as ``metric.py`` does.
-    Returns ``(CrowsScore with by_type, overall exact binomial TestResult, PLLScores)``;
-    pairs that could not be scored, and those kept as ties, are in ``PLLScores.report``.
-    """
-    from biaskit.lm import score_pairs
-    from biaskit.metrics.crows import crows_proportion_test, crows_score
-
-    direction = list(pairs["stereo_antistereo"]) if "stereo_antistereo" in pairs else None
-    sc = score_pairs(
-        lm,
-        list(pairs["sent_more"]),
-        list(pairs["sent_less"]),
-        metric,  # type: ignore[arg-type]
-        direction=direction,
-        bias_types=list(pairs["bias_type"]),
-        batch_size=batch_size,
-        cache=cache,
-        progress=progress,
-        unk=unk,  # type: ignore[arg-type]
-    )
-    if len(sc.scores) == 0:
-        raise ValueError("no CrowS-Pairs pair could be scored (see the validation report in the log)")
-    s = sc.scores
-    score = crows_score(s["sent_more_score"], s["sent_less_score"], s["bias_type"])
-    test = crows_proportion_test(s["sent_more_score"], s["sent_less_score"], exact=True)
-    return score, test, sc
-
-
 # =============================================================================================
 # models
 # =============================================================================================
@@ -575,19 +545,6 @@ class _Cell:
     method: str
 
 
-def _weat_test(cfg: ExperimentConfig) -> Any:
-    from biaskit.metrics.weat import WEAT
-
-    return WEAT(
-        n_permutations=int(cfg.option("n_permutations")),
-        exact_threshold=int(cfg.option("exact_threshold")),
-        random_state=cfg.option("random_state"),
-        alternative=cfg.option("weat_alternative"),
-        ddof=int(cfg.option("ddof")),
-        oov_policy=cfg.option("oov_policy"),
-    )
-
-
 def _base_row(cfg: ExperimentConfig, cell: _Cell, language: str = "") -> dict[str, Any]:
     return {
         "experiment": cfg.name,
@@ -614,112 +571,31 @@ def _base_row(cfg: ExperimentConfig, cell: _Cell, language: str = "") -> dict[st
     }
 
 
-def _permutation_row(res: Any) -> dict[str, Any]:
-    """The table columns of a permutation-tested WEAT / SEAT / LPBS :class:`TestResult`."""
-    names = res.details["names"]
-    return {
-        "targets": f"{names['X']} vs {names['Y']}",
-        "attributes": f"{names['A']} vs {names['B']}",
-        "n": res.n,
-        "statistic": res.statistic,
-        "effect_size": res.effect_size,
-        "p_value": res.p_value,
-        "permutation": res.details["permutation_method"],
-    }
-
-
 def _run_cell(
     cfg: ExperimentConfig, cell: _Cell, data: Any, models: _ModelCache, lang: str = ""
 ) -> list[dict[str, Any]]:
-    alpha = float(cfg.option("alpha"))
+    """The rows of one cell: the metric's registered grid runner
+    (:attr:`biaskit.core.registry.GridSupport.run`) on the loaded model and dataset."""
     model = models.get(cell.model)
     row = _base_row(cfg, cell, lang)
-    if cell.metric in ("weat", "seat"):
-        from biaskit.embeddings.encoders import StaticSentenceEncoder, TransformerEncoder
-        from biaskit.metrics.seat import SEATQuery, seat
+    call = GridCall(
+        model=model,
+        model_kind=cell.model.resolved_kind,
+        model_name=cell.model.name,
+        data=data,
+        method=cell.method,
+        options=_options(cfg, cell.model),
+        language=lang,
+    )
+    return [{**row, **r} for r in _grid_of(cell.metric).runner()(call)]
 
-        test = _weat_test(cfg)
-        if cell.model.resolved_kind == "static" and cell.metric == "weat":
-            res = test.run_query(data, model)
-        else:
-            if cell.model.resolved_kind == "static":
-                enc: Any = StaticSentenceEncoder(model, name=cell.model.name)
-            else:
-                enc = TransformerEncoder(
-                    model.model,
-                    model.tokenizer,
-                    cell.method,
-                    int(cfg.option("layer")),
-                    int(cfg.option("batch_size")),
-                    cell.model.name,
-                )
-            q = data if isinstance(data, SEATQuery) else SEATQuery.from_words(data, language=lang or "en")
-            res = seat(q, enc, test)
-        row.update(_permutation_row(res))
-        dropped = {k: v for k, v in res.details.get("oov", {}).items() if v}
-        dropped.update(res.details.get("not_embedded", {}))
-        if dropped:
-            row["note"] = "dropped (no vector / not embeddable): " + "; ".join(
-                f"{k}: {len(v)}" for k, v in dropped.items()
-            )
-        return [row]
-    if cell.metric == "lpbs":
-        from biaskit.metrics.lpbs import LPBS
 
-        groups = cfg.option("lpbs_groups")
-        test = LPBS(
-            n_permutations=int(cfg.option("n_permutations")),
-            exact_threshold=int(cfg.option("exact_threshold")),
-            random_state=cfg.option("random_state"),
-            alternative=cfg.option("lpbs_alternative"),
-            ddof=int(cfg.option("ddof")),
-            multi_token=cfg.option("lpbs_multi_token"),
-            prior_attribute_masks=cfg.option("lpbs_prior_attribute_masks"),
-            groups=tuple(groups) if groups else None,
-            batch_size=int(cfg.option("batch_size")),
-        )
-        res = test.run(data, model)
-        row.update(_permutation_row(res))
-        if res.details["skipped"]:
-            row["note"] = f"skipped (target, template, attribute) combinations: {len(res.details['skipped'])}"
-        return [row]
-    if cell.metric == "crows":
-        score, test, sc = crows_by_bias_type(
-            model,
-            data,
-            metric=cell.method,
-            batch_size=int(cfg.option("batch_size")),
-            cache=bool(cfg.option("crows_cache")),
-            unk=str(cfg.option("crows_unk")),
-        )
-        n_skipped = len(sc.report.skipped_rows) if hasattr(sc.report, "skipped_rows") else 0
-        rows = []
-        overall = dict(row)
-        overall.update(
-            bias_type="all",
-            n=score.n,
-            score=score.score,
-            statistic=float(score.n_stereo),
-            p_value=test.p_value,
-            permutation="exact binomial",
-            note=f"pairs not scored (see the log): {n_skipped}" if n_skipped else "",
-        )
-        rows.append(overall)
-        for bt, r in score.by_type.iterrows():
-            one = dict(row)
-            one.update(
-                bias_type=str(bt),
-                n=int(r["n"]),
-                score=float(r["score"]),
-                statistic=float(r["n_stereo"]),
-                p_value=float(r["p_value"]),
-                permutation="exact binomial",
-            )
-            rows.append(one)
-        for r in rows:
-            r["significant"] = bool(r["p_value"] < alpha) if np.isfinite(r["p_value"]) else np.nan
-        return rows
-    raise ValueError(f"unknown metric {cell.metric!r}")  # pragma: no cover
+def _options(cfg: ExperimentConfig, model: ModelSpec) -> dict[str, Any]:
+    """Every grid option with its default filled in; a model's own ``methods`` replace the grid's."""
+    out = {k: cfg.option(k) for k in _DEFAULT_OPTIONS}
+    if model.methods:
+        out["methods"] = list(model.methods)
+    return out
 
 
 def _dataset_language(data: Any, path: str = "") -> str:
@@ -754,36 +630,18 @@ def _cells(
                 skipped.append(f"{m.name} ({m.language}) x {d.name} ({dl}): different languages")
                 continue
             for metric in cfg.metrics:
-                if _DATASET_KIND_OF_METRIC[metric] != dk:
+                grid = _grid_of(metric)
+                if grid.dataset_kind != dk:
                     continue
-                if mk == "causal" and metric in ("lpbs", "seat", "weat"):
-                    why = (
-                        "its prior is read at a mask, which a causal model does not have"
-                        if metric == "lpbs"
-                        else "sentence encodings come from masked models or word vectors here"
-                    )
-                    skipped.append(f"{m.name} x {d.name} x {metric}: not for a causal language model ({why})")
+                reads = REGISTRY[metric].model_kinds
+                if mk in grid.not_for or _REGISTRY_KIND.get(mk, mk) not in reads:
+                    why = grid.not_for.get(mk) or f"{metric} reads {', '.join(reads)} models, not {mk}"
+                    skipped.append(f"{m.name} x {d.name} x {metric}: {why}")
                     continue
-                if metric in _MLM_ONLY and mk not in ("mlm", "causal"):
-                    skipped.append(f"{m.name} x {d.name} x {metric}: {metric} needs a language model")
-                    continue
-                if metric in ("weat", "seat") and mk == "mlm":
-                    cells += [_Cell(m, d, metric, meth) for meth in methods]
-                elif metric in ("weat", "seat"):
-                    cells.append(_Cell(m, d, metric, "vectors" if metric == "weat" else "mean"))
-                else:
-                    cells.append(
-                        _Cell(
-                            m,
-                            d,
-                            metric,
-                            str(cfg.option("crows_causal_metric" if mk == "causal" else "crows_metric"))
-                            if metric == "crows"
-                            else "-",
-                        )
-                    )
+                options = {**{k: cfg.option(k) for k in _DEFAULT_OPTIONS}, "methods": methods}
+                cells += [_Cell(m, d, metric, meth) for meth in grid.cell_methods(mk, options)]
     for d in cfg.datasets:
-        if not any(_DATASET_KIND_OF_METRIC[mt] == kinds[d.name] for mt in cfg.metrics):
+        if not any(_grid_of(mt).dataset_kind == kinds[d.name] for mt in cfg.metrics):
             skipped.append(
                 f"dataset {d.name} ({kinds[d.name]}) matches none of the metrics {list(cfg.metrics)}"
             )
@@ -1001,7 +859,10 @@ def plot_results(results: pd.DataFrame, *, alpha: float = 0.05, title: str = "")
 # for a reader: what a batch run did, in sentences (notebooks; the files keep every detail)
 # ---------------------------------------------------------------------------------------------
 _PY_LIST = re.compile(r"\[((?:'[^']*'(?:, )?)+)\]")
-_METRIC_LABEL = {"weat": "WEAT", "seat": "SEAT", "lpbs": "LPBS", "crows": "CrowS-Pairs"}
+
+
+def _metric_label(metric: str) -> str:
+    return REGISTRY[metric].label if metric in REGISTRY else metric
 
 
 def _plain_reason(msg: str, limit: int = 160) -> str:
@@ -1046,7 +907,7 @@ def failure_summary(results: pd.DataFrame, *, max_other: int = 3) -> str:
     other = failed[load.isna()]
     for _, r in other.head(max_other).iterrows():
         parts.append(
-            f"{_METRIC_LABEL.get(r['metric'], r['metric'])} of '{r['model']}' on {r['dataset']} failed "
+            f"{_metric_label(r['metric'])} of '{r['model']}' on {r['dataset']} failed "
             f"({_plain_reason(r['error'])})"
         )
     if len(other) > max_other:
@@ -1085,7 +946,7 @@ def config_overview(config: str | Path | Mapping[str, Any] | ExperimentConfig) -
     lines = [
         f"* **{_count(len(cfg.models), 'model')}:** " + "; ".join(model(m) for m in cfg.models),
         f"* **{_count(len(cfg.datasets), 'dataset')}:** " + "; ".join(dataset(d) for d in cfg.datasets),
-        "* **Metrics:** " + ", ".join(_METRIC_LABEL.get(m, m) for m in cfg.metrics),
+        "* **Metrics:** " + ", ".join(_metric_label(m) for m in cfg.metrics),
     ]
     if opts:
         lines.append("* **Options:** " + "; ".join(f"{k} = {_option_text(v)}" for k, v in opts.items()))

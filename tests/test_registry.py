@@ -1,0 +1,260 @@
+"""The metric registry (issue 31): every metric declared once, read by the grid, the calibration and the CLI.
+
+The toy metric below is defined in this test module only.  Registering it is all it takes for the
+batch grid, the calibration and ``python -m biaskit metrics`` to run and list it: no other file of
+biaskit changes.  ``docs/adding_a_metric.md`` walks through the very same code (a test checks that the
+guide's code block is this one, character for character).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import biaskit.metrics
+from biaskit.core.registry import REGISTRY, MetricRegistry, UnknownMetricError
+
+REPO = Path(__file__).resolve().parent.parent
+GUIDE = REPO / "docs" / "adding_a_metric.md"
+
+#: every metric the issue names, by registry name
+EXPECTED = {
+    "pmi", "pmi_test", "pmi_frequency_baseline", "direct_bias", "bolukbasi_indirect", "weat", "wefat", "rnd",
+    "rnsb", "ect", "mac", "ripa", "seat", "lpbs", "crows", "cp", "sz", "aul", "ll", "shared", "stereoset",
+    "comp_baseline", "barza_templates", "barza_pairs", "dpccb", "dicobi", "same", "domain_gain", "indirect_bias",
+    "thesis_ks", "thesis_kl", "robustness",
+}  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------- toy metric
+# >>> toy metric (docs/adding_a_metric.md shows this block verbatim)
+import numpy as np  # noqa: E402, F811
+from scipy import stats as sps  # noqa: E402
+
+from biaskit.core.registry import (  # noqa: E402
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridCall,
+    GridSupport,
+    MetricValues,
+    register_metric,
+)
+from biaskit.core.results import TestResult  # noqa: E402
+
+MALE = ("he", "him", "his", "man", "boy", "father", "son", "brother")
+FEMALE = ("she", "her", "hers", "woman", "girl", "mother", "daughter", "sister")
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    return m / np.linalg.norm(m, axis=-1, keepdims=True)
+
+
+def centroid_lean(words, A, B, vectors) -> np.ndarray:
+    r"""g(w) = cos(w, mean of A) - cos(w, mean of B) for every word w."""
+    W = _unit(np.stack([vectors[w] for w in words]))
+    a = _unit(np.mean([vectors[w] for w in A], axis=0))
+    b = _unit(np.mean([vectors[w] for w in B], axis=0))
+    return W @ a - W @ b
+
+
+def centroid_gap(X, Y, A, B, vectors) -> TestResult:
+    r"""Centroid gap: how much more the X words lean to A (rather than B) than the Y words do.
+
+    .. math:: \mathrm{gap} = \overline{g(X)} - \overline{g(Y)}, \quad
+              g(w) = \cos(w, \bar a) - \cos(w, \bar b)
+
+    Test: Welch's two-sample t test of g over X against g over Y (:func:`scipy.stats.ttest_ind`).
+    A toy metric for the guide, not a published one.
+    """
+    gx, gy = centroid_lean(X, A, B, vectors), centroid_lean(Y, A, B, vectors)
+    t = sps.ttest_ind(gx, gy, equal_var=False)
+    return TestResult(
+        statistic=float(t.statistic),
+        p_value=float(t.pvalue),
+        method="centroid gap, Welch t test",
+        n=len(gx) + len(gy),
+        effect_size=float(gx.mean() - gy.mean()),
+        details={"per_word": dict(zip([*X, *Y], [*gx, *gy], strict=True))},
+    )
+
+
+def centroid_gap_cell(call: GridCall) -> list[dict]:
+    """One cell of a batch grid: the dataset is a WEAT query (X, Y, A, B)."""
+    q = call.data
+    res = centroid_gap(q.X, q.Y, q.A, q.B, call.model)
+    return GridSupport.rows_from_result(res, targets=f"{q.names[0]} vs {q.names[1]}")
+
+
+def centroid_gap_values(vectors, corpus, targets, *, progress=False) -> MetricValues:
+    """The calibration's values: g(profession) with A = male words, B = female words."""
+    kept = [t for t in targets if t in vectors.key_to_index]
+    male = [w for w in MALE if w in vectors.key_to_index]
+    female = [w for w in FEMALE if w in vectors.key_to_index]
+    lean = centroid_lean(kept, male, female, vectors)
+    return MetricValues("centroid_gap", "groups", np.array(kept, object), lean, unit="profession")
+
+
+def register_centroid_gap():
+    return register_metric(
+        "centroid_gap",
+        label="Centroid gap (toy)",
+        family="word vectors",
+        inputs=("word sets",),
+        model_kinds=("static",),
+        directional=True,
+        test="Welch t test of the word leans of X against Y",
+        citation="biaskit's guide to adding a metric",
+        section="none (a worked example)",
+        entry_point=centroid_gap,
+        grid=GridSupport("words", centroid_gap_cell),
+        calibration=CalibrationSupport(
+            (
+                CalibrationMeasure(
+                    "centroid_gap",
+                    "Centroid gap (word2vec), mean lean",
+                    "groups",
+                    "static",
+                    values=centroid_gap_values,
+                ),
+            )
+        ),
+    )
+
+
+# <<< toy metric
+
+
+@pytest.fixture
+def toy():
+    metric = register_centroid_gap()
+    yield metric
+    REGISTRY.remove("centroid_gap")
+
+
+# ----------------------------------------------------------------------------------- the registry itself
+def test_every_metric_of_the_workbench_is_registered_once_with_a_loadable_entry_point():
+    names = [m.name for m in biaskit.metrics.registered_metrics()]
+    assert len(names) == len(set(names))
+    assert EXPECTED <= set(names), sorted(EXPECTED - set(names))
+    for m in biaskit.metrics.registered_metrics():
+        obj = m.load()
+        assert callable(obj), m.name
+        assert m.module.startswith("biaskit.metrics."), m.name
+        assert (obj.__doc__ or "").strip(), f"{m.name}: the entry point has no docstring"
+        assert m.citation and m.section and m.test, m.name
+
+
+def test_the_calibration_and_the_grid_read_the_registry():
+    from biaskit.studies import calibration as cal
+    from biaskit.studies.grid import grid_metrics
+
+    keys = [cm.key for _, cm in REGISTRY.calibration_measures()]
+    assert set(cal.LM_METRICS) | set(cal.CAUSAL_LM_METRICS) | set(cal.STATIC_METRICS) == set(keys)
+    assert len(keys) == 21 and cal.STATIC_METRICS == ("weat", "direct_bias", "pmi")
+    assert cal.METRIC_LABELS["crows_cp"] == REGISTRY["cp"].calibration.measures[0].label
+    assert set(grid_metrics()) == {"weat", "seat", "lpbs", "crows"}
+
+
+def test_unknown_metric_names_the_nearest_and_a_second_declaration_is_refused():
+    with pytest.raises(UnknownMetricError, match="did you mean weat"):
+        REGISTRY["waet"]
+    with pytest.raises(ValueError, match="registered twice"):
+        register_metric(
+            "weat", label="x", family="word vectors", inputs=("word sets",), model_kinds=("static",),
+            directional=True, test="t", citation="c", section="s", entry_point=centroid_gap,
+            registry=REGISTRY,
+        )  # fmt: skip
+    local = MetricRegistry()
+    with pytest.raises(ValueError, match="family 'vectors'"):
+        register_metric(
+            "x", label="x", family="vectors", inputs=("word sets",), model_kinds=(), directional=True,
+            test="t", citation="c", section="s", entry_point=centroid_gap, registry=local,
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="must be public"):
+        register_metric(
+            "x", label="x", family="corpus", inputs=("corpus",), model_kinds=(), directional=True,
+            test="t", citation="c", section="s", entry_point=_unit, registry=local,
+        )  # fmt: skip
+    assert len(local) == 0
+
+
+def test_cli_lists_every_metric(capsys):
+    from biaskit.__main__ import main
+
+    assert main(["metrics", "--format", "json", "--all-columns"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["name"] for r in rows} == set(REGISTRY)
+    weat = next(r for r in rows if r["name"] == "weat")
+    assert weat["family"] == "word vectors" and weat["grid"] == "words" and weat["calibration"] == "weat"
+    assert main(["metrics", "--family", "corpus"]) == 0
+    out = capsys.readouterr().out
+    assert "== corpus (3)" in out and "weat" not in out
+    assert main(["metrics", "--family", "nope"]) == 1
+
+
+# ----------------------------------------------------------------------------------- the toy metric, end to end
+def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
+    from test_experiments import WORDS, _config, make_toy_grid
+
+    from biaskit.__main__ import main
+    from biaskit.embeddings.vectors import load_vectors
+    from biaskit.studies.grid import run_experiments
+
+    d = make_toy_grid(tmp_path / "grid")
+    cfg = _config(d)
+    cfg["models"] = cfg["models"][:2]  # static vectors and a masked LM
+    cfg["datasets"] = [ds for ds in cfg["datasets"] if ds["name"] == "weat"]
+    cfg["metrics"] = ["weat", "centroid_gap"]
+    with caplog.at_level("INFO", logger="biaskit.studies.grid"):
+        df = run_experiments(cfg, progress=False, write=False)
+    row = df[(df["metric"] == "centroid_gap")]
+    assert len(row) == 1 and row["status"].iloc[0] == "ok" and row["model"].iloc[0] == "toy-static"
+    direct = centroid_gap(WORDS["X"], WORDS["Y"], WORDS["A"], WORDS["B"], load_vectors(d / "toy.kv"))
+    assert row["effect_size"].iloc[0] == pytest.approx(direct.effect_size, rel=1e-12)
+    assert row["p_value"].iloc[0] == pytest.approx(direct.p_value, rel=1e-12)
+    assert row["permutation"].iloc[0] == "centroid gap, Welch t test"
+    assert set(df[df["metric"] == "weat"]["model"]) == {"toy-static", "tiny-mlm"}
+    assert "tiny-mlm x weat x centroid_gap: centroid_gap reads static models, not mlm" in caplog.text
+    assert main(["metrics", "--format", "csv"]) == 0
+    assert "centroid_gap,Centroid gap (toy),word vectors" in capsys.readouterr().out
+
+
+def test_toy_metric_runs_through_the_calibration(toy):
+    from biaskit.data.counterfactual import assign_directions
+    from biaskit.studies import calibration as cal
+    from biaskit.training import recipes as tm
+
+    plan = assign_directions(list(tm.CONTROL_TARGETS), seed=tm.CONTROL_SEED)
+    vectors = {s: tm.load_trained_vectors("en-planted-w2v", s=s) for s in (0.5, 0.8)}
+    result = cal.run_calibration({}, vectors, None, plan, power_s=0.8, n_resamples=40)
+    eff = result.effects.set_index(["metric", "planted"])
+    row = eff.loc[("centroid_gap", 0.8)]
+    assert row["label"] == "Centroid gap (word2vec), mean lean" and row["family"] == "static"
+    # the effect of a "groups" measure: mean lean of the male-planted professions minus the female-planted
+    mv = result.values["centroid_gap"][0.8]
+    male = np.array([plan[t] == "male" for t in mv.target])
+    assert row["effect"] == pytest.approx(mv.value[male].mean() - mv.value[~male].mean(), rel=1e-9)
+    assert row["toward_planted"] and row["p_value"] < 0.01
+    summary = result.summary.set_index("metric").loc["centroid_gap"]
+    assert summary["found_at_0_8"] and summary["fpr"] is not None
+    assert list(result.effects["metric"].unique()) == [
+        "weat",
+        "direct_bias",
+        "centroid_gap",
+    ]  # no corpus: no PMI
+
+
+def test_the_guide_shows_the_toy_metric_that_this_test_runs():
+    text = GUIDE.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    source = Path(__file__).read_text(encoding="utf-8")
+    toy = source.split("# >>> toy metric (docs/adding_a_metric.md shows this block verbatim)\n", 1)[1]
+    toy = toy.split("# <<< toy metric", 1)[0]
+    strip = re.compile(r"  # noqa: [A-Z0-9, ]+")
+    assert strip.sub("", toy).strip() in [strip.sub("", b).strip() for b in blocks]
+    assert inspect.getsource(centroid_gap) in toy
