@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.stats import correlation
+from biaskit.data.published import published_table
 from biaskit.data.wordlists import vector_vocabulary, word_list_pair
 from biaskit.metrics.pmi import SentenceIncidence, Variant, ZeroPolicy, bias_pmi_table
 from biaskit.metrics.weat import WEAT
@@ -78,36 +79,24 @@ __all__ = [
     "weat_pmi_experiment",
 ]
 
-# Seed 000 section 3.6.3: Pearson r between the mean seed frequency of the 30 neutral groups and
-# their BIAS_PMI (Figure 3.7).  Figure 3.8 (DirectBias) gives no number, only "a stronger effect
-# for religion (in absolute value) than for gender".
-THESIS_FIGURE_3_7_R = {"gender": 0.25, "religion": -0.41}
+# Published numbers (data/published, with provenance and sha256: biaskit.data.published).
+#: seed 000 section 3.6.3, Figure 3.7: Pearson r between the mean seed frequency of the 30 neutral groups
+#: and their BIAS_PMI (Figure 3.8, DirectBias, gives no number)
+THESIS_FIGURE_3_7_R: dict[str, float] = published_table("thesis_figure_3_7_r")
 
-# Seed 000 section 3.6.3, Tables 3.6 and 3.7 (frequencies from the thesis's token file, about
-# 2M deduplicated Europarl sentences; the text's "chico, abuelo, ..." for the religion row is a
-# slip for "mesías, bautismo, sultan, allah").
-THESIS_SWAP_GENDER: dict[str, Any] = {
-    "targets": ("career words", "family words"),
-    "attribute_sets": {
-        "señor, él vs señora, ella": (["señor", "él"], ["señora", "ella"]),
-        "chico, abuelo vs chica, abuela": (["chico", "abuelo"], ["chica", "abuela"]),
-    },
-    "published": {
-        "señor, él vs señora, ella": {"mean_frequency": 19970.75, "d": 1.241, "p": 0.057},
-        "chico, abuelo vs chica, abuela": {"mean_frequency": 20.75, "d": 1.451, "p": 0.014},
-    },
-}
-THESIS_SWAP_RELIGION: dict[str, Any] = {
-    "targets": ("instruments", "weapons"),
-    "attribute_sets": {
-        "iglesia, cristiano vs islam, musulmán": (["iglesia", "cristiano"], ["islam", "musulmán"]),
-        "mesías, bautismo vs sultan, allah": (["mesías", "bautismo"], ["sultan", "allah"]),
-    },
-    "published": {
-        "iglesia, cristiano vs islam, musulmán": {"mean_frequency": 187.5, "d": 1.377, "p": 0.0004},
-        "mesías, bautismo vs sultan, allah": {"mean_frequency": 1.25, "d": 0.933, "p": 0.015},
-    },
-}
+
+def _swap_spec(name: str) -> dict[str, Any]:
+    """A swap table of seed 000 section 3.6.3 with the tuples the experiment functions take."""
+    spec = published_table(name)
+    spec["targets"] = tuple(spec["targets"])
+    spec["attribute_sets"] = {k: (list(a), list(b)) for k, (a, b) in spec["attribute_sets"].items()}
+    return spec
+
+
+#: seed 000 Tables 3.6 and 3.7 (frequencies from the thesis's token file; the text's "chico, abuelo, ..."
+#: for the religion row is a slip for "mesías, bautismo, sultan, allah")
+THESIS_SWAP_GENDER: dict[str, Any] = _swap_spec("thesis_table_3_6_swap_gender")
+THESIS_SWAP_RELIGION: dict[str, Any] = _swap_spec("thesis_table_3_7_swap_religion")
 
 
 def _wordfreq(words: Sequence[str], language: str, wordlist: str) -> tuple[list[float], list[float]]:

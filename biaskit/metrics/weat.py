@@ -100,6 +100,7 @@ from biaskit.core.registry import (
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
+from biaskit.data.published import published_table
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
 
 logger = logging.getLogger(__name__)
@@ -134,144 +135,17 @@ _sample_masks = sample_distinct_masks
 _mask_sums = mask_sums
 _sample_partitions = sample_partitions
 
-# Caliskan, Bryson & Narayanan (2017), Science 356:183, Table 1 (GloVe Common Crawl 840B,
-# 300d).  n_target / n_attribute are "words x 2"; p is the one-sided permutation p-value.
-CALISKAN_2017_TABLE1: dict[str, dict[str, Any]] = {
-    "weat1": {
-        "target": "Flowers vs insects",
-        "attribute": "Pleasant vs unpleasant",
-        "n_target": 25,
-        "n_attribute": 25,
-        "d": 1.50,
-        "p": 1e-7,
-    },
-    "weat2": {
-        "target": "Instruments vs weapons",
-        "attribute": "Pleasant vs unpleasant",
-        "n_target": 25,
-        "n_attribute": 25,
-        "d": 1.53,
-        "p": 1e-7,
-    },
-    "weat3": {
-        "target": "Eur.-American vs Afr.-American names",
-        "attribute": "Pleasant vs unpleasant",
-        "n_target": 32,
-        "n_attribute": 25,
-        "d": 1.41,
-        "p": 1e-8,
-    },
-    "weat4": {
-        "target": "Eur.-American vs Afr.-American names",
-        "attribute": "Pleasant vs unpleasant (Bertrand)",
-        "n_target": 16,
-        "n_attribute": 25,
-        "d": 1.50,
-        "p": 1e-4,
-    },
-    "weat5": {
-        "target": "Eur.-American vs Afr.-American names",
-        "attribute": "Pleasant vs unpleasant (Nosek)",
-        "n_target": 16,
-        "n_attribute": 8,
-        "d": 1.28,
-        "p": 1e-3,
-    },
-    "weat6": {
-        "target": "Male vs female names",
-        "attribute": "Career vs family",
-        "n_target": 8,
-        "n_attribute": 8,
-        "d": 1.81,
-        "p": 1e-3,
-    },
-    "weat7": {
-        "target": "Math vs arts",
-        "attribute": "Male vs female terms",
-        "n_target": 8,
-        "n_attribute": 8,
-        "d": 1.06,
-        "p": 0.018,
-    },
-    "weat8": {
-        "target": "Science vs arts",
-        "attribute": "Male vs female terms",
-        "n_target": 8,
-        "n_attribute": 8,
-        "d": 1.24,
-        "p": 1e-2,
-    },
-    "weat9": {
-        "target": "Mental vs physical disease",
-        "attribute": "Temporary vs permanent",
-        "n_target": 6,
-        "n_attribute": 7,
-        "d": 1.38,
-        "p": 1e-2,
-    },
-    "weat10": {
-        "target": "Young vs old people's names",
-        "attribute": "Pleasant vs unpleasant",
-        "n_target": 8,
-        "n_attribute": 8,
-        "d": 1.21,
-        "p": 1e-2,
-    },
-}
-
-# Cross-check on word2vec: responsibly's documentation (docs/notebooks/demo-weat-alpha, github
-# ResponsiblyAI/responsibly) runs WEAT 1-10 on the full GoogleNews vectors with the population SD
-# (ddof=0), its own copy of the word lists and equal-size filtering.  Effect sizes d only.
-RESPONSIBLY_WORD2VEC_D: dict[str, float] = {
-    "weat1": 1.55, "weat2": 1.66, "weat3": 0.55, "weat4": 1.27, "weat5": 0.71,
-    "weat6": 1.93, "weat7": 0.91, "weat8": 1.27, "weat9": 1.45, "weat10": -0.38,
-}  # fmt: skip
-
-# Seed 000 (Maddalozzo 2023), published WEAT results.
-# Table 3.2 (from Ethayarajh et al. 2019): targets {door} vs {curtain}; d with the population SD.
-THESIS_TABLE_3_2: list[dict[str, Any]] = [
-    {
-        "A": ["masculine"],
-        "B": ["feminine"],
-        "statistic": 0.021,
-        "d": 2.0,
-        "p": 0.0,
-        "outcome": "more male-associated",
-    },
-    {"A": ["girlish"], "B": ["boyish"], "statistic": -0.042, "d": -2.0, "p": 0.5, "outcome": "inconclusive"},
-    {
-        "A": ["woman"],
-        "B": ["man"],
-        "statistic": 0.071,
-        "d": 2.0,
-        "p": 0.0,
-        "outcome": "more female-associated",
-    },
-]
-# Tables 3.4 (gender: espacio_m vs espacio_f) and 3.5 (religion: christianity words vs islam words),
-# Spanish Europarl-trained vectors of github dccuchile/spanish-word-embeddings; keys of the seed groups.
-THESIS_TABLE_3_4: list[dict[str, Any]] = [
-    {"A": "espacio_m", "B": "espacio_f", "X": "math 1", "Y": "arts 1", "d": 1.53, "p": 0.0015},
-    {"A": "espacio_m", "B": "espacio_f", "X": "career words", "Y": "family words", "d": 1.244, "p": 0.004},
-]
-THESIS_TABLE_3_5: list[dict[str, Any]] = [
-    {
-        "A": "christianity words",
-        "B": "islam words",
-        "X": "instruments",
-        "Y": "weapons",
-        "d": 1.453,
-        "p": 8.11e-05,
-    },
-    {
-        "A": "christianity words",
-        "B": "islam words",
-        "X": "pleasantness",
-        "Y": "unpleasantness",
-        "d": 0.863,
-        "p": 0.078,
-    },
-]
+# Published tables (data/published, with provenance and sha256: biaskit.data.published):
+#: Caliskan, Bryson & Narayanan (2017), Science 356:183, Table 1 (GloVe Common Crawl 840B, 300d);
+#: n_target / n_attribute are "words x 2"; p is the one-sided permutation p-value
+CALISKAN_2017_TABLE1: dict[str, dict[str, Any]] = published_table("caliskan2017_table1")
+#: responsibly's WEAT 1-10 on the full GoogleNews word2vec (ddof=0, its own word lists); d only
+RESPONSIBLY_WORD2VEC_D: dict[str, float] = published_table("responsibly_word2vec_weat_d")
+#: seed 000 Table 3.2 (from Ethayarajh et al. 2019): {door} vs {curtain}; d with the population SD
+THESIS_TABLE_3_2: list[dict[str, Any]] = published_table("thesis_table_3_2")
+#: seed 000 Tables 3.4 (gender) and 3.5 (religion) on the Spanish Europarl vectors; keys of the seed groups
+THESIS_TABLE_3_4: list[dict[str, Any]] = published_table("thesis_table_3_4")
+THESIS_TABLE_3_5: list[dict[str, Any]] = published_table("thesis_table_3_5")
 
 
 # --------------------------------------------------------------------------- vectors
