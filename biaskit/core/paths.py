@@ -1,31 +1,116 @@
 """Locations of the bundled resources and of the on-disk cache.
 
-The bundled ``data/`` and ``wordlists/`` folders sit at the repository root
-next to the package.  Both can be overridden with environment variables so a
-user can point biaskit at their own copies:
+Where the bundled resources come from:
+
+* **in a checkout of the repository** (the folder holding ``pyproject.toml`` and ``biaskit/``):
+  its ``data/``, ``wordlists/``, ``notebooks/`` and ``experiments/`` folders, as always;
+* **installed from a wheel** (``pip install biaskit biaskit-data``): the companion distribution
+  ``biaskit-data``, built from this repository (``python packaging/build_dists.py``), pinned to
+  the same version and read through :mod:`importlib.resources`.  Its files are checked against
+  its sha256 manifest once per process (``BIASKIT_DATA_VERIFY=0`` skips the check).
+
+Environment variables override both, so a user can point biaskit at their own copies:
 
 * ``BIASKIT_DATA_DIR``      bundled datasets (default ``<repo>/data``)
 * ``BIASKIT_WORDLISTS_DIR`` word lists (default ``<repo>/wordlists``)
 * ``BIASKIT_CACHE_DIR``     downloads and cached model scores
   (default ``~/.cache/biaskit``)
+* ``BIASKIT_RESULTS_DIR``   where notebooks write their JSON and figures (default ``<repo>/results``
+  in a checkout, ``./results`` elsewhere)
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.resources
 import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
+#: the companion distribution that carries the bundled files of an installed biaskit
+DATA_DISTRIBUTION = "biaskit-data"
+#: its import name
+DATA_PACKAGE = "biaskit_data"
+
+_verified: set[Path] = set()
+
+
+class BundledDataMissing(FileNotFoundError):
+    """The bundled files are neither in a repository checkout nor installed (``biaskit-data``)."""
+
+
+def in_repository() -> bool:
+    """True when biaskit runs from a checkout of its repository (an editable install or the
+    source tree), whose ``data/``, ``wordlists/`` and ``notebooks/`` folders are then used."""
+    return (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "biaskit" / "core" / "paths.py").is_file()
+
+
+def package_version() -> str:
+    """The installed biaskit distribution's version (``biaskit.__version__``, read from its metadata)."""
+    return importlib.metadata.version("biaskit")
+
+
+def installed_data_root() -> Path:
+    """Root folder of the installed ``biaskit-data`` distribution (``data/``, ``wordlists/``,
+    ``notebooks/``, ``experiments/`` and ``MANIFEST.json``).
+
+    Raises :class:`BundledDataMissing` when it is not installed, or installed at another version
+    than biaskit; checks every file's sha256 against the manifest once per process (unless
+    ``BIASKIT_DATA_VERIFY=0``) and raises ``ValueError`` naming the damaged files.
+    """
+    version = package_version()
+    try:
+        import biaskit_data
+    except ImportError:
+        raise BundledDataMissing(
+            f"biaskit's bundled data (word lists, datasets, the small trained models, the notebooks) are not "
+            f"installed: install the companion wheel built from the repository with the same version, "
+            f"`pip install {DATA_DISTRIBUTION}=={version}` (python packaging/build_dists.py builds both wheels), "
+            "or point BIASKIT_DATA_DIR and BIASKIT_WORDLISTS_DIR at copies of the repository's data/ and "
+            "wordlists/ folders"
+        ) from None
+    if biaskit_data.__version__ != version:
+        raise BundledDataMissing(
+            f"{DATA_DISTRIBUTION} {biaskit_data.__version__} is installed but biaskit is {version}: the two are "
+            f"released together; install `{DATA_DISTRIBUTION}=={version}`"
+        )
+    root = Path(str(importlib.resources.files(DATA_PACKAGE)))
+    if root not in _verified and os.environ.get("BIASKIT_DATA_VERIFY", "1") != "0":
+        biaskit_data.verify()
+        _verified.add(root)
+    return root
+
+
+def bundled_dir(name: str) -> Path:
+    """A bundled folder (``"data"``, ``"wordlists"``, ``"notebooks"`` or ``"experiments"``): the
+    repository's own in a checkout, else the one of the installed ``biaskit-data``."""
+    if name not in ("data", "wordlists", "notebooks", "experiments"):
+        raise ValueError(f"unknown bundled folder {name!r}")
+    if in_repository():
+        return REPO_ROOT / name
+    return installed_data_root() / name
+
 
 def data_dir() -> Path:
-    """Folder of the bundled datasets."""
-    return Path(os.environ.get("BIASKIT_DATA_DIR", REPO_ROOT / "data"))
+    """Folder of the bundled datasets (``BIASKIT_DATA_DIR``, else :func:`bundled_dir` ``("data")``)."""
+    if "BIASKIT_DATA_DIR" in os.environ:
+        return Path(os.environ["BIASKIT_DATA_DIR"])
+    return bundled_dir("data")
 
 
 def wordlists_dir() -> Path:
-    """Folder of the bundled word lists."""
-    return Path(os.environ.get("BIASKIT_WORDLISTS_DIR", REPO_ROOT / "wordlists"))
+    """Folder of the bundled word lists (``BIASKIT_WORDLISTS_DIR``, else :func:`bundled_dir` ``("wordlists")``)."""
+    if "BIASKIT_WORDLISTS_DIR" in os.environ:
+        return Path(os.environ["BIASKIT_WORDLISTS_DIR"])
+    return bundled_dir("wordlists")
+
+
+def notebooks_dir() -> Path:
+    """Folder of the numbered study notebooks (``BIASKIT_NOTEBOOKS_DIR``, else :func:`bundled_dir` ``("notebooks")``)."""
+    if "BIASKIT_NOTEBOOKS_DIR" in os.environ:
+        return Path(os.environ["BIASKIT_NOTEBOOKS_DIR"])
+    return bundled_dir("notebooks")
 
 
 def cache_dir() -> Path:
@@ -36,8 +121,10 @@ def cache_dir() -> Path:
 
 
 def results_dir() -> Path:
-    """Folder where notebooks write ``<name>.json`` and figures (created on demand)."""
-    path = Path(os.environ.get("BIASKIT_RESULTS_DIR", REPO_ROOT / "results"))
+    """Folder where notebooks write ``<name>.json`` and figures (created on demand): ``BIASKIT_RESULTS_DIR``,
+    else ``<repo>/results`` in a checkout and ``./results`` (beside the running notebook) elsewhere."""
+    default = REPO_ROOT / "results" if in_repository() else Path.cwd() / "results"
+    path = Path(os.environ.get("BIASKIT_RESULTS_DIR", default))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
