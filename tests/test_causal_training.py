@@ -83,7 +83,7 @@ def test_causal_perplexity_equals_naive_loop_and_reports_skips(tokenizer, caplog
     model = _build_causal_model(tiny_config(dropout=0.0), tokenizer).double().eval()
     too_long = " ".join(TRAIN[:6])  # over n_positions = 24 tokens
     sentences = [*HELD_OUT[:4], too_long, "La Jueza Lee."]
-    with caplog.at_level(logging.WARNING, logger="biaskit.training.pretrain"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.evaluation"):
         ppl, n = causal_perplexity(model, tokenizer, sentences, batch_size=3)
     assert "1 of 6 sentence(s) are longer than n_positions=24 tokens (BOS included) and are skipped" in (
         caplog.text

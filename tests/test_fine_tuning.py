@@ -16,7 +16,7 @@ import torch
 from test_training import Crash, crash_at
 
 from biaskit.lm import MaskedLM, score_pairs, tiny_masked_lm
-from biaskit.training import pretrain as training
+from biaskit.training import loop as training  # where the loop looks up mask_tokens and build_mlm_batch
 from biaskit.training.fine_tune import (
     BARTL,
     BARTL_2020,
@@ -322,7 +322,7 @@ def test_bad_input(base, tmp_path, caplog):
     with pytest.raises(ValueError, match="window of 128"):
         fine_tune(base, TRAIN, config=quick(max_length=512), output_dir=tmp_path / "e", progress=False)
     long = " ".join(TRAIN[:4])
-    with caplog.at_level(logging.WARNING, logger="biaskit.training.pretrain"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.loop"):
         fine_tune(base, [*TRAIN[:3], "", long, " "], config=quick(max_steps=2, max_length=24),
                   output_dir=tmp_path / "w", progress=False)  # fmt: skip
     assert "fine_tune: 2 empty sentence(s) skipped" in caplog.text

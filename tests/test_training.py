@@ -213,7 +213,7 @@ def test_mask_salient_groups_deterministic_and_off():
 
 
 def test_salient_group_ids_and_config_checks(tokenizer, caplog):
-    with caplog.at_level("WARNING", logger="biaskit.training.pretrain"):
+    with caplog.at_level("WARNING", logger="biaskit.training.objectives"):
         ids = salient_group_ids([("el", "la", "zzzqqq"), ("médico",)], tokenizer)
     assert [len(g) for g in ids] == [2, 1]
     assert (
@@ -409,7 +409,7 @@ def test_over_long_and_empty_sentences_are_reported(tokenizer, tmp_path, caplog)
     import logging
 
     long = " ".join(TRAIN[:6])  # well over max_length=24 tokens
-    with caplog.at_level(logging.WARNING, logger="biaskit.training.pretrain"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.loop"):
         train_masked_lm(
             [*TRAIN[:40], long, "  "],
             tmp_path / "m",
