@@ -354,6 +354,8 @@ def tokenize(sentence: str, *, lowercase: bool = True, digits: DigitsPolicy = "d
         ``"drop"`` removes it (default; numbers carry no social-group meaning here),
         ``"keep"`` keeps it, ``"mask"`` replaces it by ``"<num>"``.
 
+    Notes
+    -----
     Punctuation is removed by construction (tokens are runs of letters/digits), hyphenated
     compounds are split into their parts (``euro-mediterráneo`` -> ``euro``,
     ``mediterráneo``; the thesis's code instead deleted the hyphen and joined them).

@@ -315,6 +315,8 @@ def plant_gender_skew(
         associations are erased in expectation).  Sentences that mention two targets, or whose
         gendered words tie (as many male as female), are background too; all are counted.
 
+    Notes
+    -----
     A sentence's gender is the majority gender of its gendered words (:func:`sentence_gender`);
     making it point the other way swaps all of them (:func:`swap_gender`), so "he and his wife"
     becomes "she and her husband", never "she and her wife".

@@ -146,6 +146,8 @@ def load_seed_groups(
     lowercase:
         Lower-case every seed (the thesis lower-cases the corpus, section 3.6.1).
 
+    Notes
+    -----
     Surrounding whitespace is stripped from every entry (the thesis's file has ``" cohete"``,
     ``" emoción"`` ...) and the repaired entries are logged as a WARNING; entries that are
     empty once stripped are removed, also with a WARNING.

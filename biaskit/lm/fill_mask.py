@@ -4,7 +4,7 @@ Seed 000 sections 4.1.2 (the baseline :math:`P(\text{stereotypical sentence})`) 
 intrasentence options).  Both read a masked model's prediction at one ``[MASK]``, which a causal model
 cannot give for a blank in the middle of a sentence (it never sees the right-hand context): with a
 :class:`~biaskit.lm.base.CausalLM` they raise a ``TypeError`` that says what to do instead (score the
-filled-in sentences: :func:`biaskit.metrics.stereoset.score_intrasentence` does so for StereoSet, as
+filled-in sentences: :func:`biaskit.metrics.stereoset.stereoset_option_scores` does so for StereoSet, as
 bias-bench does for GPT-2).
 """
 

@@ -138,8 +138,11 @@ def frequency_table(
     n_units:
         Corpus size (tokens or sentences, matching ``counts``) to add a per-million column.
 
-    Columns: ``group, word, multiword, corpus_count, in_corpus, per_million, wordfreq, zipf,
-    use_corpus`` (``use_corpus`` is False for the rows the corpus statistics leave out).
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``group, word, multiword, corpus_count, in_corpus, per_million, wordfreq, zipf,
+        use_corpus`` (``use_corpus`` is False for the rows the corpus statistics leave out).
     """
     if not groups:
         raise ValueError("groups is empty")

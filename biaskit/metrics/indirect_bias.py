@@ -627,7 +627,7 @@ def gender_rank_table(
     return out
 
 
-#: Occupations of the 99 whose word itself names a gender (biaskit's list: the thesis underlines the
+#: Occupations of the 99 whose word itself names a gender (biaskit's list; the thesis underlines the
 #: gender-specific occupations in Tables 3.3/3.4 but prints no exclusion list; its largest printed rank,
 #: 92, says it ranked at least 92 occupations, so its list may be shorter than this one).
 GENDERED_OCCUPATIONS: tuple[str, ...] = (

@@ -499,7 +499,7 @@ def stereoset_option_scores(
 
     Causal model (bias-bench's ``_likelihood_score_generative`` for GPT-2, Meade et al. 2022): the
     filled-in sentence is scored left to right and ``prob`` is the geometric mean of its token
-    probabilities, :math:`\expig(rac{1}{n}\sum_t \log P(w_t \mid 	ext{BOS}, w_{<t})ig)`
+    probabilities, :math:`\exp\big(\frac{1}{n}\sum_t \log P(w_t \mid \text{BOS}, w_{<t})\big)`
     (``score_sentences(lm, sentences, "ll_mean")``); ``log_prob_sum`` is the sentence log-likelihood
     and ``n_subwords`` its number of tokens.  One difference from bias-bench, stated: bias-bench
     conditions only the *first* token on ``<|endoftext|>`` and feeds the rest without it; here every

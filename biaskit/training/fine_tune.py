@@ -334,6 +334,8 @@ def fine_tune(
         ``callback(step, loss)`` after every step; an exception it raises stops the run as a
         crash would (the last checkpoint stays).
 
+    Notes
+    -----
     Returns the fine-tuned model loaded from ``output_dir`` (:func:`biaskit.lm.load_masked_lm`,
     on ``config.device``): every metric accepts it.
     """

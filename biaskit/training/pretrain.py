@@ -323,6 +323,8 @@ def train_masked_lm(
         :func:`biaskit.training.fine_tune.fine_tune` is the entry point for fine-tuning any masked LM
         with Bartl et al.'s (2020) settings.
 
+    Notes
+    -----
     Returns a :class:`TrainingResult`, also stored as ``out_dir/training.json`` with the
     training time, steps, tokens/s, final training loss (mean of the last
     ``min(10, steps)`` step losses) and held-out PPPL.
