@@ -107,7 +107,11 @@ def _register_run(sub: argparse._SubParsersAction) -> None:
         help="where to write (default: config output_dir or results/experiments/<name>)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.add_argument("--strict", action="store_true", help="exit with status 1 when any cell failed")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 when any cell failed or was skipped as incompatible, or no row was produced",
+    )
     p.add_argument(
         "--scheduler",
         default="local",
@@ -140,8 +144,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for key, path in df.attrs.get("outputs", {}).items():
         for one in path if isinstance(path, list) else [path]:
             print(f"{key}: {one}")
-    print(f"{len(df)} result row(s), {n_err} failed cell(s)")
-    return 1 if (args.strict and n_err) else 0
+    skipped = df.attrs.get("skipped", [])
+    print(f"{len(df)} result row(s), {n_err} failed cell(s), {len(skipped)} skipped cell(s)")
+    if args.strict and (n_err or skipped or len(df) == 0):
+        why = [f"{n_err} failed cell(s)"] if n_err else []
+        why += [f"{len(skipped)} skipped cell(s) (see the warnings above)"] if skipped else []
+        why += ["the grid produced no result row"] if len(df) == 0 else []
+        print(f"--strict: {', '.join(why)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 # --- end run -------------------------------------------------------------------------------

@@ -323,3 +323,50 @@ def test_plot_results_centres_each_rows_bars_on_its_label():
     finally:
         for fig in figs.values():
             plt.close(fig)
+
+
+# --- strict means strict (issue 32) --------------------------------------------------------------------
+def test_a_misspelled_dataset_id_stops_the_grid_before_any_cell(grid, tmp_path):
+    cfg = _config(grid)
+    cfg["datasets"] = [{"name": "weat", "path": "may2019:weat77"}]
+    with pytest.raises(ValueError, match=r"nothing was run: weat \(may2019:weat77\)"):
+        run_experiments(cfg, progress=False, write=False)
+
+
+def test_incompatible_cells_are_warnings_and_strict_fails_on_them(grid, tmp_path, caplog, capsys):
+    from biaskit.__main__ import main
+
+    cfg = _config(grid)
+    cfg["models"] = cfg["models"][:1]  # static vectors only
+    cfg["datasets"] = [d for d in cfg["datasets"] if d["name"] in ("weat", "lpbs")]
+    cfg["metrics"] = ["weat", "lpbs"]
+    with caplog.at_level("WARNING", logger="biaskit.studies.grid"):
+        df = run_experiments(cfg, progress=False, write=False)
+    assert list(df["metric"]) == ["weat"] and df.attrs["skipped"] == [
+        "toy-static x lpbs x lpbs: lpbs needs a language model"
+    ]
+    assert "WARNING" in caplog.text and "not a cell: toy-static x lpbs x lpbs" in caplog.text
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = str(tmp_path / "o")
+    assert main(["run", str(path), "--no-progress", "--output-dir", out]) == 0
+    assert main(["run", str(path), "--no-progress", "--output-dir", out, "--strict"]) == 1
+    assert "--strict: 1 skipped cell(s)" in capsys.readouterr().err
+
+
+def test_strict_fails_on_a_grid_without_rows(grid, tmp_path, capsys):
+    from biaskit.__main__ import main
+
+    cfg = _config(grid)
+    cfg["models"] = cfg["models"][:1]
+    cfg["datasets"] = [d for d in cfg["datasets"] if d["name"] == "lpbs"]
+    cfg["metrics"] = ["lpbs"]
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress", "--output-dir", str(tmp_path / "o"), "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert "1 skipped cell(s)" in err and "the grid produced no result row" in err
+    bad = {**cfg, "datasets": [{"name": "x", "path": "bfh:xx/SEAT/nope"}]}
+    path.write_text(yaml.safe_dump(bad), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress", "--output-dir", str(tmp_path / "o")]) == 1
+    assert "nothing was run" in capsys.readouterr().err

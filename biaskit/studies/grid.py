@@ -417,6 +417,10 @@ def load_dataset(spec: str | DatasetSpec, *, random_state: int = 0) -> tuple[str
     return ("sentences" if isinstance(q, SEATQuery) else "words"), q
 
 
+def _path_of(cfg: ExperimentConfig, name: str) -> str:
+    return next((d.path for d in cfg.datasets if d.name == name), name)
+
+
 def _load_crows(path: str, sample: int | None, random_state: int) -> pd.DataFrame:
     from biaskit.data import datasets as bds
 
@@ -1064,15 +1068,21 @@ def run_experiments(
                 kinds[d.name], data[d.name] = load_dataset(
                     d, random_state=int(cfg.option("random_state") or 0)
                 )
-            except Exception as exc:  # reported as error rows
-                kinds[d.name] = _guess_kind(d.path)
+            except Exception as exc:  # an unknown or unreadable dataset stops the run before any cell
                 errors[d.name] = f"{type(exc).__name__}: {exc}"
                 logger.error("dataset %r could not be loaded: %s", d.name, errors[d.name])
+        if errors:
+            raise ValueError(
+                "dataset(s) could not be loaded, nothing was run: "
+                + "; ".join(f"{k} ({_path_of(cfg, k)}): {v}" for k, v in errors.items())
+                + ". Check the identifiers (may2019:weat7, bfh:de/SEAT/CW1_context, es:seat_math_arts, "
+                "crows:en, crows:es, lpbs:..., or a file path)"
+            )
         paths = {d.name: d.path for d in cfg.datasets}
         langs = {k: _dataset_language(v, paths[k]) for k, v in data.items()}
         cells, skipped = _cells(cfg, kinds, langs)
         for s in skipped:
-            logger.info("not a cell: %s", s)
+            logger.warning("not a cell: %s", s)
         logger.info("%d cell(s) to run", len(cells))
         rows = _execute(
             _GridData(cfg, data, errors, langs),
@@ -1082,6 +1092,7 @@ def run_experiments(
             progress=progress,
         )
         df = pd.DataFrame(rows, columns=list(COLUMNS))
+        df.attrs["skipped"] = list(skipped)
         n_err = int((df["status"] == "error").sum())
         logger.info("experiment %r finished: %d result row(s), %d error(s)", cfg.name, len(df), n_err)
         if write:
