@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 KERNEL := python3
 
-.PHONY: setup test reproduce lint bench data-full report clean help
+.PHONY: setup test reproduce lint bench data-full report docs dist clean help
 
 help:
 	@echo "make setup      create $(VENV) and install the pinned stack (torch 2.13.0 CPU)"
@@ -17,6 +17,8 @@ help:
 	@echo "make bench      benchmarks (vectorised vs naive reference), ratios printed"
 	@echo "make data-full  download the full Spanish Europarl files used by the thesis (needs internet)"
 	@echo "make report     build the static HTML report (results/site) after make reproduce"
+	@echo "make docs       build the documentation into docs/_build/html (offline; warnings are errors)"
+	@echo "make dist       build the wheels and sdists of biaskit and biaskit-data into dist/"
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python 3.11 or run 'make setup PYTHON=python3'"; exit 1; }
@@ -60,6 +62,16 @@ data-full: $(PY)
 report: $(PY)
 	$(PY) -m biaskit.report.html_report build --results results --out results/site
 	@echo "open results/site/index.html in a browser (works offline, from disk)"
+
+# Sphinx, offline, warnings as errors (-W, nitpicky on biaskit's API; docs/conf.py); the studies are rendered
+# from the executed notebooks of results/ when it has them (BIASKIT_DOCS_RESULTS=DIR for another folder)
+docs: $(PY)
+	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	@echo "open docs/_build/html/index.html in a browser (works offline, from disk)"
+
+# the code wheel and the companion data wheel biaskit-data (+ sdists), offline (packaging/build_dists.py)
+dist: $(PY)
+	$(PY) packaging/build_dists.py --out dist
 
 clean:
 	rm -rf results/*.ipynb results/*.json results/*.png .pytest_cache

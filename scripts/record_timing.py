@@ -1,0 +1,54 @@
+"""Run a command and append its wall-clock time to docs/records/timings.json (the Measurements page).
+
+Usage: python scripts/record_timing.py "make reproduce (17 notebooks)" -- make reproduce
+
+The documentation renders the record at build time, so a timing is never typed into a page by hand.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RECORD = Path(__file__).resolve().parent.parent / "docs" / "records" / "timings.json"
+
+
+def _clock(seconds: float) -> str:
+    minutes, sec = divmod(round(seconds), 60)
+    return f"{minutes} min {sec} s" if minutes else f"{sec} s"
+
+
+def main(argv: list[str]) -> int:
+    if "--" not in argv or argv.index("--") != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    what, command = argv[0], argv[2:]
+    t0 = time.perf_counter()
+    status = subprocess.run(command, check=False).returncode
+    seconds = time.perf_counter() - t0
+    if status:
+        print(f"not recorded: {' '.join(command)} exited with {status}", file=sys.stderr)
+        return status
+    record = json.loads(RECORD.read_text(encoding="utf-8"))
+    record["entries"].append(
+        {
+            "what": what,
+            "command": " ".join(command),
+            "wall clock": _clock(seconds),
+            "cache": "as found",
+            "when": datetime.date.today().isoformat(),
+            "source": f"scripts/record_timing.py on {platform.node() or 'this machine'} ({platform.processor() or platform.machine()})",
+        }
+    )
+    RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{what}: {_clock(seconds)} -> {RECORD}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
