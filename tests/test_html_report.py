@@ -552,7 +552,7 @@ def test_discover_leaves_out_figures_of_an_earlier_run(tmp_path: Path, caplog) -
     for name in ("01_a_old.png", "01_a_new.png"):
         (tmp_path / name).write_bytes(_png_bytes())
     os.utime(tmp_path / "01_a_old.png", (start - 3600, start - 3600))  # drawn an hour before this run
-    with caplog.at_level(logging.WARNING, logger="biaskit.report.html_report"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.report.html_studies"):
         (study,) = discover_studies(tmp_path)
     assert [p.name for p in study.figures] == ["01_a_new.png"]
     assert "1 figure(s) predate this run" in caplog.text and "01_a_old.png" in caplog.text
@@ -809,7 +809,7 @@ def test_same_run_parameter_mismatch_is_flagged(
     new_results_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     _set_json(new_results_dir, parameters={"quick": False, "model": "tiny-bert"})
-    with caplog.at_level(logging.WARNING, logger="biaskit.report.html_report"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.report.html_studies"):
         index = build_site(new_results_dir, tmp_path / "site").read_text("utf-8")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("01_tiny" in w and "different run" in w and "quick" in w for w in warnings), warnings

@@ -12,7 +12,7 @@ pytest.importorskip("ipywidgets")
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from biaskit.report import widgets
-from biaskit.report.html_report import _clean_outputs_for_static_page
+from biaskit.report.html_study_page import _clean_outputs_for_static_page
 from biaskit.report.widgets import STATIC_FALLBACK, format_words, parse_words, seed_word_form
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
