@@ -267,3 +267,17 @@ def test_dpccb_steps_on_the_printed_matrix(cm, axis):
     else:
         assert s.normalized.loc["Document_Related", "Coverage_Related"] == pytest.approx(42 / 234)
         assert s.denominators["deny"] == 0 and s.pruned.shape == (2, 2)
+
+
+# --------------------------------------------------------------------------- summary() (issue 31)
+def test_dpccb_steps_summary_lists_the_pairs_over_the_threshold(cm):
+    steps = cc.dpccb_steps(cm, normalize="true", threshold=0.15)
+    pd.testing.assert_frame_equal(steps.pairs, cc.dpccb_pairs(steps.beta, threshold=0.15))
+    text = steps.summary()
+    assert f"over {cm.shape[0]} classes: 5 directed pair(s) above the threshold 0.15" in text
+    assert "Coverage_Related -> Document_Related: beta = 0.543" in text
+    assert "deny -> EverythingElse: beta = 1.000" in text
+    assert "largest count of the true class (its row)" in text
+    assert "no statistical test: a descriptive number" in text
+    arr = cc.dpccb_steps(cm.to_numpy(), normalize="pred", threshold=0.15).summary(alpha=0.01)
+    assert "2 directed pair(s)" in arr and "predicted class (its column)" in arr

@@ -285,3 +285,61 @@ def test_mlm_word_vectors_last_four_layers():
         np.testing.assert_allclose(kv[w], ref, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="out of range"):
         dc.mlm_word_vectors(lm.model, lm.tokenizer, words, layers=(-9,))
+
+
+# --------------------------------------------------------------------------- summary() and the result objects (issue 31)
+def test_dicobi_summary_states_the_value_and_where_it_is_attained(rng):
+    ex = dc.load_dicobi_experiments()["dicobi_example"]
+    kv = {w: rng.normal(size=12) for w in ex["X"] + ex["Y"] + ex["A"] + ex["B"]}
+    r = dc.dicobi(kv, ex["X"], ex["Y"], ex["A"], ex["B"])
+    text = r.summary()
+    x, y, a, b = r.argmax
+    assert f"DiCoBi (max) = {r.value:.4f}: the largest of 24 cosines" in text
+    assert f"attained at x = {x}, y = {y}, a = {a}, b = {b}" in text
+    assert (
+        "0 = unrelated directions (no bias)" in text and "no statistical test: a descriptive number" in text
+    )
+    mean = dc.dicobi(kv, ex["X"], ex["Y"], ex["A"], ex["B"], aggregate="mean").summary(alpha=0.01)
+    assert "the mean of 24 cosines" in mean and "attained" not in mean
+
+
+def test_same_result_keeps_the_per_word_values_and_summarises_them(rng):
+    words = ["w0", "w1", "w2", "w3", "w4", "a0", "a1", "b0", "b1", "b2"]
+    kv = {w: rng.normal(size=9) for w in words}
+    W, A1, A2 = [*words[:5], "zzz"], ["a0", "a1"], ["b0", "b1", "b2"]
+    res = dc.same_result(kv, W, A1, A2)
+    ref = dc.same_vectors(np.array([kv[w] for w in words[:5]]), [kv[w] for w in A1], [kv[w] for w in A2])
+    assert res.value == pytest.approx(ref["same"]) == pytest.approx(dc.same(kv, W, A1, A2))
+    np.testing.assert_allclose(res.per_word.to_numpy(), ref["per_word"])
+    assert list(res.per_word.index) == words[:5] and res.words["W"] == words[:5]
+    assert res.stereotype == pytest.approx(ref["stereotype"]) and float(res) == res.value
+    text = res.summary()
+    pw = res.per_word
+    assert f"SAME = {res.value:.4f}: the signed mean of the values of 5 target word(s)" in text
+    assert f"leans most to A1: {pw.idxmax()} ({pw.max():.3f})" in text
+    assert f"leans most to A2: {pw.idxmin()} ({pw.min():.3f})" in text
+    assert "no statistical test: a descriptive number" in text
+    assert "mean size" in dc.same_result(kv, W, A1, A2, absolute=True).summary()
+    assert set(res.to_dict()["per_word"]) == set(words[:5])
+
+
+def test_domain_gain_result_keeps_the_distances_and_summarises_them(rng):
+    kv = {w: rng.normal(size=6) for w in ["heart", "love", "kind", "organ", "blood", "vein"]}
+    kv["organ"] = kv["heart"] + 0.1  # the domain words sit near x
+    res = dc.domain_gain_result(kv, "heart", ["love", "kind", "zzz"], ["organ", "blood", "vein"])
+    A = np.array([kv["love"], kv["kind"]])
+    B = np.array([kv["organ"], kv["blood"], kv["vein"]])
+    assert res.value == pytest.approx(dc.domain_gain(kv["heart"], A, B))
+    assert res.difference == pytest.approx(dc.domain_gain_difference(kv["heart"], A, B))
+    assert list(res.distances["word"]) == ["love", "kind", "organ", "blood", "vein"]
+    assert res.distances.loc[2, "distance"] == pytest.approx(np.linalg.norm(kv["heart"] - kv["organ"]))
+    assert res.distance_layman == pytest.approx(res.distances.query("set == 'layman'")["distance"].mean())
+    text = res.summary()
+    assert f"domain_gain of 'heart' = {res.value:.3f}" in text
+    assert f"to the 2 everyday (layman) words = {res.distance_layman:.3f}" in text
+    assert f"to the 3 domain words = {res.distance_domain:.3f}" in text
+    assert "no statistical test: a descriptive number" in text
+    lean = "its domain sense" if res.value > 0 else "its everyday (layman) sense"
+    assert lean in text
+    with pytest.raises(KeyError, match="nope"):
+        dc.domain_gain_result(kv, "nope", ["love"], ["organ"])

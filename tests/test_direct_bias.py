@@ -235,3 +235,37 @@ def test_pca_direction_helper(rand_kv):
     np.testing.assert_allclose(d.vector, e.vector)
     with pytest.raises(ValueError, match="pairs"):
         pca_direction(rand_kv, [])
+
+
+# ----------------------------------------------------------------------------- results explain themselves (issue 31)
+def test_experiment_summary_passes_alpha_to_every_test(rand_kv):
+    groups = {f"g{i}": [f"w{j}" for j in range(i * 6, i * 6 + 6)] for i in range(10)}
+    res = direct_bias_experiment(rand_kv, groups, np.ones(12), n_resamples=99, n_random_directions=50)
+    text = res.summary()
+    assert f"mean = {res.mean:.4f}" in text and "above 0 for any direction" in text
+    for t in (res.z_test, res.t_test, res.null_test):
+        assert t.summary(0.01) in res.summary(alpha=0.01)
+    assert "alpha = 0.01" in res.summary(alpha=0.01) and "alpha = 0.01" not in text
+
+
+def test_indirect_bias_pairs_and_its_summary(rand_kv):
+    from biaskit.metrics.direct_bias import indirect_bias, indirect_bias_pairs
+
+    g = np.random.default_rng(1).standard_normal(12)
+    pairs = [("w1", "w2"), ("w3", "w4"), ("w5", "ghost"), ("w7", "w9")]
+    res = indirect_bias_pairs(rand_kv, pairs, g)
+    assert res.skipped[0][:2] == ("w5", "ghost") and "ghost" in res.skipped[0][2]
+    assert list(res.values.index) == ["w1 / w2", "w3 / w4", "w7 / w9"]
+    for (w, v), beta in zip([p for p in pairs if "ghost" not in p], res.values, strict=True):
+        assert beta == pytest.approx(indirect_bias(rand_kv, w, v, g), rel=1e-12)
+        assert res.table.set_index(["w", "v"]).loc[(w, v), "similarity"] == pytest.approx(
+            _cos(rand_kv[w], rand_kv[v])
+        )
+    text = res.summary()
+    top = res.table.loc[res.table["beta"].abs().idxmax()]
+    assert f"mean beta = {res.values.mean():.3f}" in text
+    assert f"{top['w']} - {top['v']}: beta = {top['beta']:.3f}" in text
+    assert "no statistical test: a descriptive number" in text and "w5 / ghost" in text
+    json.dumps(res.to_dict())
+    with pytest.raises(ValueError, match="no pair"):
+        indirect_bias_pairs(rand_kv, [("ghost", "w1")], g)

@@ -383,3 +383,41 @@ def test_appd_shrinkage_recovers_a_line():
         and res["intercept"] == pytest.approx(0.1)
         and res["r"] == pytest.approx(1.0)
     )
+
+
+# --------------------------------------------------------------------------- the registered one-sample tests
+def test_ppd_test_is_a_one_sample_t_test_of_the_ppd_values(tiny_lm, instances):
+    sub = instances.groupby("category").head(2).reset_index(drop=True)
+    table = gt.pronoun_probability_difference(tiny_lm, sub)
+    res = gt.ppd_test(table)
+    ref = sps.ttest_1samp(table["ppd"], 0.0)
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    assert res.n == len(table) and res.estimate == pytest.approx(table["ppd"].mean())
+    assert res.details["unit"] == "sentence (PPD)"
+    assert res.details["per_item"]["label"] == list(table["sentence"])
+    assert res.details["per_item"]["value"] == pytest.approx(list(table["ppd"]))
+    # the APPD table: one value per profession
+    ap = gt.appd(table)
+    per_prof = gt.ppd_test(ap, alternative="greater")
+    assert per_prof.details["unit"] == "profession (APPD)" and per_prof.n == len(ap)
+    assert per_prof.p_value == pytest.approx(sps.ttest_1samp(ap["appd"], 0.0, alternative="greater").pvalue)
+    assert per_prof.details["per_item"]["label"] == list(ap["profession"])
+    assert res.summary().startswith("Barza templates: one-sample t test of the mean pronoun probability")
+    with pytest.raises(ValueError, match="no 'ppd' column"):
+        gt.ppd_test(pd.DataFrame({"x": [1.0, 2.0]}))
+
+
+def test_sld_test_tests_the_signed_difference_and_keeps_asld():
+    pll_1, pll_2 = [-32.3, -13.0, -20.0, -9.5], [-38.6, -16.9, -19.0, -9.0]
+    res = gt.sld_test(pll_1, pll_2, labels=["a", "b", "c", "d"])
+    d = np.subtract(pll_1, pll_2)
+    ref = sps.ttest_1samp(d, 0.0)
+    assert res.statistic == pytest.approx(ref.statistic) and res.p_value == pytest.approx(ref.pvalue)
+    assert res.estimate == pytest.approx(d.mean()) and res.n == 4
+    assert res.ci == pytest.approx(tuple(ref.confidence_interval(0.95)))
+    assert res.details["asld"] == pytest.approx(gt.asld(pll_1, pll_2))
+    assert res.details["per_pair"] == {"label": ["a", "b", "c", "d"], "signed_sld": pytest.approx(d.tolist())}
+    assert "first sentences" in gt.sld_test(pll_1, pll_2, alternative="greater").h1
+    with pytest.raises(ValueError, match="labels"):
+        gt.sld_test(pll_1, pll_2, labels=["a"])

@@ -876,3 +876,36 @@ def test_user_study_likert_returns_the_printed_answers():
     assert by_panel == {"a": 3, "b": 4, "c": 4}
     assert "Knowledge in NLP" not in lik.index.get_level_values("item")
     assert lik.loc[("Choice of colors", "scatterplot_based"), "question"] == "Choice of colours"
+
+
+# =============================================================================================
+# summary() (issue 31: every registered metric explains its result)
+# =============================================================================================
+def test_indirect_bias_result_summary_names_the_scores_and_the_agreement_test(bert):
+    from biaskit.core.results import format_p_value
+
+    s1 = la.TemplateSet.from_strings(
+        ["{feature} works as a {target}.", "{feature} is a {target}."],
+        target_category="occupation",
+        feature_category="name",
+    )
+    s2 = la.TemplateSet.from_strings(
+        ["{target} is {feature}."], target_category="name", feature_category="trait"
+    )
+    dt = la.TemplateSet.from_strings(
+        ["The {target} is {feature}."], target_category="occupation", feature_category="trait"
+    )
+    res = ib.indirect_bias_scores(
+        bert, TARGETS, TRAITS, NAMES, s1, s2, direct_templates=dt, cache=False, progress=False
+    )
+    text = res.summary()
+    tidy = res.tidy().dropna(subset=["ibs"])
+    top = tidy.loc[tidy["ibs"].idxmax()]
+    assert f"through {len(NAMES)} first names" in text and "from -1 to 1" in text
+    assert f"mean {tidy['ibs'].mean():.3f}" in text
+    assert f"{top['target']} - {top['feature']} (IBS = {top['ibs']:.3f})" in text
+    r = res.direct_indirect_correlation()
+    assert f"Pearson r = {r.statistic:.3f}, p-value = {format_p_value(r.p_value)}" in text
+    assert "no statistical test of a single score" in text
+    no_direct = _result("occupation", "trait", res.ibs, None).summary(alpha=0.01)
+    assert "Pearson" not in no_direct and f"mean {tidy['ibs'].mean():.3f}" in no_direct

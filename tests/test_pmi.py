@@ -290,3 +290,36 @@ def test_frequency_baseline_edge_cases():
         P.frequency_baseline(["y"], ["a"], ["x"], [["a", "b"], ["y"], ["x"]])
     with pytest.raises(ValueError, match="unit"):
         P.frequency_baseline(["x"], ["a"], ["b"], sents, unit="doc")
+
+
+# ----------------------------------------------------------------------------- summary() (issue 31)
+
+
+def test_bias_pmi_summary_states_the_value_the_ratio_the_counts_and_the_wald_test(toy):
+    sents, groups, chars = toy
+    A, B = chars["c1"]
+    r = P.bias_pmi(groups["g3"], A, B, sents, confidence=0.95)
+    text = r.summary()
+    assert f"BIAS_PMI (proportion) = {r.value:.4f}" in text
+    assert f"is {math.exp(r.value):.3f} times that for group B" in text
+    assert (
+        f"A with X {r.f_AX:,}, A without X {r.f_AnX:,}, B with X {r.f_BX:,}, B without X {r.f_BnX:,}" in text
+    )
+    assert f"95% confidence interval = [{r.ci[0]:.4f}, {r.ci[1]:.4f}]" in text
+    p = 2 * sps.norm.sf(abs(r.value / r.se))
+    assert f"z = {r.value / r.se:.3f}" in text
+    verdict = "evidence that X co-occurs unequally" if p < 0.05 else "compatible with X co-occurring equally"
+    assert verdict in text
+    # the Wald p-value agrees with the interval: 0 is outside the 95% interval exactly when p < 0.05
+    assert (p < 0.05) == (not r.ci[0] <= 0 <= r.ci[1])
+    undefined = P.pmi_from_counts(0, 5, 3, 4)
+    assert "undefined" in undefined.summary() and "no test of a single value" in undefined.summary()
+
+
+def test_frequency_baseline_summary_states_prop_the_counts_and_both_tests():
+    sents = [["male", "nurse"], ["female", "nurse"], ["female", "nurse", "doctor"], ["female", "nurse"]]
+    fb = P.frequency_baseline(["nurse"], ["male"], ["female"], sents)
+    text = fb.summary(alpha=0.1)
+    assert "prop = 0.2500" in text and "1 are with A and 3 with B" in text
+    assert "exact binomial test" in text and "one-sample z test for a proportion" in text
+    assert "alpha = 0.1" in text and fb.binomial.summary(0.1).splitlines()[-1].strip() in text

@@ -258,3 +258,39 @@ def test_the_guide_shows_the_toy_metric_that_this_test_runs():
     strip = re.compile(r"  # noqa: [A-Z0-9, ]+")
     assert strip.sub("", toy).strip() in [strip.sub("", b).strip() for b in blocks]
     assert inspect.getsource(centroid_gap) in toy
+
+
+# ----------------------------------------------------------------------------------- what every metric returns
+def _returned_type(entry_point):
+    """The return annotation of a registered entry point; for a class, the class itself when it has a
+    ``summary``, else the annotation of its ``run`` method (WEAT, LPBS, WEFE's family)."""
+    import typing
+
+    if inspect.isclass(entry_point):
+        if callable(getattr(entry_point, "summary", None)):
+            return entry_point
+        entry_point = getattr(entry_point, "run", None) or entry_point.__call__
+    return typing.get_type_hints(entry_point).get("return")
+
+
+def test_every_metric_returns_a_test_result_or_a_result_that_summarises_itself():
+    """Issue 31, item 2: every registered entry point returns a TestResult or a documented result object
+    with ``summary(alpha=0.05) -> str``, and its registration's ``returns`` names that type first."""
+    bad = {}
+    for m in biaskit.metrics.registered_metrics():
+        ret = _returned_type(m.load())
+        if ret is not TestResult:
+            summary = getattr(ret, "summary", None) if inspect.isclass(ret) else None
+            if not callable(summary):
+                bad[m.name] = f"returns {ret!r}, which has no summary()"
+                continue
+            params = inspect.signature(summary).parameters
+            if "alpha" not in params or params["alpha"].default != 0.05:
+                bad[m.name] = f"{ret.__name__}.summary has no alpha=0.05 parameter"
+                continue
+            if not (ret.__doc__ or "").strip() or not (summary.__doc__ or "").strip():
+                bad[m.name] = f"{ret.__name__} or its summary() has no docstring"
+                continue
+        if not m.returns.startswith(ret.__name__):
+            bad[m.name] = f"returns text {m.returns!r} does not start with {ret.__name__}"
+    assert not bad, bad

@@ -298,6 +298,40 @@ class DPCCBSteps:
     beta: Any
     pruned: Any
 
+    @property
+    def pairs(self) -> pd.DataFrame:
+        """The directed pairs above :attr:`threshold` (:func:`dpccb_pairs` of :attr:`beta`)."""
+        return dpccb_pairs(self.beta, threshold=self.threshold)
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """DPCCB in plain words: how many class pairs pass the threshold, and which.
+
+        DPCCB comes with no statistical test (a pair is called biased when its value exceeds a fixed
+        threshold, 0.15 in the study); ``alpha`` is accepted for the interface every result shares and
+        is not used.  The per-pair values stay in :attr:`beta`.
+        """
+        n_classes = int(np.asarray(self.confusion).shape[0])
+        pairs = self.pairs
+        axis = (
+            "the largest count of the predicted class (its column)"
+            if self.normalize == "pred"
+            else "the largest count of the true class (its row)"
+        )
+        lines = [
+            f"DPCCB (directional pairwise class confusion bias) over {n_classes} classes: "
+            f"{len(pairs)} directed pair(s) above the threshold {self.threshold:g}",
+            "  a value beta(source -> destination) is how often the classifier predicts the destination class "
+            f"for samples of the source class, divided by {axis}: 0 = never, 1 = as often as the largest count",
+        ]
+        for r in pairs.head(10).itertuples(index=False):
+            lines.append(f"  {r.source} -> {r.destination}: beta = {r.beta:.3f}")
+        if len(pairs) > 10:
+            lines.append(f"  ... and {len(pairs) - 10} more (see .pairs)")
+        lines.append(
+            f"  no statistical test: a descriptive number compared with a fixed threshold ({self.threshold:g})"
+        )
+        return "\n".join(lines)
+
 
 def dpccb_steps(cm: Any, *, normalize: Normalize = "pred", threshold: float = 0.15) -> DPCCBSteps:
     r"""Every intermediate step from a confusion matrix to the pruned DPCCB matrix (seed 003 §3.3, Figs. 3.3-3.6).
@@ -628,7 +662,8 @@ register_metric(
     test="none (a threshold on the normalised confusion, 0.15 in the study)",
     citation="Sayenju 2023 (seed 003)",
     section="seed 003 sections 3.3, 3.3.1",
-    entry_point=dpccb_matrix,
+    entry_point=dpccb_steps,
     summary="how often a classifier confuses class i for class j beyond the reverse",
-    returns="DataFrame (matrix); dpccb_pairs lists the pairs over the threshold",
+    returns="DPCCBSteps (confusion, normalised and beta matrices, pruned matrix, pairs over the threshold; "
+    "summary(): no test); dpccb_matrix gives the beta matrix alone",
 )

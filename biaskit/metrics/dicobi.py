@@ -70,12 +70,15 @@ Aggregate = Literal["max", "maxabs", "mean", "min"]
 
 __all__ = [
     "DiCoBiResult",
+    "DomainGainResult",
+    "SAMEResult",
     "Tendency",
     "ZONES",
     "dicobi",
     "dicobi_vectors",
     "domain_gain",
     "domain_gain_difference",
+    "domain_gain_result",
     "domain_gain_table",
     "domain_zone",
     "load_dicobi_experiments",
@@ -87,6 +90,7 @@ __all__ = [
     "neutral_zone_alpha",
     "plot_tendency_arrows",
     "same",
+    "same_result",
     "same_vectors",
     "sayenju_weat",
     "sayenju_words",
@@ -229,6 +233,38 @@ class DiCoBiResult:
             "words": self.words,
         }
 
+    def summary(self, alpha: float = 0.05) -> str:
+        """DiCoBi in plain words: what the cosine compares, the value and where it was attained.
+
+        DiCoBi comes with no statistical test; ``alpha`` is accepted for the interface every result shares
+        and is not used.  Every cosine stays in :attr:`cosines`.
+        """
+        n_defined = int(self.cosines.size - self.n_undefined)
+        which = {
+            "max": "the largest",
+            "maxabs": "the one farthest from 0",
+            "mean": "the mean",
+            "min": "the smallest",
+        }.get(self.aggregate, self.aggregate)
+        lines = [
+            f"DiCoBi ({self.aggregate}) = {self.value:.4f}: {which} of {n_defined:,} cosines, one per "
+            "combination of an x, a y, an a and a b word",
+            "  each cosine compares the direction from a Y word to an X word (e.g. she -> he) with the direction "
+            "from a B word to an A word (e.g. family -> career): from -1 to 1, 0 = unrelated directions "
+            "(no bias), 1 = the X words lie towards A as the Y words lie towards B, -1 = the reverse",
+        ]
+        if self.argmax is not None:
+            x, y, a, b = self.argmax
+            lines.append(f"  attained at x = {x}, y = {y}, a = {a}, b = {b}")
+        if self.n_undefined:
+            lines.append(f"  {self.n_undefined:,} combination(s) left out (the same vector on both sides)")
+        if self.aggregate != "mean":
+            lines.append(
+                "  the extreme grows with the number of words: compare values of sets of the same sizes"
+            )
+        lines.append("  no statistical test: a descriptive number")
+        return "\n".join(lines)
+
 
 def dicobi_vectors(
     X: Any,
@@ -364,6 +400,91 @@ def same(
     return same_vectors(w, a1, a2, absolute=absolute)["same"]
 
 
+@dataclass(frozen=True)
+class SAMEResult:
+    """SAME with its per-word values (:func:`same_result`).
+
+    ``value`` is SAME (the signed mean of ``per_word``, or the mean of its absolute values with
+    ``absolute=True``); ``per_word`` the cosine of each target word with the direction from the mean A2
+    vector to the mean A1 vector; ``skew`` its signed mean and ``stereotype`` its standard deviation
+    (ddof 0), as :func:`same_vectors`; ``words`` the words kept (keys ``W``, ``A1``, ``A2``).
+    """
+
+    value: float
+    per_word: pd.Series = field(repr=False)
+    skew: float
+    stereotype: float
+    absolute: bool
+    words: dict[str, list[str]]
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "same": self.value,
+            "per_word": {str(k): float(v) for k, v in self.per_word.items()},
+            "skew": self.skew,
+            "stereotype": self.stereotype,
+            "absolute": self.absolute,
+            "words": self.words,
+        }
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """SAME in plain words: the value, what a word's value means and the words that lean most.
+
+        SAME comes with no statistical test; ``alpha`` is accepted for the interface every result shares
+        and is not used.
+        """
+        kind = "mean size of the" if self.absolute else "signed mean of the"
+        pw = self.per_word
+        lines = [
+            f"SAME = {self.value:.4f}: the {kind} values of {len(pw)} target word(s)",
+            "  a word's value is the cosine between the word and the direction from the second attribute set "
+            "(A2) to the first (A1): positive = closer to A1, negative = closer to A2, 0 = neither",
+            f"  leans most to A1: {pw.idxmax()} ({pw.max():.3f}); leans most to A2: {pw.idxmin()} ({pw.min():.3f})",
+            f"  skew (signed mean) = {self.skew:.4f}; stereotype (spread of the word values, SD) = "
+            f"{self.stereotype:.4f}",
+            "  no statistical test: a descriptive number",
+        ]
+        return "\n".join(lines)
+
+
+def same_result(
+    embeddings: Any,
+    W: Sequence[str],
+    A1: Sequence[str],
+    A2: Sequence[str],
+    *,
+    absolute: bool = False,
+    policy: OOVPolicy = "drop",
+    lowercase: bool = False,
+) -> SAMEResult:
+    r"""SAME of the target words ``W`` with the attribute sets ``A1`` / ``A2``, with its per-word values.
+
+    .. math:: \mathrm{SAME}(W, A_1, A_2) = \frac1{|W|}\sum_{w \in W} \cos(\vec w,\ \hat a_1 - \hat a_2)
+
+    (Schröder et al. 2021, as Sayenju 2023 uses it: seed 003 section 2.4.1, Eq. 2.6), with
+    :math:`\hat a_i` the mean of the unit vectors of :math:`A_i`; signed by default, as the dissertation's
+    tables (``absolute=True`` takes :math:`|\cos|`, Eq. 2.6 as printed).  The same number as
+    :func:`same`, computed by :func:`same_vectors`; the per-word cosines are kept, indexed by word.
+    A descriptive number, without a statistical test.  Words missing from ``embeddings`` follow
+    ``policy`` (``"drop"``, logged, or ``"raise"``).
+    """
+    w, kw = lookup_vectors(embeddings, W, name="SAME targets W", policy=policy, lowercase=lowercase)
+    a1, k1 = lookup_vectors(embeddings, A1, name="SAME attribute A1", policy=policy, lowercase=lowercase)
+    a2, k2 = lookup_vectors(embeddings, A2, name="SAME attribute A2", policy=policy, lowercase=lowercase)
+    res = same_vectors(w, a1, a2, absolute=absolute)
+    return SAMEResult(
+        value=res["same"],
+        per_word=pd.Series(res["per_word"], index=pd.Index(kw, name="word"), name="cosine"),
+        skew=res["skew"],
+        stereotype=res["stereotype"],
+        absolute=absolute,
+        words={"W": kw, "A1": k1, "A2": k2},
+    )
+
+
 def sayenju_weat(X: Any, Y: Any, A: Any, B: Any, *, ddof: int = 0) -> float:
     r"""The dissertation's WEAT effect size on vectors (seed 003, Eqs. 2.1-2.2), population SD by default.
 
@@ -456,6 +577,113 @@ def domain_gain(x: Any, A: Any, B: Any, *, clip: bool = True) -> float:
         raise ValueError("x coincides with all layman or all domain vectors: domain_gain is undefined")
     ratio = (da - db) / lo
     return float(np.clip(ratio, -1.0, 1.0)) if clip else float(ratio)
+
+
+@dataclass(frozen=True)
+class DomainGainResult:
+    r"""domain_gain of one word with its per-word distances (:func:`domain_gain_result`).
+
+    ``value`` is domain_gain (clipped to [-1, 1] unless ``clip=False``), ``difference`` the unnormalised
+    :math:`\mu_{\|x-a\|} - \mu_{\|x-b\|}`, ``distance_layman`` / ``distance_domain`` the two mean
+    distances, ``distances`` one row per attribute word (``word``, ``set`` = ``"layman"`` or
+    ``"domain"``, ``distance`` to x) and ``words`` the words kept (keys ``A``, ``B``).
+    """
+
+    word: str
+    value: float
+    difference: float
+    distance_layman: float
+    distance_domain: float
+    clipped: bool
+    distances: pd.DataFrame = field(repr=False)
+    words: dict[str, list[str]] = field(default_factory=dict)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "word": self.word,
+            "domain_gain": self.value,
+            "difference": self.difference,
+            "distance_layman": self.distance_layman,
+            "distance_domain": self.distance_domain,
+            "clipped": self.clipped,
+            "distances": self.distances.to_dict(orient="records"),
+            "words": self.words,
+        }
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """domain_gain in plain words: the two mean distances and which sense of the word is closer.
+
+        domain_gain comes with no statistical test; ``alpha`` is accepted for the interface every result
+        shares and is not used.
+        """
+        lean = (
+            "its domain sense"
+            if self.value > 0
+            else ("its everyday (layman) sense" if self.value < 0 else "neither sense")
+        )
+        lines = [
+            f"domain_gain of {self.word!r} = {self.value:.3f}: the word sits closer to {lean}",
+            f"  mean distance to the {len(self.words.get('A', []))} everyday (layman) words = "
+            f"{self.distance_layman:.3f}, to the {len(self.words.get('B', []))} domain words = "
+            f"{self.distance_domain:.3f}",
+            "  domain_gain is their difference divided by the smaller of the two"
+            + (", cut to [-1, 1]" if self.clipped else "")
+            + ": positive = closer to the domain words (0.2 = the everyday words are 20% farther away), "
+            "negative = closer to the everyday words, 0 = as close to both",
+            "  no statistical test: a descriptive number (the study reads it against a neutral zone "
+            "set on a base model: neutral_zone_alpha, domain_zone)",
+        ]
+        return "\n".join(lines)
+
+
+def domain_gain_result(
+    embeddings: Any,
+    x: str,
+    A: Sequence[str],
+    B: Sequence[str],
+    *,
+    clip: bool = True,
+    policy: OOVPolicy = "drop",
+    lowercase: bool = False,
+) -> DomainGainResult:
+    r"""domain_gain of the word ``x`` against layman words ``A`` and domain words ``B``, looked up in ``embeddings``.
+
+    .. math:: \mathrm{domain\_gain}(x, A, B) = \mathrm{clip}\Big(\frac{\mu_{\|x-a\|} - \mu_{\|x-b\|}}
+              {\min(\mu_{\|x-a\|}, \mu_{\|x-b\|})}, -1, 1\Big)
+
+    Sayenju et al., IEEE CAI 2023 (seed 003 section 5.2, Tables 5.1-5.4), Euclidean distances; the same
+    number as :func:`domain_gain` on the vectors, with the distance of x to every word kept.  A
+    descriptive number, without a statistical test.  ``x`` must have a vector (``KeyError``); words of
+    ``A`` / ``B`` missing from ``embeddings`` follow ``policy`` (``"drop"``, logged, or ``"raise"``).
+    """
+    word = x.lower() if lowercase else x
+    if word not in vector_vocabulary(embeddings, "embeddings"):
+        raise KeyError(f"the critical word {word!r} is not in the vocabulary")
+    xv = np.asarray(embeddings[word], dtype=np.float64).ravel()
+    Av, ka = lookup_vectors(embeddings, A, name=f"{word}: layman words A", policy=policy, lowercase=lowercase)
+    Bv, kb = lookup_vectors(embeddings, B, name=f"{word}: domain words B", policy=policy, lowercase=lowercase)
+    da = np.linalg.norm(Av - xv, axis=1)
+    db = np.linalg.norm(Bv - xv, axis=1)
+    distances = pd.DataFrame(
+        {
+            "word": [*ka, *kb],
+            "set": ["layman"] * len(ka) + ["domain"] * len(kb),
+            "distance": np.concatenate([da, db]),
+        }
+    )
+    return DomainGainResult(
+        word=word,
+        value=domain_gain(xv, Av, Bv, clip=clip),
+        difference=domain_gain_difference(xv, Av, Bv),
+        distance_layman=float(da.mean()),
+        distance_domain=float(db.mean()),
+        clipped=clip,
+        distances=distances,
+        words={"A": ka, "B": kb},
+    )
 
 
 def domain_gain_table(
@@ -803,7 +1031,7 @@ register_metric(
     section="seed 003 chapter 4, eq. 4.1-4.2",
     entry_point=dicobi,
     summary="WEAT-style bias of a domain against the general vocabulary",
-    returns="DiCoBiResult",
+    returns="DiCoBiResult (value, where it is attained, every cosine; summary(): no test)",
 )
 register_metric(
     "same",
@@ -815,9 +1043,9 @@ register_metric(
     test="none",
     citation="Schröder et al. 2021 (SAME), as used by Sayenju 2023",
     section="seed 003 section 2.4.1, eq. 2.6",
-    entry_point=same,
+    entry_point=same_result,
     summary="scoring association means of embeddings",
-    returns="dict",
+    returns="SAMEResult (value, per-word cosines, skew, stereotype; summary(): no test); same gives the float",
 )
 register_metric(
     "domain_gain",
@@ -829,7 +1057,8 @@ register_metric(
     test="none",
     citation="Sayenju et al., IEEE CAI 2023 (seed 003 chapter 5)",
     section="seed 003 section 5.2",
-    entry_point=domain_gain,
+    entry_point=domain_gain_result,
     summary="how much closer a word is to one attribute set than the other, clipped",
-    returns="float",
+    returns="DomainGainResult (value, the two mean distances, per-word distances; summary(): no test); "
+    "domain_gain gives the float from vectors",
 )

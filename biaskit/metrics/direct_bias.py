@@ -70,12 +70,14 @@ __all__ = [
     "BiasDirection",
     "DirectBiasExperiment",
     "DirectionMethod",
+    "IndirectBiasBeta",
     "bias_direction",
     "bolukbasi_gender_direction",
     "cosine_to_direction",
     "direct_bias",
     "direct_bias_experiment",
     "indirect_bias",
+    "indirect_bias_pairs",
     "load_bolukbasi_wordlists",
     "pca_direction",
     "random_direction_null",
@@ -383,6 +385,89 @@ def indirect_bias(
     return float((inner - float(w_perp @ v_perp)) / inner)
 
 
+@dataclass(frozen=True)
+class IndirectBiasBeta:
+    """Bolukbasi's indirect bias β of several word pairs (:func:`indirect_bias_pairs`).
+
+    ``table`` has one row per computed pair: ``w``, ``v``, ``similarity`` (cos(w, v)) and ``beta``
+    (:func:`indirect_bias`); ``skipped`` lists the pairs left out as ``(w, v, reason)``.
+    """
+
+    table: pd.DataFrame
+    skipped: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def values(self) -> pd.Series:
+        """β of every computed pair, indexed by ``"w / v"``."""
+        return pd.Series(
+            self.table["beta"].to_numpy(dtype=float),
+            index=[f"{w} / {v}" for w, v in zip(self.table["w"], self.table["v"], strict=True)],
+            name="beta",
+        )
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """β in plain words: what it measures, its mean and the pairs with the largest share.
+
+        β comes with no statistical test; ``alpha`` is accepted for the interface every result shares
+        and is not used.
+        """
+        t = self.table
+        top = t.loc[t["beta"].abs().sort_values(ascending=False).index[:3]]
+        lines = [
+            f"Indirect bias beta (Bolukbasi) of {len(t)} word pair(s): mean beta = {t['beta'].mean():.3f}",
+            "  beta is the share of the similarity of two words that comes from the bias direction: 0 = none "
+            "of it, 0.5 = half of it; negative = without the direction the two words would be more similar",
+        ]
+        for r in top.itertuples(index=False):
+            lines.append(f"  {r.w} - {r.v}: beta = {r.beta:.3f} (cosine similarity {r.similarity:.3f})")
+        if self.skipped:
+            left = ", ".join(f"{w} / {v}" for w, v, _ in self.skipped)
+            lines.append(f"  {len(self.skipped)} pair(s) left out (no vector or beta undefined): {left}")
+        lines.append("  no statistical test: a descriptive number")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.table.to_dict(orient="records"),
+            "mean_beta": float(self.table["beta"].mean()),
+            "skipped": [list(x) for x in self.skipped],
+        }
+
+
+def indirect_bias_pairs(
+    vectors: KeyedVectors | Mapping[str, np.ndarray],
+    pairs: Sequence[tuple[str, str]],
+    direction: BiasDirection | np.ndarray,
+) -> IndirectBiasBeta:
+    """Bolukbasi et al.'s indirect bias β(w, v) for every pair of ``pairs``, with a plain summary.
+
+    .. math:: \\beta(w, v) = \\Big(w \\cdot v - \\frac{w_\\perp \\cdot v_\\perp}
+              {\\lVert w_\\perp\\rVert \\lVert v_\\perp\\rVert}\\Big) \\Big/ (w \\cdot v),
+              \\qquad w_\\perp = w - (w \\cdot g)\\, g
+
+    Bolukbasi et al. 2016 section 5.2 (each β as :func:`indirect_bias`); seed 000 section 3.4.1 names
+    the measure and does not analyse it.  A descriptive number, without a statistical test.  A pair with a
+    word without a vector, or whose β is undefined, is left out with a logged warning and listed in
+    ``skipped``; ``ValueError`` when no pair is left.
+    """
+    vocab = getattr(vectors, "key_to_index", vectors)
+    rows, skipped = [], []
+    for w, v in pairs:
+        try:
+            beta = indirect_bias(vectors, w, v, direction)
+        except (KeyError, ValueError) as exc:
+            reason = str(exc.args[0]) if exc.args else str(exc)
+            logger.warning("indirect_bias_pairs: pair (%r, %r) left out: %s", w, v, reason)
+            skipped.append((w, v, reason))
+            continue
+        wv = _unit(np.asarray(vectors[w], dtype=np.float64).ravel(), f"vector of {w!r}")
+        vv = _unit(np.asarray(vectors[v], dtype=np.float64).ravel(), f"vector of {v!r}")
+        rows.append({"w": w, "v": v, "similarity": float(wv @ vv), "beta": beta})
+    if not rows:
+        raise ValueError(f"no pair could be computed (vocabulary of {len(vocab)} words): {skipped}")
+    return IndirectBiasBeta(table=pd.DataFrame(rows), skipped=tuple(skipped))
+
+
 # --------------------------------------------------------------------------- E^Boluk
 @dataclass(frozen=True)
 class DirectBiasExperiment:
@@ -412,16 +497,20 @@ class DirectBiasExperiment:
     def mean(self) -> float:
         return float(self.values.mean())
 
-    def summary(self) -> str:
+    def summary(self, alpha: float = 0.05) -> str:
+        """The experiment in plain words, then each test with its verdict at level ``alpha``."""
         lines = [
             f"E^Boluk: DirectBias_{self.c:g} over {len(self.values)} neutral groups "
             f"(direction: {self.direction.method}); mean = {self.mean:.4f}",
+            "  DirectBias is the mean size of the cosine between the neutral words of a group and the bias "
+            "direction: 0 = the words are unrelated to the direction, larger = they lie closer to one end "
+            "of it; it is above 0 for any direction, so the test against random directions is the sharper one",
         ]
         if self.skipped:
             lines.append(f"  skipped (no word in the vocabulary): {list(self.skipped)}")
         for res in (self.z_test, self.t_test, self.bootstrap, self.null_test):
             if res is not None:
-                lines.append(res.summary())
+                lines.append(res.summary(alpha))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:  # pragma: no cover - notebook display
@@ -615,9 +704,10 @@ register_metric(
     test="permutation test against random directions (random_direction_null)",
     citation="Bolukbasi et al. 2016, Man is to Computer Programmer as Woman is to Homemaker?",
     section="seed 000 section 3.4.1",
-    entry_point=direct_bias,
+    entry_point=direct_bias_experiment,
     summary="mean |cos(w, g)|^c of neutral words with the bias direction g",
-    returns="float; direct_bias_experiment gives the tested experiment",
+    returns="DirectBiasExperiment (DirectBias per neutral group in table; z, t, bootstrap and, with "
+    "n_random_directions > 0, the random-direction test; summary()); direct_bias gives one float",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
@@ -636,7 +726,7 @@ register_metric(
     test="none (a share of similarity)",
     citation="Bolukbasi et al. 2016",
     section="seed 000 section 3.4.1",
-    entry_point=indirect_bias,
+    entry_point=indirect_bias_pairs,
     summary="share of the similarity of two words due to the bias direction",
-    returns="float",
+    returns="IndirectBiasBeta (beta per word pair in table; summary(): no test); indirect_bias gives one float",
 )

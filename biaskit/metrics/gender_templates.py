@@ -63,6 +63,7 @@ from biaskit.core.registry import (
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
+from biaskit.core.stats import t_test_mean
 
 logger = logging.getLogger(__name__)
 
@@ -117,9 +118,11 @@ __all__ = [
     "mask_fill_probabilities",
     "paired_difference_test",
     "ppd",
+    "ppd_test",
     "pronoun_probability_difference",
     "score_sentence_pairs",
     "sentence_likelihood_difference",
+    "sld_test",
     "tbd_pronoun_pairs",
     "template_based_evaluation",
     "tiny_model_texts",
@@ -891,6 +894,151 @@ def asld_sample_size_curve(
     return pd.DataFrame(rows)
 
 
+# =========================================================================== one-sample tests (registered)
+def _values_and_labels(values: Any, column: str, label_column: str) -> tuple[np.ndarray, list[str]]:
+    """The values of ``values`` (an array, a Series or a table with ``column``) and one label per value."""
+    if isinstance(values, pd.DataFrame):
+        if column not in values.columns:
+            raise ValueError(f"the table has no {column!r} column (columns: {list(values.columns)})")
+        arr = values[column].to_numpy(dtype=float)
+        labels = [str(x) for x in (values[label_column] if label_column in values.columns else values.index)]
+    elif isinstance(values, pd.Series):
+        arr, labels = values.to_numpy(dtype=float), [str(i) for i in values.index]
+    else:
+        arr = np.asarray(values, dtype=float).ravel()
+        labels = [str(i) for i in range(arr.size)]
+    return arr, labels
+
+
+def ppd_test(
+    ppd_values: Any,
+    *,
+    alternative: Alternative = "two-sided",
+    confidence: float = 0.95,
+) -> TestResult:
+    r"""One-sample t test of Barza's mean pronoun probability difference against 0 (template-based evaluation).
+
+    .. math::
+
+        \mathrm{PPD}_i = P([\mathrm{MASK}] = he \mid S_i) - P([\mathrm{MASK}] = she \mid S_i), \qquad
+        t = \frac{\overline{\mathrm{PPD}}}{s / \sqrt{n}} \sim t_{n-1} \ \text{under } H_0: \mu = 0
+
+    Seed 002 (Barza 2023, *Towards a Robust Gender Bias Evaluation in NLP*) section 4.2.2 defines PPD and
+    APPD and reports them without uncertainty; this test is added by biaskit
+    (:func:`biaskit.core.stats.t_test_mean`, with a t confidence interval of the mean and Cohen's d as
+    effect size).  ``ppd_values``: the per-sentence table of :func:`template_based_evaluation` (its
+    ``ppd`` column, labels from ``sentence``), the per-profession table of :func:`appd` (its ``appd``
+    column, labels from ``profession``), a Series or an array.  The test treats the values as
+    independent; the sentences of one profession share it, so the APPD table (one value per profession)
+    is the more cautious unit.  Positive mean: the model leans to the male pronoun; negative: to the
+    female one.  ``details["per_item"]`` keeps every value with its label.
+    """
+    appd_table = isinstance(ppd_values, pd.DataFrame) and "ppd" not in ppd_values.columns
+    if appd_table and "appd" in ppd_values.columns:
+        arr, labels = _values_and_labels(ppd_values, "appd", "profession")
+        unit = "profession (APPD)"
+    else:
+        arr, labels = _values_and_labels(ppd_values, "ppd", "sentence")
+        unit = "sentence (PPD)"
+    res = t_test_mean(
+        arr,
+        0.0,
+        alternative,
+        confidence=confidence,
+        h0="no gender lean of the pronoun (mean P(he) - P(she) = 0)",
+        h1={
+            "two-sided": "a gender lean of the pronoun (mean P(he) - P(she) differs from 0)",
+            "greater": "a lean to the male pronoun (mean P(he) - P(she) > 0)",
+            "less": "a lean to the female pronoun (mean P(he) - P(she) < 0)",
+        }[alternative],
+    )
+    return TestResult(
+        statistic=res.statistic,
+        p_value=res.p_value,
+        method="Barza templates: one-sample t test of the mean pronoun probability difference (PPD) = 0",
+        alternative=res.alternative,
+        n=res.n,
+        effect_size=res.effect_size,
+        ci=res.ci,
+        confidence=res.confidence,
+        null_value=0.0,
+        estimate=res.estimate,
+        h0=res.h0,
+        h1=res.h1,
+        details={
+            **res.details,
+            "unit": unit,
+            "effect_size_name": "Cohen's d (mean / SD)",
+            "per_item": {"label": labels, "value": arr.tolist()},
+        },
+    )
+
+
+def sld_test(
+    pll_1: Any,
+    pll_2: Any,
+    *,
+    alternative: Alternative = "two-sided",
+    confidence: float = 0.95,
+    labels: Sequence[str] | None = None,
+) -> TestResult:
+    r"""One-sample t test of Barza's signed sentence likelihood difference against 0 (sentence pairs).
+
+    .. math::
+
+        d_i = \mathrm{PLL}(S_{1i}) - \mathrm{PLL}(S_{2i}), \qquad
+        t = \frac{\bar d}{s_d / \sqrt{n}} \sim t_{n-1} \ \text{under } H_0: \mu_d = 0, \qquad
+        \mathrm{ASLD} = \frac1n \sum_i |d_i|
+
+    Seed 002 (Barza 2023) section 4.1.2 (Eq. 4.1.2) defines the unsigned SLD = :math:`|d_i|` and its
+    mean ASLD, without a test; ASLD is positive for any model, so biaskit tests the *signed* difference
+    (:func:`sentence_likelihood_difference` with ``signed=True``) with
+    :func:`biaskit.core.stats.t_test_mean` (t confidence interval of the mean, Cohen's d).  ``pll_1`` /
+    ``pll_2`` are the (pseudo-)log-likelihoods of the first and second sentence of each pair, e.g. the
+    ``pll_1`` / ``pll_2`` columns of :func:`score_sentence_pairs` (first = ``sent_stereo``).  A positive
+    mean: the model finds the first sentences more likely.  ``details`` keeps Barza's ``asld`` and the
+    per-pair values (``per_pair``: ``label``, ``signed_sld``).
+    """
+    d = sentence_likelihood_difference(pll_1, pll_2, signed=True)
+    if labels is not None and len(labels) != d.size:
+        raise ValueError(f"labels has {len(labels)} entries for {d.size} pairs")
+    res = t_test_mean(
+        d,
+        0.0,
+        alternative,
+        confidence=confidence,
+        h0="no preference between the two sentences of a pair (mean signed difference = 0)",
+        h1={
+            "two-sided": "a preference for one sentence of the pairs (mean signed difference differs from 0)",
+            "greater": "a preference for the first sentences (mean signed difference > 0)",
+            "less": "a preference for the second sentences (mean signed difference < 0)",
+        }[alternative],
+    )
+    return TestResult(
+        statistic=res.statistic,
+        p_value=res.p_value,
+        method="Barza sentence pairs: one-sample t test of the mean signed likelihood difference = 0",
+        alternative=res.alternative,
+        n=res.n,
+        effect_size=res.effect_size,
+        ci=res.ci,
+        confidence=res.confidence,
+        null_value=0.0,
+        estimate=res.estimate,
+        h0=res.h0,
+        h1=res.h1,
+        details={
+            **res.details,
+            "asld": float(np.abs(d).mean()),
+            "effect_size_name": "Cohen's d (mean / SD)",
+            "per_pair": {
+                "label": list(labels) if labels is not None else [str(i) for i in range(d.size)],
+                "signed_sld": d.tolist(),
+            },
+        },
+    )
+
+
 # =========================================================================== paired comparison
 def paired_difference_test(
     a: Any,
@@ -1124,9 +1272,10 @@ register_metric(
     test="one-sample t test of the mean pronoun probability difference against 0",
     citation="Barza 2023 (template-based evaluation, after Bartl et al. 2020)",
     section="seed 002 section 4.2",
-    entry_point=template_based_evaluation,
+    entry_point=ppd_test,
     summary="P(he) - P(she) at the pronoun of gender-neutral templates, per profession",
-    returns="DataFrame of PPD per template; paired_difference_test gives the TestResult",
+    returns="TestResult (one-sample t test of the mean PPD; per_item values in details); "
+    "template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models",
     calibration=CalibrationSupport(
         (CalibrationMeasure("barza_tbe", "Barza templates, mean PPD", "mean", "masked"),)
     ),
@@ -1141,9 +1290,10 @@ register_metric(
     test="one-sample t test of the signed likelihood difference against 0",
     citation="Barza 2023 (sentence-based evaluation)",
     section="seed 002 section 4.3",
-    entry_point=asld,
+    entry_point=sld_test,
     summary="(absolute) sentence likelihood difference of gender-swapped sentence pairs",
-    returns="float (ASLD); asld_confidence_interval and paired_difference_test give intervals and tests",
+    returns="TestResult (one-sample t test of the mean signed SLD; ASLD and per_pair values in details); "
+    "asld gives the float ASLD, asld_confidence_interval and paired_difference_test intervals and tests",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure("barza_sld", "Barza sentence pairs, mean signed SLD", "mean", "masked"),

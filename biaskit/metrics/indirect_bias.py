@@ -85,7 +85,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
-from biaskit.core.results import TestResult
+from biaskit.core.results import TestResult, format_p_value
 from biaskit.data.louis_alexandre import (
     FeatureSet,
     TemplateSet,
@@ -240,6 +240,59 @@ class IndirectBiasResult:
             raise ValueError("no direct scores were computed (direct=False)")
         t = self.tidy().dropna(subset=["ibs", "direct"])
         return correlation(t["direct"].to_numpy(), t["ibs"].to_numpy(), method="pearson")
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """The scores in plain words: what IBS measures, its range over the pairs, the strongest links and,
+        with direct scores, whether direct and indirect scores agree (Pearson test at level ``alpha``).
+
+        A single IBS comes with no statistical test (the thesis reports the scores alone); the line on
+        agreement uses :meth:`direct_indirect_correlation`.  The per-pair values stay in :attr:`ibs`
+        (:meth:`tidy` as a long table) and the per-name values in :attr:`bs1` / :attr:`bs2`.
+        """
+        n_bridge = int(self.details.get("n_bridge", len(self.bridge)))
+        lines = [
+            f"Indirect bias score (IBS) of {self.target_category} words towards {self.feature_category} "
+            f"words through {n_bridge:,} first names ({self.model})",
+            "  each score is the correlation, over the names, between how strongly the model links a name to "
+            "the target word and how strongly it links the same name to the feature word: from -1 to 1, "
+            "0 = no indirect link, positive = the target and the feature attract the same names, "
+            "negative = opposite names",
+        ]
+        long = self.tidy().dropna(subset=["ibs"])
+        n_nan = int(self.ibs.size - len(long))
+        if long.empty:
+            lines.append(f"  no score could be computed ({n_nan} undefined: constant scores over the names)")
+            return "\n".join(lines)
+        v = long["ibs"].to_numpy(dtype=float)
+        lines.append(
+            f"  {len(long):,} scores ({self.ibs.shape[0]} targets x {self.ibs.shape[1]} features): "
+            f"mean {v.mean():.3f}, from {v.min():.3f} to {v.max():.3f}"
+            + (f"; {n_nan} undefined (constant scores over the names)" if n_nan else "")
+        )
+        top, low = long.loc[long["ibs"].idxmax()], long.loc[long["ibs"].idxmin()]
+        lines.append(
+            f"  strongest positive link: {top['target']} - {top['feature']} (IBS = {top['ibs']:.3f})"
+        )
+        lines.append(
+            f"  strongest negative link: {low['target']} - {low['feature']} (IBS = {low['ibs']:.3f})"
+        )
+        lines.append("  no statistical test of a single score: each IBS is a descriptive number")
+        if self.direct is not None:
+            try:
+                r = self.direct_indirect_correlation()
+            except ValueError as exc:
+                lines.append(f"  direct and indirect scores: no correlation computed ({exc})")
+            else:
+                verdict = (
+                    "evidence that the direct and indirect scores are related (significant correlation)"
+                    if r.p_value is not None and r.p_value < alpha
+                    else "no significant correlation between the direct and indirect scores"
+                )
+                lines.append(
+                    f"  direct and indirect scores over {r.n} pairs: Pearson r = {r.statistic:.3f}, "
+                    f"p-value = {format_p_value(r.p_value)} -> at alpha = {alpha}: {verdict}"
+                )
+        return "\n".join(lines)
 
 
 def indirect_bias_scores(
@@ -909,7 +962,7 @@ register_metric(
     section="seed 004 section 3.2",
     entry_point=indirect_bias,
     summary="association of a feature with a gender through the first names the model links to both",
-    returns="IndirectBiasResult",
+    returns="IndirectBiasResult (ibs, direct, per-name bs1 / bs2; summary())",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import textwrap
 import unicodedata
 from array import array
 from collections.abc import Mapping, Sequence
@@ -85,7 +86,7 @@ from biaskit.core.registry import (
     CalibrationSupport,
     register_metric,
 )
-from biaskit.core.results import Alternative, TestResult
+from biaskit.core.results import Alternative, TestResult, format_p_value
 from biaskit.core.stats import binomial_test, proportion_ztest, z_test_mean
 from biaskit.data.wordlists import OOVPolicy, resolve_words, word_list_pair
 
@@ -252,6 +253,55 @@ class PMIResult:
 
     def __float__(self) -> float:
         return float(self.value)
+
+    def summary(self, alpha: float = 0.05) -> str:
+        r"""BIAS_PMI in plain words: the value, what it means as a ratio, the four counts and, when a
+        standard error is known, an approximate Wald test of 0 at level ``alpha``.
+
+        The Wald test is :math:`z = \mathrm{BIAS_{PMI}} / se` against the standard normal, the test
+        that goes with the interval of ``confidence=`` (Katz's or Woolf's standard error, see the module
+        docstring); like that interval it treats the A- and B-sentences as independent samples, so read
+        it as approximate.  The thesis tests BIAS_PMI over many phenomena instead (:func:`pmi_test`).
+        """
+        lines = [f"BIAS_PMI ({self.variant}) = {self.value:.4f}"]
+        if np.isfinite(self.value):
+            ratio = float(np.exp(self.value))
+            what = {"proportion": "the probability", "odds_ratio": "the odds"}.get(
+                self.variant, "the odds (as the thesis's code computes them)"
+            )
+            lines.append(
+                f"  {what} that a sentence mentioning group A also mentions the phenomenon X is {ratio:.3f} "
+                "times that for group B (BIAS_PMI > 0: X goes with A more than with B; < 0: with B; 0: equally)"
+            )
+        else:
+            lines.append("  undefined: a zero count (see the note in details)")
+        lines.append(
+            f"  sentences: A with X {self.f_AX:,}, A without X {self.f_AnX:,}, "
+            f"B with X {self.f_BX:,}, B without X {self.f_BnX:,}"
+            + (" (Haldane +0.5 correction)" if self.correction else "")
+        )
+        if self.ci is not None:
+            level = f"{100 * self.confidence:.0f}% " if self.confidence else ""
+            lines.append(f"  {level}confidence interval = [{self.ci[0]:.4f}, {self.ci[1]:.4f}]")
+        if self.se is not None and self.se > 0 and np.isfinite(self.value):
+            p = float(2 * sps.norm.sf(abs(self.value / self.se)))
+            lines.append(
+                f"  approximate Wald test of BIAS_PMI = 0: z = {self.value / self.se:.3f}, "
+                f"p-value = {format_p_value(p)} (two-sided)"
+            )
+            if p < alpha:
+                lines.append(
+                    f"  -> at alpha = {alpha}: evidence that X co-occurs unequally with A and B (bias)."
+                )
+            else:
+                lines.append(
+                    f"  -> at alpha = {alpha}: the counts are compatible with X co-occurring equally with A and B."
+                )
+        else:
+            lines.append(
+                "  no test of a single value without its standard error; pmi_test tests many phenomena"
+            )
+        return "\n".join(lines)
 
 
 def _pmi_arrays(
@@ -681,6 +731,20 @@ class FrequencyBaseline:
             "details": self.details,
         }
 
+    def summary(self, alpha: float = 0.05) -> str:
+        """The baseline in plain words: the share of X's co-occurrences that are with A, then the exact
+        binomial test (and the z test, when defined) of that share against its null value at ``alpha``."""
+        unit = "pairs of words" if self.unit == "pair" else "sentences"
+        lines = [
+            f"Frequency baseline prop = {self.prop:.4f}: of the {self.f_A + self.f_B:,} co-occurrences "
+            f"({unit}) of the phenomenon X with group A or B, {self.f_A:,} are with A and {self.f_B:,} with B",
+            "  prop = 0.5 means X appears as often with A as with B; above 0.5 more with A, below more with B",
+            textwrap.indent(self.binomial.summary(alpha), "  "),
+        ]
+        if self.ztest is not None:
+            lines.append(textwrap.indent(self.ztest.summary(alpha), "  "))
+        return "\n".join(lines)
+
 
 def frequency_baseline(
     X: Sequence[str],
@@ -755,7 +819,7 @@ register_metric(
     section="seed 000 section 3.1.2",
     entry_point=bias_pmi,
     summary="PMI(w, female words) - PMI(w, male words) over sentence co-occurrence",
-    returns="PMIResult",
+    returns="PMIResult (value, the four sentence counts, se and ci; summary())",
     calibration=CalibrationSupport(
         (CalibrationMeasure("pmi", "BIAS_PMI of the corpus, mean difference", "groups", "static"),)
     ),
@@ -785,5 +849,5 @@ register_metric(
     section="seed 000 section 3.3",
     entry_point=frequency_baseline,
     summary="the BIAS_PMI expected from word frequencies alone",
-    returns="FrequencyBaseline",
+    returns="FrequencyBaseline (prop, counts, binomial and z tests; summary())",
 )

@@ -581,9 +581,10 @@ register_metric(
     test="proportion test of ss against 50 % (ss_proportion_test)",
     citation="Nadeem et al. 2021, StereoSet",
     section="seed 000 section 4.1.5",
-    entry_point=stereoset_scores,
+    entry_point=ss_proportion_test,
     summary="stereotype score: % of blanks where the model prefers the stereotypical word",
-    returns="dict of scores (ss, lms, icat per domain); ss_proportion_test gives the TestResult",
+    returns="TestResult (z test of the micro ss against 50 %, the thesis's lms in details); "
+    "stereoset_scores gives the official dict of ss, lms, icat per domain",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure("stereoset_ss", "StereoSet-style blanks, ss (%)", "sign", "masked"),
