@@ -29,6 +29,8 @@ from biaskit.report.notebook_output import (
     save_figure,
     save_results,
     setup_notebook_logging,
+    shown_path,
+    table_records,
     validation_summary,
     vectors_label,
     where_saved,
@@ -110,6 +112,28 @@ def test_save_results_writes_finding_headline_and_parameters(tmp_path):
         "sample": None,
     }
     assert list(data)[:3] == ["notebook", "created", "python"] and list(data)[-1] == "results"
+
+
+def test_table_records_keeps_the_listed_columns_the_table_has_and_writes_nan_as_none(tmp_path):
+    df = pd.DataFrame(
+        {"test": ["WEAT 7", "WEAT 8"], "d": [1.54, np.nan], "p_value": [0.0004, 0.21], "n_X": [8, 8]},
+        index=["a", "b"],
+    )
+    assert table_records(df, ["test", "d", "missing column", "p_value"]) == [
+        {"test": "WEAT 7", "d": 1.54, "p_value": 0.0004},
+        {"test": "WEAT 8", "d": None, "p_value": 0.21},
+    ]
+    assert table_records(df) == [
+        {"test": "WEAT 7", "d": 1.54, "p_value": 0.0004, "n_X": 8},
+        {"test": "WEAT 8", "d": None, "p_value": 0.21, "n_X": 8},
+    ]
+    assert table_records(df.reset_index(), ["index", "d"]) == [
+        {"index": "a", "d": 1.54},
+        {"index": "b", "d": None},
+    ]
+    assert table_records(df.iloc[:0], ["test"]) == []
+    path = save_results("demo", {"rows": table_records(df, ["d"])}, out_dir=tmp_path)
+    assert json.loads(path.read_text(encoding="utf-8"))["results"]["rows"] == [{"d": 1.54}, {"d": None}]
 
 
 # ----------------------------------------------------------------------------- save_figure
@@ -229,6 +253,14 @@ def test_plural_and_p_phrase():
     assert p_phrase(1e-9) == "p < 0.001"
     assert p_phrase(0.028) == "p = 0.028"
     assert p_phrase(None) == "p not available"
+    assert p_phrase(float("nan")) == "p not available"
+    assert p_phrase(np.float32("nan")) == "p not available"
+    assert p_phrase(np.float64(0.0164)) == "p = 0.016"
+    assert p_phrase(0.0164, digits=2) == "p = 0.02"
+    assert p_phrase(0.0004, digits=4) == "p = 0.0004"
+    assert p_phrase(None, missing="p not computed") == "p not computed"
+    assert p_phrase(np.nan, missing="p not computed") == "p not computed"
+    assert p_phrase(0.5, missing="p not computed") == "p = 0.500"
 
 
 def test_describe_folder_and_where_saved(tmp_path):
@@ -243,6 +275,16 @@ def test_describe_folder_and_where_saved(tmp_path):
     )
     assert "PosixPath" not in sentence and str(tmp_path) not in sentence
     assert where_saved(REPO_ROOT / "results" / "x.json", figures=False).endswith("in the folder `results/`.")
+
+
+def test_shown_path_is_relative_to_the_repository_or_absolute(tmp_path):
+    run = REPO_ROOT / "results" / "runs" / "07_pll_distributions-20250101-120000-42"
+    assert shown_path(run) == "results/runs/07_pll_distributions-20250101-120000-42"
+    assert shown_path(str(REPO_ROOT / "notebooks" / ".." / "results")) == "results"
+    assert shown_path(REPO_ROOT) == "."
+    outside = tmp_path / "glove run"
+    assert shown_path(outside) == outside.resolve().as_posix()  # in full: never shortened to its name
+    assert shown_path(outside).startswith("/") and "PosixPath" not in shown_path(outside)
 
 
 def test_validation_summary_in_plain_words():

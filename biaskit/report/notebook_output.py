@@ -33,8 +33,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
+from biaskit.core.paths import REPO_ROOT
 from biaskit.core.paths import results_dir as results_root
 from biaskit.core.results import TestResult, format_p_value
 
@@ -52,6 +54,8 @@ __all__ = [
     "save_figure",
     "save_results",
     "setup_notebook_logging",
+    "shown_path",
+    "table_records",
     "to_jsonable",
     "validation_summary",
     "vectors_label",
@@ -88,6 +92,19 @@ def to_jsonable(obj: Any) -> Any:
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     return str(obj)
+
+
+def table_records(df: pd.DataFrame, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of a table as ``{column: value}`` dicts for :func:`save_results`, missing values as ``None``.
+
+    ``columns`` picks the columns, in that order; a listed column that the table lacks is left out,
+    so that one list serves tables with and without an optional column.  The index is not kept
+    (pass ``df.reset_index()`` to keep it).  ``table_records(pd.DataFrame({"d": [1.5, nan]}))`` is
+    ``[{"d": 1.5}, {"d": None}]``.
+    """
+    if columns is not None:
+        df = df[[c for c in columns if c in df]]
+    return df.replace({np.nan: None}).to_dict("records")
 
 
 def resolve_results_dir(
@@ -424,11 +441,15 @@ def plural(n: int, singular: str, plural_form: str | None = None) -> str:
     return f"{n:,} {word}"
 
 
-def p_phrase(p: float | None, *, digits: int = 3) -> str:
-    """A p-value inside a sentence: ``"p < 0.001"``, ``"p = 0.028"`` (``"p not available"`` for None/NaN)."""
-    text = format_p_value(p, digits=digits)
-    if text == "n/a":
-        return "p not available"
+def p_phrase(p: float | None, *, digits: int = 3, missing: str = "p not available") -> str:
+    """A p-value inside a sentence: ``"p < 0.001"``, ``"p = 0.028"``; ``missing`` for None/NaN.
+
+    Never ``"p = < 0.001"``.  ``missing`` is the words for a p-value that was not computed
+    (``"p not available"``; e.g. ``missing="p not computed"``).
+    """
+    if p is None or math.isnan(float(p)):
+        return missing
+    text = format_p_value(float(p), digits=digits)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
@@ -439,8 +460,6 @@ def describe_folder(path: str | os.PathLike[str]) -> str:
     ``"results/runs/03_weat-20250101-120000-42/"``).  Elsewhere: the folder's own name
     (``"my-run/"``): the sentence around it says that the folder is beside the executed notebook.
     """
-    from biaskit.core.paths import REPO_ROOT
-
     p = Path(path).expanduser().resolve()
     try:
         rel = p.relative_to(REPO_ROOT.resolve())
@@ -448,6 +467,21 @@ def describe_folder(path: str | os.PathLike[str]) -> str:
         return f"{p.name}/" if p.name else str(p)
     text = rel.as_posix()
     return "./" if text in ("", ".") else f"{text}/"
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path in full, as a reader can find it: relative to the repository root when inside it, else absolute.
+
+    ``"results/runs/07_pll_distributions-20250101-120000-42"`` for a run folder in the repository,
+    ``"/tmp/my-run"`` for one outside it (no trailing slash).  Unlike :func:`describe_folder`, a
+    path outside the repository keeps every part: use it in a sentence that does not say where the
+    folder is ("... were written to the folder `/tmp/my-run`.").
+    """
+    p = Path(path).resolve()
+    try:
+        return p.relative_to(REPO_ROOT.resolve()).as_posix()
+    except ValueError:
+        return p.as_posix()
 
 
 def where_saved(json_path: str | os.PathLike[str], *, figures: bool = True) -> str:
