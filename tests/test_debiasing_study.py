@@ -91,3 +91,29 @@ def test_static_study_on_two_controls():
     json.dumps(res.to_json())
     v = res.verdicts()
     assert v.loc[("hard_debias", "weat"), 0.9] == "hidden"
+
+
+def test_effect_of_sign_and_mean_with_bootstrap_weights():
+    s = np.array([1, 1, -1, -1])
+    v = np.array([0.3, -0.1, -0.2, 0.0])  # toward, away, toward, tie
+    assert ds.effect_of("sign", v, s)[0] == pytest.approx(100 * 2 / 3)
+    assert ds.effect_of("mean", v, s)[0] == pytest.approx((0.3 - 0.1 + 0.2 + 0.0) / 4)
+    W = np.array([[2, 0, 1, 1], [1, 1, 1, 1]])  # a draw with unit 0 twice and unit 1 left out
+    np.testing.assert_allclose(ds.effect_of("sign", v, s, W), [100.0, 100 * 2 / 3])
+    np.testing.assert_allclose(ds.effect_of("mean", v, s, W), [(0.6 + 0.2) / 4, 0.1])
+
+
+@pytest.mark.slow
+def test_contextual_study_on_one_masked_control():
+    """SentenceDebias on the s = 0.8 masked control: the template effect shrinks but stays (intact),
+    and a classifier still reads the planted gender from the professions' representations."""
+    cfg = ds.ContextualStudyConfig(methods=("sentence_debias",), measures=("barza_tbe",), n_pool=80,
+                                   n_fit_pairs=200, n_permutations=200, n_boot=200, n_held_out=20)  # fmt: skip
+    res = ds.run_contextual_study((0.8,), cfg)
+    e = res.effects.set_index("measure")
+    assert set(e.index) == {"barza_tbe", "gg_clustering", "gg_classifier", "gg_neighbours"}
+    tbe = e.loc["barza_tbe"]
+    assert tbe["before"] > 0.3 and tbe["p_before"] < 0.01
+    assert 0 < tbe["share_left"] < 0.6 and tbe["verdict"] in ("intact", "hidden", "removed")
+    assert e.loc["gg_classifier", "after"] > 80 and e.loc["gg_classifier", "verdict"] == "recovers the plan"
+    assert len(res.costs) == 2 and np.isfinite(res.costs["held_out_perplexity"]).all()

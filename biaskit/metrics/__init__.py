@@ -50,6 +50,7 @@ METRIC_MODULES: tuple[str, ...] = (
     "embedding_bias",
     "class_confusion",
     "dicobi",
+    "recovery",
 )
 
 __all__ = ["METRIC_MODULES", "registered_metrics"]

@@ -57,6 +57,7 @@ GoogleNews subset) with Gonen & Goldberg's word selection.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -80,6 +81,7 @@ __all__ = [
     "debias_vectors",
     "gender_specific_words",
     "gonen_goldberg_replication",
+    "measure_label",
     "run_static_study",
     "share_left",
     "verdict",
@@ -202,11 +204,17 @@ def debias_vectors(
 # --------------------------------------------------------------------------------------------
 @dataclass
 class UnitMeasure:
-    """One measure on one space: a value per profession (``target``), the effect and its p-value.
+    """One measure on one model: a value per unit (``target`` names each unit's profession; a
+    profession may have several units, e.g. sentence pairs), the effect and its p-value.
 
-    ``kind``: ``"groups"`` (mean of planted-male minus planted-female), ``"cluster"`` (agreement of
-    the cluster with the label, accuracy max(a, 1 - a) in %), ``"accuracy"`` (correct out-of-fold
-    prediction, accuracy in %) or ``"correlation"`` (Pearson r of the planted sign with the value).
+    ``kind``: the calibration's ``"sign"`` (% of units whose value points to the planted gender, ties
+    left out), ``"mean"`` (mean value oriented toward the planted gender), ``"groups"`` (mean over the
+    planted-male units minus mean over the planted-female ones), or, for the recovery tests,
+    ``"cluster"`` (agreement of a unit's cluster with its label, accuracy max(a, 1 - a) in %),
+    ``"accuracy"`` (correct out-of-fold prediction, in %), ``"correlation"`` (Pearson r of the planted
+    sign with the value).  ``p_value`` is the label-permutation test for the calibrated measures
+    (:func:`biaskit.studies.calibration.label_permutation_pvalue`, valid whatever the units share) and
+    each recovery test's own.
     """
 
     measure: str
@@ -219,25 +227,78 @@ class UnitMeasure:
 
     @property
     def no_effect(self) -> float:
-        return 50.0 if self.kind in ("cluster", "accuracy") else 0.0
+        return 50.0 if self.kind in ("cluster", "accuracy", "sign") else 0.0
 
 
-def effect_of(kind: str, value: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    """The effect for each row of ``value`` / ``signs`` (rows: bootstrap draws; 1-D: one draw)."""
-    v, s = np.atleast_2d(value), np.atleast_2d(signs)
-    if kind == "groups":
-        m = s > 0
-        return (np.where(m, v, 0).sum(1) / m.sum(1)) - (np.where(~m, v, 0).sum(1) / (~m).sum(1))
-    if kind == "cluster":
-        a = v.mean(axis=1)
-        return 100 * np.maximum(a, 1 - a)
-    if kind == "accuracy":
-        return 100 * v.mean(axis=1)
-    if kind == "correlation":
-        vc, sc = v - v.mean(1, keepdims=True), s - s.mean(1, keepdims=True)
-        den = np.linalg.norm(vc, axis=1) * np.linalg.norm(sc, axis=1)
-        return np.divide((vc * sc).sum(1), den, out=np.zeros(v.shape[0]), where=den > 0)
+def effect_of(kind: str, value: np.ndarray, signs: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """The effect of ``kind`` (:class:`UnitMeasure`) for each row of ``weights`` (one bootstrap draw per
+    row: how often each unit is drawn); without ``weights``, the effect of all units once (a 1-array)."""
+    v = np.asarray(value, dtype=np.float64)[None, :]
+    s = np.asarray(signs, dtype=np.float64)[None, :]
+    W = np.ones_like(v) if weights is None else np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if kind == "groups":
+            m = s > 0
+            return (W * m * v).sum(1) / (W * m).sum(1) - (W * ~m * v).sum(1) / (W * ~m).sum(1)
+        if kind == "sign":
+            a = s * v
+            return 100 * (W * (a > 0)).sum(1) / (W * (a != 0)).sum(1)
+        if kind == "mean":
+            return (W * s * v).sum(1) / W.sum(1)
+        if kind == "cluster":
+            a = (W * v).sum(1) / W.sum(1)
+            return 100 * np.maximum(a, 1 - a)
+        if kind == "accuracy":
+            return 100 * (W * v).sum(1) / W.sum(1)
+        if kind == "correlation":
+            n = W.sum(1, keepdims=True)
+            vc = v - (W * v).sum(1, keepdims=True) / n
+            sc = s - (W * s).sum(1, keepdims=True) / n
+            den = np.sqrt((W * vc**2).sum(1) * (W * sc**2).sum(1))
+            return np.divide((W * vc * sc).sum(1), den, out=np.zeros(W.shape[0]), where=den > 0)
     raise ValueError(f"unknown kind {kind!r}")
+
+
+def calibrated_measure(mv, directions: Mapping[str, str], config: Any) -> UnitMeasure:
+    """A calibration measure's :class:`~biaskit.core.registry.MetricValues` as a :class:`UnitMeasure`:
+    the calibration's effect (:func:`biaskit.studies.calibration.evaluate`) and its label-permutation test."""
+    ev = cal.evaluate(mv, directions, n_permutations=config.n_permutations, random_state=config.random_state)
+    return UnitMeasure(mv.metric, mv.kind, np.asarray(mv.target, object), np.asarray(mv.value, float), ev.effect,
+                       ev.p_label, ev.toward_planted)  # fmt: skip
+
+
+def recovery_measures(
+    vectors: KeyedVectors,
+    directions: Mapping[str, str],
+    *,
+    pool_bias: Mapping[str, float],
+    neighbour_k: int,
+    n_permutations: int,
+    random_state: int = 0,
+) -> dict[str, UnitMeasure]:
+    """Gonen & Goldberg's three tests on the planted professions of ``vectors`` (word vectors, or a
+    language model's :func:`biaskit.embeddings.contextual.contextual_word_vectors`), labelled by
+    their planted gender.  ``pool_bias``: the *original* bias of the words among which the neighbour
+    test looks for neighbours (cosine with the male-oriented direction of the undebiased model)."""
+    from biaskit.metrics.recovery import classifier_recovery, cluster_recovery, neighbour_recovery
+
+    targets = [t for t in directions if t in vectors.key_to_index]
+    signs = np.array([1 if directions[t] == "male" else -1 for t in targets])
+    tg = np.array(targets, object)
+    rs = random_state
+    out: dict[str, UnitMeasure] = {}
+    c = cluster_recovery(vectors, signs, words=targets, n_permutations=n_permutations, random_state=rs)
+    agree = (c.details["clusters"] == (signs > 0)).astype(float)
+    out["gg_clustering"] = UnitMeasure("gg_clustering", "cluster", tg, agree, 100 * c.statistic, c.p_value, True)
+    k = classifier_recovery(vectors, signs, words=targets, random_state=rs)
+    out["gg_classifier"] = UnitMeasure("gg_classifier", "accuracy", tg, k.details["correct"].astype(float),
+                                       100 * k.statistic, k.p_value, True)  # fmt: skip
+    pool = [w for w in pool_bias if w in vectors.key_to_index]
+    nb = neighbour_recovery(vectors, signs, words=targets, pool_words=pool, pool_bias=pool_bias,
+                            k=neighbour_k, n_permutations=n_permutations, random_state=rs)  # fmt: skip
+    out["gg_neighbours"] = UnitMeasure("gg_neighbours", "correlation", tg, nb.details["shares"], nb.statistic,
+                                       nb.p_value, nb.statistic > 0)  # fmt: skip
+    return out
 
 
 def unit_measures(
@@ -247,37 +308,14 @@ def unit_measures(
     pool_bias: Mapping[str, float],
     config: StaticStudyConfig = StaticStudyConfig(),
 ) -> dict[str, UnitMeasure]:
-    """The calibrated measures and the recovery tests of one space, per profession.
-
-    ``pool_bias``: the *original* bias (cosine with the male-oriented direction of the undebiased
-    vectors) of the words among which the neighbour test looks for neighbours.
-    """
-    from biaskit.metrics.recovery import classifier_recovery, cluster_recovery, neighbour_recovery
-
+    """The calibrated static measures and the recovery tests of one set of word vectors, per profession."""
     targets = [t for t in directions if t in vectors.key_to_index]
     out: dict[str, UnitMeasure] = {}
     for key, mv in cal.static_values(vectors, None, targets).items():
-        if key not in CALIBRATED_STATIC:
-            continue
-        ev = cal.evaluate(mv, directions, n_permutations=config.n_permutations,
-                          random_state=config.random_state, label_test=False)  # fmt: skip
-        order = [list(mv.target).index(t) for t in targets]
-        out[key] = UnitMeasure(key, "groups", np.array(targets, object), mv.value[order], ev.effect, ev.p_value,
-                               ev.toward_planted)  # fmt: skip
-    signs = np.array([1 if directions[t] == "male" else -1 for t in targets])
-    tg = np.array(targets, object)
-    rs = config.random_state
-    c = cluster_recovery(vectors, signs, words=targets, n_permutations=config.n_permutations, random_state=rs)
-    agree = (c.details["clusters"] == (signs > 0)).astype(float)
-    out["gg_clustering"] = UnitMeasure("gg_clustering", "cluster", tg, agree, 100 * c.statistic, c.p_value, True)
-    k = classifier_recovery(vectors, signs, words=targets, random_state=rs)
-    out["gg_classifier"] = UnitMeasure("gg_classifier", "accuracy", tg, k.details["correct"].astype(float),
-                                       100 * k.statistic, k.p_value, True)  # fmt: skip
-    pool = [w for w in pool_bias if w in vectors.key_to_index]
-    nb = neighbour_recovery(vectors, signs, words=targets, pool_words=pool, pool_bias=pool_bias,
-                            k=config.neighbour_k, n_permutations=config.n_permutations, random_state=rs)  # fmt: skip
-    out["gg_neighbours"] = UnitMeasure("gg_neighbours", "correlation", tg, nb.details["shares"], nb.statistic,
-                                       nb.p_value, nb.statistic > 0)  # fmt: skip
+        if key in CALIBRATED_STATIC:
+            out[key] = calibrated_measure(mv, directions, config)
+    out.update(recovery_measures(vectors, directions, pool_bias=pool_bias, neighbour_k=config.neighbour_k,
+                                 n_permutations=config.n_permutations, random_state=config.random_state))  # fmt: skip
     return out
 
 
@@ -291,17 +329,26 @@ def share_left(
     random_state: int = 0,
 ) -> tuple[float, float, float]:
     r"""Share of the planted effect left, :math:`(E_a - E_0)/(E_b - E_0)`, and its percentile bootstrap
-    interval (professions resampled within each planted gender; before and after on the same draw)."""
+    interval: professions resampled within each planted gender, each with all its units, before and
+    after on the same draw."""
     if list(before.target) != list(after.target):
         raise ValueError("before and after must cover the same professions in the same order")
     signs = np.array([1.0 if directions[t] == "male" else -1.0 for t in before.target])
     e0 = before.no_effect
     point = (after.effect - e0) / (before.effect - e0) if before.effect != e0 else float("nan")
+    profs = list(dict.fromkeys(before.target.tolist()))
+    pos = {t: i for i, t in enumerate(profs)}
+    unit_prof = np.array([pos[t] for t in before.target])
     rng = np.random.default_rng(random_state)
-    groups = [np.flatnonzero(signs > 0), np.flatnonzero(signs < 0)]
-    idx = np.hstack([g[rng.integers(0, g.size, size=(n_boot, g.size))] for g in groups])
-    eb = effect_of(before.kind, before.value[idx], signs[idx])
-    ea = effect_of(after.kind, after.value[idx], signs[idx])
+    counts = np.zeros((n_boot, len(profs)))
+    for g in ("male", "female"):
+        idx = np.array([pos[t] for t in profs if directions[t] == g])
+        draws = idx[rng.integers(0, idx.size, size=(n_boot, idx.size))]
+        for b in range(n_boot):
+            np.add.at(counts[b], draws[b], 1)
+    W = counts[:, unit_prof]
+    eb = effect_of(before.kind, before.value, signs, W)
+    ea = effect_of(after.kind, after.value, signs, W)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (ea - e0) / (eb - e0)
     ratio = ratio[np.isfinite(ratio)]
@@ -399,6 +446,41 @@ class DebiasingStudyResult:
                 "created_bias_on_balanced_control": self.created_bias()[["method", "measure"]].to_dict("records")}  # fmt: skip
 
 
+def compare_rows(
+    method: str,
+    s: float,
+    before: Mapping[str, UnitMeasure],
+    after: Mapping[str, UnitMeasure],
+    calibrated: Sequence[str],
+    directions: Mapping[str, str],
+    config: Any,
+    *,
+    model: str,
+) -> list[dict[str, Any]]:
+    """The rows of :attr:`DebiasingStudyResult.effects` for one method on one control: every calibrated
+    measure and every recovery test before and after, the share left and the verdict."""
+    rec_after = {k: after[k] for k in RECOVERY_TESTS if k in after}
+    rows = []
+    for key in (*calibrated, *RECOVERY_TESTS):
+        if key not in before or key not in after:
+            continue
+        b, a = before[key], after[key]
+        share, lo, hi = share_left(b, a, directions, n_boot=config.n_boot, random_state=config.random_state)
+        if key in calibrated:
+            v = verdict(s, b, a, rec_after, config.alpha, n_measures=len(calibrated))
+        else:
+            v = "recovers the plan" if _found(a, config.alpha) else "chance level"
+        rows.append({
+            "model": model, "method": method, "measure": key, "label": measure_label(key),
+            "family": "calibrated" if key in calibrated else "recovery",
+            "planted": s, "before": b.effect, "after": a.effect, "no_effect": b.no_effect,
+            "p_before": b.p_value, "p_after": a.p_value, "found_before": _found(b, config.alpha),
+            "found_after": _found(a, config.alpha), "share_left": share, "ci_low": lo, "ci_high": hi,
+            "verdict": v,
+        })  # fmt: skip
+    return rows
+
+
 def _costs(vectors: KeyedVectors) -> dict[str, Any]:
     from biaskit.debiasing.costs import analogy_accuracy
     from biaskit.debiasing.glpp import word_similarity_spearman
@@ -410,7 +492,8 @@ def _costs(vectors: KeyedVectors) -> dict[str, Any]:
             "family_n": an["n_family"], "other_accuracy": an["accuracy_other"], "other_n": an["n_other"]}  # fmt: skip
 
 
-def _label(measure: str) -> str:
+def measure_label(measure: str) -> str:
+    """The words of a measure's key (the registry's calibration label, or the recovery test's)."""
     return RECOVERY_LABELS.get(measure) or cal.METRIC_LABELS.get(measure, measure)
 
 
@@ -462,27 +545,269 @@ def run_static_study(
                 deb, info = debias_vectors(method, kv, targets, config)
                 fitted.setdefault(method, {})[s] = info
                 after = unit_measures(deb, directions, pool_bias=pool_bias, config=config)
-                rec_after = {k: after[k] for k in RECOVERY_TESTS}
-                for key in (*CALIBRATED_STATIC, *RECOVERY_TESTS):
-                    b, a = before[key], after[key]
-                    share, lo, hi = share_left(b, a, directions, n_boot=config.n_boot, random_state=config.random_state)
-                    if key in CALIBRATED_STATIC:
-                        v = verdict(s, b, a, rec_after, config.alpha, n_measures=len(CALIBRATED_STATIC))
-                    else:
-                        v = "recovers the plan" if _found(a, config.alpha) else "chance level"
-                    rows.append({
-                        "method": method, "measure": key, "label": _label(key),
-                        "family": "calibrated" if key in CALIBRATED_STATIC else "recovery",
-                        "planted": s, "before": b.effect, "after": a.effect, "no_effect": b.no_effect,
-                        "p_before": b.p_value, "p_after": a.p_value, "found_before": _found(b, config.alpha),
-                        "found_after": _found(a, config.alpha), "share_left": share, "ci_low": lo, "ci_high": hi,
-                        "verdict": v,
-                    })  # fmt: skip
+                rows.extend(compare_rows(method, s, before, after, CALIBRATED_STATIC, directions, config,
+                                         model="word2vec"))  # fmt: skip
                 if costs:
                     cost_rows.append({"method": method, "planted": s, **_costs(deb)})
                 bar.update()
     bar.close()
     return DebiasingStudyResult(pd.DataFrame(rows), pd.DataFrame(cost_rows), config, directions, fitted)
+
+
+# --------------------------------------------------------------------------------------------
+# language models: the planted masked and causal controls
+# --------------------------------------------------------------------------------------------
+#: methods for the masked controls (``cds`` and ``dropout`` fine-tune; the other two project)
+CONTEXTUAL_METHODS: tuple[str, ...] = ("cds", "dropout", "inlp_sentence", "sentence_debias")
+#: the methods that need no training, the only ones applied to the causal controls here
+PROJECTION_METHODS: tuple[str, ...] = ("inlp_sentence", "sentence_debias")
+#: the calibrated masked measures of the default (the cheap ones) and of the full configuration
+MASKED_MEASURES: tuple[str, ...] = ("stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat")
+MASKED_MEASURES_FULL: tuple[str, ...] = (
+    "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat", "indirect_names",
+)  # fmt: skip
+CAUSAL_MEASURES: tuple[str, ...] = ("causal_ll", "causal_next_word", "causal_sld")
+
+
+@dataclass(frozen=True)
+class ContextualStudyConfig:
+    """Settings of :func:`run_contextual_study`.
+
+    ``n_fit_pairs`` counterfactual GAP sentence pairs fit SentenceDebias (and give INLP its male and
+    female sentences); ``n_train`` sentences train each fine-tune, ``epochs`` passes with ``batch_size``
+    and ``learning_rate`` (the small controls need a larger rate than Bartl's 2e-5 for BERT).  CDS
+    (``cds_text``): ``"in-domain"`` takes BUG sentences that name one of the 40 professions (the
+    controls' own source text, before planting) and swaps each with probability 1/2 (Hall Maudslay et
+    al. 2019), so every profession is as often *he* as *she*; ``"gap"`` takes Bartl's CDS-GAP (every
+    gendered word of GAP's Wikipedia sentences swapped, notebook 15), which rarely names the
+    professions.  Dropout trains on GAP's sentences as they are (Webster et al.: ordinary text).
+    ``n_pool`` words (the most frequent of the control's
+    word2vec vocabulary that are neither gendered nor planted) are the neighbours' pool;
+    ``n_held_out`` held-out sentences of the control measure the cost.
+    """
+
+    methods: tuple[str, ...] = CONTEXTUAL_METHODS
+    measures: tuple[str, ...] = MASKED_MEASURES
+    causal_measures: tuple[str, ...] = CAUSAL_MEASURES
+    n_fit_pairs: int = 500
+    inlp_iterations: int = 10
+    sentence_debias_components: int = 1
+    n_train: int = 1000
+    cds_text: str = "in-domain"
+    epochs: int = 1
+    batch_size: int = 16
+    learning_rate: float = 5e-4
+    n_pool: int = 300
+    neighbour_k: int = 20
+    n_held_out: int = 100
+    n_permutations: int = 1000
+    n_boot: int = 1000
+    alpha: float = 0.05
+    random_state: int = 0
+
+    def fine_tune_config(self) -> Any:
+        """Bartl et al.'s fine-tuning preset with this configuration's epochs, batch size and rate."""
+        from biaskit.training.fine_tune import BARTL
+
+        return replace(BARTL, epochs=self.epochs, batch_size=self.batch_size, learning_rate=self.learning_rate)
+
+    def key(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class LMFitData:
+    """The text the language-model methods are fitted or trained on (GAP, never the planted corpus)."""
+
+    pairs: list[tuple[str, str]]
+    male: list[str]
+    female: list[str]
+    cds: list[str]
+    plain: list[str]
+
+    @classmethod
+    def build(cls, config: ContextualStudyConfig) -> LMFitData:
+        from biaskit.data.counterfactual import cds, targets_in
+        from biaskit.debiasing.cds import cds_gap_corpus
+        from biaskit.debiasing.sentence_debias import counterfactual_sentence_pairs, gendered_sentences
+        from biaskit.lm.catalogue import CONTROL_TARGETS
+
+        pairs = counterfactual_sentence_pairs(config.n_fit_pairs, seed=config.random_state)
+        male, female = gendered_sentences(pairs)
+        gap = cds_gap_corpus(config.n_train, seed=config.random_state)
+        if "cds" not in config.methods:
+            swapped: list[str] = []
+        elif config.cds_text == "gap":
+            swapped = list(gap.sentences)
+        elif config.cds_text == "in-domain":
+            named = dict.fromkeys(CONTROL_TARGETS, "male")
+            pool = [x for x in control_base().train if targets_in(x, named)]
+            rng = np.random.default_rng(config.random_state)
+            pick = np.sort(rng.choice(len(pool), size=min(config.n_train, len(pool)), replace=False))
+            swapped = cds([pool[i] for i in pick], p=0.5, seed=config.random_state).sentences
+        else:
+            raise ValueError(f"cds_text must be 'in-domain' or 'gap', got {config.cds_text!r}")
+        return cls(pairs, male, female, list(swapped), list(gap.original))
+
+
+def debias_language_model(method: str, lm: Any, data: LMFitData, config: ContextualStudyConfig) -> tuple[Any, dict]:
+    """``lm`` debiased by ``method`` (:data:`CONTEXTUAL_METHODS`), and what the method did."""
+    if method == "inlp_sentence":
+        from biaskit.debiasing.sentence_debias import fit_sentence_inlp, project_hidden_states
+
+        inlp = fit_sentence_inlp(lm, data.male, data.female, n_iterations=config.inlp_iterations,
+                                 random_state=config.random_state)  # fmt: skip
+        return project_hidden_states(lm, inlp.projection_, name=f"inlp{config.inlp_iterations}"), {
+            "rank_removed": inlp.rank_removed_, "first_accuracy": inlp.accuracies_[0],
+            "last_accuracy": inlp.accuracies_[-1], "sentences": len(data.male) + len(data.female)}  # fmt: skip
+    if method == "sentence_debias":
+        from biaskit.debiasing.sentence_debias import SentenceDebias
+
+        sd = SentenceDebias(config.sentence_debias_components).fit(lm, data.pairs)
+        return sd.apply(lm), {"explained_variance_pc1": float(sd.explained_variance_ratio_[0]),
+                              "pairs": len(data.pairs)}  # fmt: skip
+    if method in ("cds", "dropout"):
+        from biaskit.training.fine_tune import fine_tune, fine_tune_record
+
+        if lm.kind != "masked":
+            raise ValueError(f"{method} fine-tunes a masked LM; {lm.name} is {lm.kind}")
+        cfg = config.fine_tune_config()
+        if method == "cds":
+            tuned = fine_tune(lm, data.cds, config=cfg, progress=False)
+        else:
+            from biaskit.debiasing.dropout import dropout_debias
+
+            tuned = dropout_debias(lm, data.plain, config=cfg)
+        rec = fine_tune_record(tuned)
+        return tuned, {"sentences": len(data.cds), "steps": rec.get("steps"), "seconds": rec.get("train_seconds"),
+                       "final_loss": rec.get("final_loss")}  # fmt: skip
+    raise ValueError(f"unknown language-model debiasing method {method!r}; choose from {CONTEXTUAL_METHODS}")
+
+
+def lm_measures(lm: Any, directions: Mapping[str, str], measures: Sequence[str], config: Any) -> dict[str, UnitMeasure]:
+    """The calibrated measures ``measures`` of a masked or causal ``lm`` on the planted professions."""
+    targets = list(directions)
+    if lm.kind == "causal":
+        values = cal.causal_language_model_values(lm, targets, metrics=list(measures))
+    else:
+        values = cal.language_model_values(lm, targets, metrics=list(measures))
+    return {k: calibrated_measure(values[k], directions, config) for k in measures}
+
+
+def contextual_words(s: float, directions: Mapping[str, str], n_pool: int) -> tuple[list[str], list[str]]:
+    """``(pool, gender words)`` for the contextual recovery tests: the ``n_pool`` most frequent words of
+    the skew's word2vec vocabulary that are neither gendered nor planted, and the words that define the
+    gender direction (Bolukbasi's definitional pairs)."""
+    from biaskit.data.wordlists import load_bolukbasi_wordlists
+    from biaskit.embeddings.vectors import load_trained_vectors
+
+    kv = load_trained_vectors("en-planted-w2v", s=s)
+    specific = gender_specific_words(list(directions))
+    pool = [w for w in kv.index_to_key if w.isalpha() and w not in specific and w not in directions][:n_pool]
+    wl = load_bolukbasi_wordlists()
+    return pool, [*wl["definitional_male"], *wl["definitional_female"]]
+
+
+@functools.lru_cache(maxsize=1)
+def control_base() -> Any:
+    """The controls' BUG sentences before planting (:func:`biaskit.training.recipes.control_base_corpus`,
+    read once per process: rebuilding it takes a quarter of a minute)."""
+    from biaskit.training import recipes as tm
+
+    return tm.control_base_corpus()
+
+
+def _held_out(s: float, n: int) -> list[str]:
+    from biaskit.training import recipes as tm
+
+    return tm.planted_corpus(s, control_base().held_out).sentences[:n]
+
+
+def lm_cost(lm: Any, sentences: Sequence[str]) -> float:
+    """Held-out pseudo-perplexity (masked) or perplexity (causal) of ``lm`` on ``sentences``."""
+    from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity
+
+    if lm.kind == "causal":
+        return causal_perplexity(lm.model, lm.tokenizer, list(sentences))[0]
+    return pseudo_perplexity(lm, list(sentences))[0]
+
+
+def run_contextual_study(
+    skews: Sequence[float] = (0.5, 0.8),
+    config: ContextualStudyConfig = ContextualStudyConfig(),
+    *,
+    causal: bool = False,
+    directions: Mapping[str, str] | None = None,
+    costs: bool = True,
+    progress: bool = False,
+) -> DebiasingStudyResult:
+    """Every language-model method on the planted masked controls (``en-planted-sXX``) and, with
+    ``causal``, the projection methods on their causal twins (``en-clm-planted-sXX``).
+
+    Calibrated measures: ``config.measures`` (masked) / ``config.causal_measures`` (causal), with the
+    calibration's items and its label-permutation test.  Recovery tests: Gonen & Goldberg's three on
+    the professions' contextual representations (:func:`biaskit.embeddings.contextual.contextual_word_vectors`,
+    the mean over bleached templates of the mean-pooled last hidden layer, *after* the debiasing
+    projection), the neighbours' original bias read on the undebiased model's representations.
+    Costs (``costs``): held-out (pseudo-)perplexity on the control's held-out sentences.
+    """
+    from tqdm.auto import tqdm
+
+    from biaskit.embeddings.contextual import contextual_word_vectors
+    from biaskit.lm.catalogue import (
+        causal_control_name,
+        control_name,
+        load_trained_clm,
+        load_trained_mlm,
+    )
+    from biaskit.metrics.recovery import bias_by_projection
+
+    directions = dict(control_directions() if directions is None else directions)
+    targets = list(directions)
+    data = LMFitData.build(config)
+    kinds = ["masked", *(["causal"] if causal else [])]
+    rows, cost_rows = [], []
+    fitted: dict[str, dict[float, dict[str, Any]]] = {}
+    n_steps = sum(len(skews) * (1 + len(config.methods if k == "masked" else
+                                         [m for m in config.methods if m in PROJECTION_METHODS])) for k in kinds)  # fmt: skip
+    bar = tqdm(total=n_steps, disable=not progress, desc="debiasing language models")
+    for kind in kinds:
+        methods = config.methods if kind == "masked" else tuple(m for m in config.methods if m in PROJECTION_METHODS)
+        measures = config.measures if kind == "masked" else config.causal_measures
+        label = "masked LM" if kind == "masked" else "causal LM"
+        for s in skews:
+            lm = (load_trained_mlm(control_name(s), device="cpu") if kind == "masked"
+                  else load_trained_clm(causal_control_name(s), device="cpu"))  # fmt: skip
+            pool, gender_words = contextual_words(s, directions, config.n_pool)
+            words = [*targets, *pool, *gender_words]
+            kv0 = contextual_word_vectors(lm, words)
+            g = male_direction(kv0)
+            pool_bias = dict(zip(pool, bias_by_projection(kv0, pool, g), strict=True))
+
+            def measure(model: Any, kv: KeyedVectors, measures=measures, pool_bias=pool_bias) -> dict[str, UnitMeasure]:
+                out = lm_measures(model, directions, measures, config)
+                out.update(recovery_measures(kv, directions, pool_bias=pool_bias, neighbour_k=config.neighbour_k,
+                                             n_permutations=config.n_permutations,
+                                             random_state=config.random_state))  # fmt: skip
+                return out
+
+            held = _held_out(s, config.n_held_out) if costs else []
+            before = measure(lm, kv0)
+            if costs:
+                cost_rows.append({"model": label, "method": "original", "planted": s,
+                                  "held_out_perplexity": lm_cost(lm, held), "n_held_out": len(held)})  # fmt: skip
+            bar.update()
+            for method in methods:
+                deb, info = debias_language_model(method, lm, data, config)
+                fitted.setdefault(f"{label}: {method}", {})[s] = info
+                after = measure(deb, contextual_word_vectors(deb, words))
+                rows.extend(compare_rows(method, s, before, after, measures, directions, config, model=label))
+                if costs:
+                    cost_rows.append({"model": label, "method": method, "planted": s,
+                                      "held_out_perplexity": lm_cost(deb, held), "n_held_out": len(held)})  # fmt: skip
+                bar.update()
+    bar.close()
+    return DebiasingStudyResult(pd.DataFrame(rows), pd.DataFrame(cost_rows), config, directions, fitted)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------
