@@ -178,3 +178,20 @@ def test_dropout_debias_trains_with_the_rates(mlm, tmp_path):
     assert fine_tune_record(tuned)["steps"] == 2
     plain = fine_tune(mlm, TEXTS, config=cfg, progress=False)
     assert plain.name != tuned.name  # a fine-tune without the dropout is cached apart
+
+
+def test_contextual_recovery_on_a_tiny_model(mlm):
+    """The registered language-model entry point: the same tests on the model's word representations."""
+    from biaskit.core.registry import REGISTRY
+    from biaskit.metrics.recovery import classifier_recovery, contextual_recovery
+
+    words = ["doctor", "nurse", "pilot", "teacher", "engineer", "wife", "husband", "brother", "sister", "man"]
+    labels = ["a", "b"] * 5
+    pool_bias = {"is": 0.5, "the": -0.2, "this": 0.1, "that": -0.4, "here": 0.3, "and": -0.1}
+    res = contextual_recovery(mlm, words, labels, pool_bias=pool_bias, k=3, n_permutations=99)
+    assert set(res.tests) == {"cluster", "classifier", "neighbours"}
+    assert "classifier" in res.summary(alpha=0.05)
+    kv = contextual_word_vectors(mlm, [*words, *pool_bias])
+    again = classifier_recovery(kv, np.array([0, 1] * 5), words=words)
+    assert res["classifier"].statistic == pytest.approx(again.statistic)
+    assert REGISTRY["gg_contextual"].family == "language models"

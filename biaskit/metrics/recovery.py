@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,16 +49,18 @@ from gensim.models import KeyedVectors
 
 from biaskit.core.permutation import random_relabellings, tally_null
 from biaskit.core.registry import register_metric
-from biaskit.core.results import TestResult
+from biaskit.core.results import TestResult, format_p_value
 from biaskit.core.stats import binomial_test, correlation
 from biaskit.metrics.direct_bias import BiasDirection
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "RecoveryResult",
     "bias_by_projection",
     "classifier_recovery",
     "cluster_recovery",
+    "contextual_recovery",
     "gonen_goldberg_tests",
     "most_biased_words",
     "neighbour_recovery",
@@ -453,6 +456,62 @@ def recovery_table(results: Mapping[str, Mapping[str, TestResult]]) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+# --------------------------------------------------------------------------- language models
+@dataclass(frozen=True)
+class RecoveryResult:
+    """Gonen & Goldberg's tests on one model: ``tests`` maps ``"cluster"``, ``"classifier"`` and, when
+    computed, ``"neighbours"`` to their :class:`~biaskit.core.results.TestResult`."""
+
+    tests: Mapping[str, TestResult]
+
+    def __getitem__(self, name: str) -> TestResult:
+        return self.tests[name]
+
+    def summary(self, alpha: float = 0.05) -> str:
+        """One line per test: its statistic, p-value and whether it recovers the labels at ``alpha``."""
+        lines = []
+        for name, r in self.tests.items():
+            found = r.p_value is not None and r.p_value < alpha
+            lines.append(f"{name}: {r.statistic:.3f} (p {format_p_value(r.p_value)}) -> "
+                         + ("recovers the labels" if found else "not above chance") + f" at alpha = {alpha}")  # fmt: skip
+        return "\n".join(lines)
+
+
+def contextual_recovery(
+    lm: Any,
+    words: Sequence[str],
+    labels: Sequence[Any] | np.ndarray,
+    *,
+    pool_bias: Mapping[str, float] | None = None,
+    k: int = 20,
+    n_permutations: int = 2000,
+    random_state: int = 0,
+) -> RecoveryResult:
+    """Gonen & Goldberg's tests on a language model: ``words`` represented by the model
+    (:func:`biaskit.embeddings.contextual.contextual_word_vectors`: the mean of the word's own last hidden
+    states in bleached templates, centred over the words), labelled by ``labels`` (two values).
+
+    Returns a :class:`RecoveryResult` with ``"cluster"``, ``"classifier"`` and, when ``pool_bias`` (pool word -> original bias,
+    read on the undebiased model) is given, ``"neighbours"``: the correlation of the labels (the second
+    label value as +1) with the share of male-biased pool words among each word's ``k`` nearest.
+    """
+    from biaskit.embeddings.contextual import contextual_word_vectors
+
+    words = list(words)
+    pool = [w for w in (pool_bias or {}) if w not in set(words)]
+    kv = contextual_word_vectors(lm, [*words, *pool])
+    y, _ = _binary_labels(labels, len(words))
+    out = {
+        "cluster": cluster_recovery(kv, y, words=words, n_permutations=n_permutations, random_state=random_state),
+        "classifier": classifier_recovery(kv, y, words=words, random_state=random_state),
+    }
+    if pool_bias is not None:
+        out["neighbours"] = neighbour_recovery(kv, 2.0 * y - 1, words=words, pool_words=pool,
+                                               pool_bias=[pool_bias[w] for w in pool], k=k,
+                                               n_permutations=n_permutations, random_state=random_state)  # fmt: skip
+    return RecoveryResult(out)
+
+
 # --------------------------------------------------------------------------- registry
 _SECTION = "seed 000 section 3.4.1 and seed 002 sections 2.3.1, 2.6.1 (citing Gonen & Goldberg 2019)"
 
@@ -494,4 +553,18 @@ register_metric(
     section=_SECTION,
     entry_point=neighbour_recovery,
     summary="Correlation of a word's original bias with the male share of its nearest neighbours.",
+)
+register_metric(
+    "gg_contextual",
+    label="Recovery on a language model's word representations (Gonen & Goldberg)",
+    family="language models",
+    inputs=("word sets",),
+    model_kinds=("masked", "causal"),
+    directional=False,
+    test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
+    citation=GG_CITATION + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
+    section=_SECTION,
+    entry_point=contextual_recovery,
+    returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
+    summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
 )
