@@ -593,6 +593,19 @@ def fine_tune_many(
     return out
 
 
+def curve_sample(corpus: Sequence[str], n: int, k: int, *, seed: int = 0) -> list[str]:
+    """Repetition ``k`` of the learning curve's draw of ``n`` sentences from ``corpus`` (Fig. 13 of seed 002).
+
+    ``n`` sentences without replacement, in corpus order, from ``numpy.random.default_rng([seed, n, k])``:
+    the draw of :func:`learning_curve`, so a recorded run (:mod:`biaskit.studies.learning_curve_record`)
+    fine-tunes on the very sentences, and finds the very cached models, that the notebook does.
+    """
+    if not 0 < n <= len(corpus):
+        raise ValueError(f"n = {n} is not in 1..{len(corpus)} (the corpus size)")
+    idx = np.sort(np.random.default_rng([seed, n, k]).choice(len(corpus), size=n, replace=False))
+    return [corpus[i] for i in idx]
+
+
 def learning_curve(
     model: Any,
     corpus: Sequence[str],
@@ -622,10 +635,7 @@ def learning_curve(
     if bad:
         raise ValueError(f"sizes {bad} are not in 1..{len(corpus)} (the corpus size)")
     runs = [(int(n), k) for n in sizes for k in range(n_samples)]
-    jobs = []
-    for n, k in runs:
-        idx = np.sort(np.random.default_rng([seed, n, k]).choice(len(corpus), size=n, replace=False))
-        jobs.append(([corpus[i] for i in idx], config))
+    jobs = [(curve_sample(corpus, n, k, seed=seed), config) for n, k in runs]
     rows: list[dict[str, Any]] = [{} for _ in runs]
 
     def done(i: int, tuned: Any, metrics: Mapping[str, float]) -> None:
