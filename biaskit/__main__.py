@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -294,8 +295,14 @@ def _execute_notebook(
     unless ``parameters`` name one.  Returns the exit status (1: a cell failed, reported on stderr)."""
     import papermill
 
+    from biaskit.core.paths import CALLER_CWD_ENV
+
     output.parent.mkdir(parents=True, exist_ok=True)
     parameters = {"results_dir": str(output.parent), **parameters}
+    # the kernel runs in notebooks/: relative paths in the parameters (-p model ./mymodel) still mean the
+    # folder this command was started in (biaskit.core.paths.resolve_user_path reads it)
+    before = os.environ.get(CALLER_CWD_ENV)
+    os.environ[CALLER_CWD_ENV] = before or os.getcwd()
     try:
         with ipc_kernel_config() as config:
             papermill.execute_notebook(
@@ -314,6 +321,11 @@ def _execute_notebook(
             file=sys.stderr,
         )
         return 1
+    finally:
+        if before is None:
+            os.environ.pop(CALLER_CWD_ENV, None)
+        else:
+            os.environ[CALLER_CWD_ENV] = before
     print(f"{notebook.name} -> {output}\nits JSON and figures are in {output.parent}", flush=True)
     return 0
 

@@ -420,8 +420,9 @@ def test_missing_local_folder_is_named_not_sent_to_the_hub(monkeypatch, tmp_path
         assert "not a Hugging Face hub id" in msg
         assert f"--local-dir {resolved.resolve()}" in msg
         assert lm_loading._looks_like_path(name)
-    # the same text where the fallback message explains why the model is not used
-    assert "the folder was not found" in mlm.resolve_default_model("./models/bert").message
+    # the same text where resolve_default_model refuses the missing folder (no random stand-in in its place)
+    with pytest.raises(mlm.ModelNotFoundError, match="the folder was not found"):
+        mlm.resolve_default_model("./models/bert")
     # hub ids keep the hub instructions
     assert not lm_loading._looks_like_path("dccuchile/bert-base-spanish-wwm-uncased")
     assert not lm_loading._looks_like_path("bert-base-uncased")
@@ -466,18 +467,24 @@ def _fake_bundled_model(root, name: str, lm=None, pppl: float = 123.4):
     return folder
 
 
-def test_resolve_default_model_falls_back_offline(monkeypatch, tmp_path):
-    # no pretrained model on this machine and no bundled model either: the tiny random stand-in
+def test_resolve_default_model_falls_back_offline_only_when_allowed(monkeypatch, tmp_path):
+    # no pretrained model on this machine and no bundled model either: an error naming both, unless the
+    # caller allows the tiny random stand-in (a quick pipeline check)
     lm2 = mlm.get_masked_lm("tiny")  # built first: its vocabulary comes from the real data folder
     assert lm2.is_fallback
     monkeypatch.delenv("BIASKIT_MLM", raising=False)
     monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
     monkeypatch.setattr(lm_builtin, "_locally_available", lambda name: False)
-    choice = mlm.resolve_default_model()
+    with pytest.raises(mlm.ModelNotFoundError) as err:
+        mlm.resolve_default_model()
+    msg = str(err.value)
+    assert mlm.BETO in msg and str(tmp_path / "models" / "es-mlm") in msg
+    assert "python -m biaskit train-models es-mlm" in msg and "allow_fallback=True" in msg
+    choice = mlm.resolve_default_model(allow_fallback=True)
     assert choice.name == "tiny" and choice.is_fallback and choice.kind == "random"
     assert "TINY RANDOM" in choice.message and "huggingface-cli download" in choice.message
     assert "meaningless" in choice.message
-    en = mlm.resolve_default_model(language="en")
+    en = mlm.resolve_default_model(language="en", allow_fallback=True)
     assert en.name == "tiny" and en.is_fallback and "bert-base-uncased" in en.message
 
 
@@ -516,14 +523,17 @@ def test_resolve_default_model_order_and_kinds(monkeypatch, tmp_path):
         "(held-out pseudo-perplexity 123): a weak but real model; its numbers are real measurements of "
         "that model, not of BETO."
     )
-    # English: bert-base-uncased is not here and en-mlm is missing from this data folder -> tiny
-    en = mlm.resolve_default_model(language="en")
+    # English: bert-base-uncased is not here and en-mlm is missing from this data folder -> an error,
+    # or tiny when the caller allows the stand-in
+    with pytest.raises(mlm.ModelNotFoundError, match="train-models en-mlm"):
+        mlm.resolve_default_model(language="en")
+    en = mlm.resolve_default_model(language="en", allow_fallback=True)
     assert (en.name, en.kind, en.is_fallback) == ("tiny", "random", True)
     # asked for by name (argument or BIASKIT_MLM)
     assert mlm.resolve_default_model("tiny").kind == "random"
     assert mlm.resolve_default_model("es-mlm").kind == "trained-here"
-    missing = mlm.resolve_default_model("en-mlm")
-    assert missing.is_fallback and "train-models en-mlm" in missing.message
+    with pytest.raises(mlm.ModelNotFoundError, match="train-models en-mlm"):
+        mlm.resolve_default_model("en-mlm")  # a missing bundled model: never the stand-in
     monkeypatch.setenv("BIASKIT_MLM", "tiny")
     assert mlm.resolve_default_model().name == "tiny"
     with pytest.raises(ValueError, match="language"):

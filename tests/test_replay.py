@@ -252,14 +252,17 @@ def test_compute_mode_names_the_model_it_runs(monkeypatch, tmp_path):
     pytest.importorskip("torch")
     import json
 
+    from biaskit.lm import ModelNotFoundError, tiny_masked_lm
     from biaskit.lm import builtin as lm_builtin
-    from biaskit.lm import tiny_masked_lm
 
     src = tiny_masked_lm(seed=5)  # built first: its vocabulary comes from the real data folder
     monkeypatch.delenv("BIASKIT_MLM", raising=False)
     monkeypatch.setenv("BIASKIT_DATA_DIR", str(tmp_path))
     monkeypatch.setattr(lm_builtin, "_locally_available", lambda name: False)
-    _, info = replay.compute_score_set("auto", metrics=())  # no data folder needed: nothing is scored
+    with pytest.raises(ModelNotFoundError, match="train-models es-mlm"):  # nothing here: no silent stand-in
+        replay.compute_score_set("auto", metrics=())
+    # no data folder needed: nothing is scored
+    _, info = replay.compute_score_set("auto", metrics=(), allow_fallback=True)
     assert info["model"] == "tiny" and info["kind"] == "random" and info["is_fallback"]
     assert "meaningless" in info["message"].lower()
 

@@ -478,9 +478,12 @@ def read_json(path: str | Path, what: str) -> Any:
 
     ``FileNotFoundError`` ("``what`` not found") if it is missing; ``ValueError`` naming the file
     (and the line and column) if it is not valid JSON, not UTF-8 (with the byte and its line), or
-    repeats a key within an object (JSON parsers keep the last value silently).
+    repeats a key within an object (JSON parsers keep the last value silently).  A relative ``path``
+    starts from :func:`biaskit.core.paths.caller_cwd`.
     """
-    path = Path(path)
+    from biaskit.core.paths import resolve_user_path
+
+    path = resolve_user_path(path)
     if not path.exists():
         raise FileNotFoundError(f"{what} not found: {path}")
     raw = path.read_bytes()

@@ -17,6 +17,10 @@ Environment variables override both, so a user can point biaskit at their own co
   (default ``~/.cache/biaskit``)
 * ``BIASKIT_RESULTS_DIR``   where notebooks write their JSON and figures (default ``<repo>/results``
   in a checkout, ``./results`` elsewhere)
+* ``BIASKIT_CALLER_CWD``    the folder that relative paths given by the user start from (set by
+  ``python -m biaskit notebook`` / ``reproduce`` before the kernel starts in ``notebooks/``, so that
+  ``-p model ./mymodel`` means the user's ``./mymodel``; default: the working directory):
+  :func:`resolve_user_path`
 """
 
 from __future__ import annotations
@@ -43,7 +47,9 @@ class BundledDataMissing(FileNotFoundError):
 def in_repository() -> bool:
     """True when biaskit runs from a checkout of its repository (an editable install or the
     source tree), whose ``data/``, ``wordlists/`` and ``notebooks/`` folders are then used."""
-    return (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "biaskit" / "core" / "paths.py").is_file()
+    return (REPO_ROOT / "pyproject.toml").is_file() and (
+        REPO_ROOT / "biaskit" / "core" / "paths.py"
+    ).is_file()
 
 
 def package_version() -> str:
@@ -127,6 +133,33 @@ def results_dir() -> Path:
     path = Path(os.environ.get("BIASKIT_RESULTS_DIR", default))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: environment variable naming the folder that relative user paths start from (:func:`caller_cwd`)
+CALLER_CWD_ENV = "BIASKIT_CALLER_CWD"
+
+
+def caller_cwd() -> Path:
+    """The folder a relative path given by the user starts from: ``BIASKIT_CALLER_CWD`` when set (the
+    command-line ``notebook`` / ``reproduce`` commands set it to the folder they were started in, since
+    the notebook kernel runs in ``notebooks/``), else the working directory (``os.getcwd()``)."""
+    env = os.environ.get(CALLER_CWD_ENV, "").strip()
+    if env:
+        p = Path(env).expanduser()
+        return p if p.is_absolute() else Path.cwd() / p
+    return Path.cwd()
+
+
+def resolve_user_path(path: str | os.PathLike[str]) -> Path:
+    """A path given by the user (a model folder, a vector file, a corpus, a word list) as an absolute path.
+
+    ``~`` is expanded; a relative path is joined to :func:`caller_cwd` (``BIASKIT_CALLER_CWD``, else the
+    working directory), so ``./mymodel`` means the same folder whether the code runs in the user's shell
+    or in a notebook kernel started by ``python -m biaskit notebook`` in ``notebooks/``.  Every loader of
+    biaskit that takes a path resolves it here.  ``..`` parts are kept (no symbolic link is resolved).
+    """
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else caller_cwd() / p
 
 
 def cache_name(name: str, max_chars: int) -> str:

@@ -44,7 +44,7 @@ from typing import Literal
 
 from tqdm.auto import tqdm
 
-from biaskit.core.paths import cache_dir, data_dir, wordlists_dir
+from biaskit.core.paths import cache_dir, data_dir, resolve_user_path, wordlists_dir
 from biaskit.data.downloads import sha256_file
 
 logger = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ def read_lines(path: str | Path, *, encoding: str = "utf-8", check_mojibake: boo
     a WARNING.  Line numbers count ``\\n``-separated lines; a line that other Unicode line
     separators (U+2028, U+0085 ...) split further gives several lines.
     """
-    path = Path(path)
+    path = resolve_user_path(path)
     if not path.exists():
         raise FileNotFoundError(f"corpus file not found: {path}")
     if path.suffix == ".gz":
@@ -593,7 +593,7 @@ def preprocess(
 def _resolve_source(name_or_path: str | Path) -> tuple[str, list[Path]]:
     if isinstance(name_or_path, str) and name_or_path in CORPORA:
         return name_or_path, corpus_files(name_or_path)
-    path = Path(name_or_path)
+    path = resolve_user_path(name_or_path)
     if path.is_dir():
         entries = sorted(path.iterdir())
         files = [p for p in entries if p.is_file() and p.name.endswith((".txt", ".txt.gz"))]
@@ -612,7 +612,8 @@ def _resolve_source(name_or_path: str | Path) -> tuple[str, list[Path]]:
     if path.is_file():
         return path.name, [path]
     raise FileNotFoundError(
-        f"{name_or_path!r} is neither a known corpus ({sorted(CORPORA)}) nor an existing file or folder"
+        f"{name_or_path!r} is neither a known corpus ({sorted(CORPORA)}) nor an existing file or folder "
+        f"(looked for {path})"
     )
 
 

@@ -30,7 +30,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -81,9 +80,9 @@ def load_gender_lexicon(path: str | None = None) -> GenderLexicon:
     different counterparts, raises ``ValueError`` (only *her*, the counterpart of both *him* and
     *his*, is allowed twice: it is resolved by context).
     """
-    from biaskit.core.paths import wordlists_dir
+    from biaskit.core.paths import resolve_user_path, wordlists_dir
 
-    p = Path(path) if path else wordlists_dir() / GENDER_PAIRS_FILE
+    p = resolve_user_path(path) if path else wordlists_dir() / GENDER_PAIRS_FILE
     data = json.loads(p.read_text(encoding="utf-8"))
     to_f: dict[str, str] = {}
     to_m: dict[str, str] = {}

@@ -47,7 +47,7 @@ from biaskit.core.io import (
     read_json_file,
     sha256_file,
 )
-from biaskit.core.paths import data_dir
+from biaskit.core.paths import data_dir, resolve_user_path
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def repair_encoding(text: str) -> str | None:
 def _bundled(rel: str, path: str | Path | None) -> Path:
     """Path of a bundled file (checksum verified) or of a user-given file (not verified)."""
     if path is not None:
-        p = Path(path)
+        p = resolve_user_path(path)
         if not p.exists():
             raise FileNotFoundError(f"{p} does not exist")
         return p

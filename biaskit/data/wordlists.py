@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from biaskit.core.io import read_json, unique_in_order
-from biaskit.core.paths import wordlists_dir
+from biaskit.core.paths import resolve_user_path, wordlists_dir
 
 logger = logging.getLogger(__name__)
 
@@ -100,9 +100,10 @@ def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
 
     ``ValueError`` names the group and the position of an entry that is not a string, a
     group that is not a list and a group name given twice; an empty group is kept and
-    logged as a WARNING (measuring it raises later, in :func:`resolve_words`).
+    logged as a WARNING (measuring it raises later, in :func:`resolve_words`).  A relative ``path``
+    starts from :func:`biaskit.core.paths.caller_cwd`.
     """
-    path = Path(path)
+    path = resolve_user_path(path)
     data = read_json(path, "word list file")
     if not isinstance(data, dict):
         raise ValueError(f"{path} must map group names to lists of strings, not be a {type(data).__name__}")

@@ -410,7 +410,9 @@ class TransformerEncoder:
 # loading
 # =============================================================================================
 def _is_vector_file(spec: str) -> bool:
-    p = Path(spec).expanduser()
+    from biaskit.core.paths import resolve_user_path
+
+    p = resolve_user_path(spec)
     return p.is_file() and p.name.lower().endswith(_VECTOR_SUFFIXES)
 
 

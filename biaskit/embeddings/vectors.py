@@ -57,7 +57,7 @@ import numpy as np
 from gensim.models import KeyedVectors
 
 from biaskit.core.linalg import unit_rows
-from biaskit.core.paths import cache_dir
+from biaskit.core.paths import cache_dir, resolve_user_path
 from biaskit.data.wordlists import OOVPolicy, ResolvedWords, resolve_words
 
 logger = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def detect_format(path: str | Path) -> str:
     or 'word v1 ... vD' (GloVe/fastText)").  A two-field first line followed by a line of
     another length is taken as a (broken) header and its bad field named.
     """
-    path = Path(path)
+    path = resolve_user_path(path)
     name, _ = _strip_gz(path)
     if name.endswith((".kv", ".model")):
         return "kv"
@@ -455,7 +455,7 @@ def load_vectors(
     Duplicate words in a text file keep their first vector and blank lines are skipped; both
     are logged as a WARNING with their lines (gensim logs duplicates of binary files).
     """
-    path = Path(path).expanduser()
+    path = resolve_user_path(path)
     if not path.exists():
         raise FileNotFoundError(f"word vector file not found: {path}. {_HOW_TO_GET}")
     if path.is_dir():

@@ -8,7 +8,15 @@
   ``en-clm``, and the planted-bias controls ``en-planted-sXX`` / ``en-clm-planted-sXX``), trained by
   :mod:`biaskit.training.recipes`; :func:`get_lm` loads them by name.
 * :func:`resolve_default_model` picks, for a language and kind, a pretrained model when it is on this
-  machine, else the bundled trained one, else the stand-in, and says which in plain words.
+  machine, else the bundled trained one, and says which in plain words.
+
+**Never a guess.**  A model name must name something on this machine: a bundled model (or a stand-in
+asked for by name, ``"tiny"`` / ``"tiny-causal"``), an existing folder (a relative path starts from
+:func:`biaskit.core.paths.caller_cwd`) or a hub id in the local Hugging Face cache.  Anything else
+raises :class:`~biaskit.lm.loading.ModelNotFoundError`, which names what was looked for and how to
+get it ("did you mean 'en-mlm'?" for a near-miss of a bundled name).  The random stand-ins run only
+when asked for by name or, for the automatic choice, with ``allow_fallback=True``; a WARNING then
+says that the numbers come from random weights.
 
 Determinism of the stand-ins: the ``tokenizers`` library's ``WordPieceTrainer`` picks different
 sub-words from run to run when merge counts tie (its hash maps are randomly seeded per process), so the
@@ -19,7 +27,9 @@ same model, in every process.
 
 from __future__ import annotations
 
+import difflib
 import functools
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,10 +38,13 @@ from typing import Any
 
 import torch
 
+from biaskit.core.paths import resolve_user_path
 from biaskit.lm.base import CausalLM, LanguageModel, MaskedLM, ModelKind, resolve_device
 from biaskit.lm.loading import (
     BETO,
     ModelNotAvailableError,
+    ModelNotFoundError,
+    hf_cache_dir,
     how_to_get_model,
     load_lm,
     load_masked_lm,
@@ -45,15 +58,19 @@ __all__ = [
     "FALLBACK_CAUSAL_MODEL",
     "FALLBACK_MODEL",
     "ModelChoice",
+    "did_you_mean",
     "get_lm",
     "get_masked_lm",
     "kind_of_name",
+    "model_not_found_error",
     "resolve_default_model",
     "tiny_causal_lm",
     "tiny_masked_lm",
     "tiny_tokenizer",
     "trained_model_message",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: Name of the offline fallback: :func:`tiny_masked_lm` (random weights).
 FALLBACK_MODEL = "tiny"
@@ -94,7 +111,7 @@ _TRAINED_TEXT: dict[str, str] = {
 
 
 def _locally_available(name: str) -> bool:
-    p = Path(name).expanduser()
+    p = resolve_user_path(name)
     if p.exists():
         return (p / "config.json").exists()
     try:
@@ -146,22 +163,32 @@ def _short_name(name: str) -> str:
 
 
 def resolve_default_model(
-    preferred: str | None = None, *, language: str = "es", lm_kind: ModelKind = "masked"
+    preferred: str | None = None,
+    *,
+    language: str = "es",
+    lm_kind: ModelKind = "masked",
+    allow_fallback: bool = False,
 ) -> ModelChoice:
     """The model a notebook runs: a pretrained one if on this machine, else a bundled trained-here one.
 
-    ``preferred`` (or the environment variable ``BIASKIT_MLM``) names a model: a hub id or local
-    folder (looked up locally, never on the network), a bundled model of
-    :mod:`biaskit.lm.catalogue` (``"es-mlm"``, ``"en-mlm"``, ...) or ``"tiny"``.  With neither
-    (or ``"auto"``) the choice for ``language`` is, in order: the pretrained model (BETO for
-    ``"es"``, ``bert-base-uncased`` for ``"en"``) if it is available locally; the bundled model
-    trained by biaskit (``"es-mlm"`` / ``"en-mlm"``); the tiny random-weight stand-in.  A named
-    model that is not available falls back to the tiny stand-in, as before.  The returned
+    ``preferred`` (or the environment variable ``BIASKIT_MLM``) names a model: a hub id in the local
+    Hugging Face cache or a local folder (looked up locally, never on the network; a relative folder
+    starts from :func:`biaskit.core.paths.caller_cwd`), a bundled model of :mod:`biaskit.lm.catalogue`
+    (``"es-mlm"``, ``"en-mlm"``, ...) or a random stand-in by name (``"tiny"``, ``"tiny-causal"``).
+    A named model that is none of these raises :class:`~biaskit.lm.loading.ModelNotFoundError` naming
+    what was looked for and how to get it (a near-miss of a bundled name: "did you mean 'en-mlm'?"; a
+    missing bundled model: ``python -m biaskit train-models NAME``); it never falls back to a stand-in.
+
+    With neither (or ``"auto"``) the choice for ``language`` is, in order: the pretrained model (BETO
+    for ``"es"``, ``bert-base-uncased`` for ``"en"``) if it is available locally; the bundled model
+    trained by biaskit (``"es-mlm"`` / ``"en-mlm"``).  When neither is here,
+    :class:`~biaskit.lm.loading.ModelNotFoundError` again, unless ``allow_fallback=True`` (a quick run
+    that only checks the pipeline), which takes the random stand-in.  The returned
     :class:`ModelChoice` carries the message the notebooks print.
 
     ``lm_kind="causal"`` does the same for causal models: ``BIASKIT_CLM``, then ``gpt2`` (English) /
     ``DeepESP/gpt2-spanish`` (Spanish) when on this machine, the bundled ``en-clm`` / ``es-clm``, the
-    causal stand-in ``"tiny-causal"``.
+    causal stand-in ``"tiny-causal"`` (only with ``allow_fallback=True``).
     """
     if language not in PRETRAINED_BY_LANGUAGE:
         raise ValueError(f"language must be one of {sorted(PRETRAINED_BY_LANGUAGE)}, got {language!r}")
@@ -169,7 +196,8 @@ def resolve_default_model(
         raise ValueError(f"lm_kind must be 'masked' or 'causal', got {lm_kind!r}")
     causal = lm_kind == "causal"
     fallback = FALLBACK_CAUSAL_MODEL if causal else FALLBACK_MODEL
-    env = os.environ.get("BIASKIT_CLM" if causal else "BIASKIT_MLM")
+    env_var = "BIASKIT_CLM" if causal else "BIASKIT_MLM"
+    env = os.environ.get(env_var)
     want = preferred if preferred not in (None, "auto") else env or None
     if want in (None, "auto"):
         pretrained = (PRETRAINED_CAUSAL_BY_LANGUAGE if causal else PRETRAINED_BY_LANGUAGE)[language]
@@ -180,16 +208,85 @@ def resolve_default_model(
             return ModelChoice(
                 trained, False, trained_model_message(trained, instead_of=pretrained), "trained-here"
             )
-        return ModelChoice(fallback, True, _fallback_message(pretrained, requested=False), "random")
+        if allow_fallback:
+            return ModelChoice(fallback, True, _fallback_message(pretrained, requested=False), "random")
+        raise _no_default_error(language, lm_kind, pretrained, trained)
     if want in (FALLBACK_MODEL, FALLBACK_CAUSAL_MODEL):
         return ModelChoice(want, True, _fallback_message(want, requested=True), "random")
     if is_trained_name(want):
         if _trained_available(want):
             return ModelChoice(want, False, trained_model_message(want), "trained-here")
-        return ModelChoice(fallback, True, _fallback_message(want, requested=False), "random")
+        raise model_not_found_error(want, lm_kind)
     if _locally_available(want):
-        return ModelChoice(want, False, _pretrained_message(want, lm_kind), "pretrained")
-    return ModelChoice(fallback, True, _fallback_message(want, requested=False), "random")
+        local = resolve_user_path(want)
+        name = str(local) if local.exists() else want  # a relative folder: absolute from here on
+        return ModelChoice(name, False, _pretrained_message(name, lm_kind), "pretrained")
+    where = f" (from {env_var})" if preferred in (None, "auto") else ""
+    raise model_not_found_error(want, lm_kind, where=where)
+
+
+def did_you_mean(name: str) -> str | None:
+    """The bundled model or stand-in name closest to ``name`` when ``name`` looks like a typo of it
+    (:func:`difflib.get_close_matches`, cutoff 0.75: ``"en-mlmm"`` -> ``"en-mlm"``), else ``None``."""
+    from biaskit.lm import catalogue
+
+    known = [*catalogue.MODEL_NAMES, FALLBACK_MODEL, FALLBACK_CAUSAL_MODEL]
+    if name in known:
+        return None
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def model_not_found_error(
+    name: str, lm_kind: ModelKind | None = None, *, where: str = ""
+) -> ModelNotFoundError:
+    """The :class:`~biaskit.lm.loading.ModelNotFoundError` for a model name that names nothing here.
+
+    It says what was looked for: the bundled models (and, for a bundled name, its folder under
+    ``data/models``), the folder ``name`` would be (absolute, from :func:`biaskit.core.paths.caller_cwd`)
+    and the local Hugging Face cache; and how to get the model: "did you mean 'en-mlm'?" for a near-miss
+    of a bundled name, ``python -m biaskit train-models NAME`` for a missing bundled model, the download
+    instructions of :func:`~biaskit.lm.loading.how_to_get_model` for a hub id or folder.
+    """
+    from biaskit.lm import catalogue
+
+    what = f"{lm_kind} language model" if lm_kind else "model"
+    if is_trained_name(name):
+        folder = catalogue.models_dir() / name
+        return ModelNotFoundError(
+            f"the bundled {what} {name!r}{where} is missing: looked for {folder / catalogue.TRAINING_JSON} "
+            f"(not there). Retrain it with `python -m biaskit train-models {name}`, or restore data/models/{name} "
+            "from the repository (git checkout -- data/models). Nothing random is run in its place."
+        )
+    guess = did_you_mean(name)
+    hint = f" Did you mean {guess!r}?" if guess else ""
+    return ModelNotFoundError(
+        f"{what} {name!r}{where} was not found.{hint} Looked for: a bundled model of biaskit (not one of "
+        f"{', '.join(catalogue.MODEL_NAMES)}, nor a stand-in '{FALLBACK_MODEL}' / '{FALLBACK_CAUSAL_MODEL}'), "
+        f"a folder {resolve_user_path(name)} (not there), the local Hugging Face cache {hf_cache_dir()} (not "
+        "there). Nothing random is run in its place. " + how_to_get_model(name)
+    )
+
+
+def _no_default_error(
+    language: str, lm_kind: ModelKind, pretrained: str, trained: str | None
+) -> ModelNotFoundError:
+    """No model for the automatic choice: neither the pretrained one nor the bundled one is here."""
+    from biaskit.lm import catalogue
+
+    bundled = (
+        f"the bundled {trained!r} is missing at {catalogue.models_dir() / trained} (retrain it with "
+        f"`python -m biaskit train-models {trained}`)"
+        if trained
+        else "there is no bundled model for it"
+    )
+    return ModelNotFoundError(
+        f"no {lm_kind} language model for language {language!r} on this machine: {pretrained!r} is not in the "
+        f"local Hugging Face cache {hf_cache_dir()} and {bundled}. Name a model (a folder, a cached hub id), "
+        f"get one ({how_to_get_model(pretrained)}), or, for a pipeline check only, ask for the random "
+        f"stand-in by name ('{FALLBACK_CAUSAL_MODEL if lm_kind == 'causal' else FALLBACK_MODEL}') or pass "
+        "allow_fallback=True: its numbers mean nothing about bias."
+    )
 
 
 def _pretrained_message(name: str, lm_kind: ModelKind = "masked") -> str:
@@ -216,7 +313,7 @@ def _fallback_message(want: str, *, requested: bool) -> str:
 def is_trained_name(name: str) -> bool:
     from biaskit.lm import catalogue
 
-    return name in catalogue.MODEL_NAMES and not Path(name).expanduser().exists()
+    return name in catalogue.MODEL_NAMES and not resolve_user_path(name).exists()
 
 
 def _is_causal_name(name: str) -> bool:
@@ -243,19 +340,61 @@ def kind_of_name(name: str) -> ModelKind | None:
         return None
 
 
-def get_masked_lm(name: str | None = None, *, device: str | torch.device = "auto", seed: int = 0) -> MaskedLM:
-    """Load ``name``: ``None``/``"auto"`` -> :func:`resolve_default_model` (Spanish); ``"tiny"`` -> the
-    random stand-in; a bundled name (``"es-mlm"``, ``"en-mlm"``, ...) ->
-    :func:`biaskit.lm.catalogue.load_trained_mlm`; anything else -> :func:`~biaskit.lm.loading.load_masked_lm`."""
+def _warn_random(name: str) -> None:
+    logger.warning(
+        "model %r is a random-weight stand-in: the numbers it gives come from RANDOM WEIGHTS and mean nothing "
+        "about bias (a pipeline check only)",
+        name,
+    )
+
+
+def _refuse_near_miss(name: str, lm_kind: ModelKind | None) -> None:
+    """A name that is no folder here, not cached, and a near-miss of a bundled name: a typo, refused before
+    any hub look-up (:func:`model_not_found_error`, "did you mean ...?")."""
+    if resolve_user_path(name).exists() or did_you_mean(name) is None or _locally_available(name):
+        return
+    raise model_not_found_error(name, lm_kind)
+
+
+def _bundled_folder(name: str, lm_kind: ModelKind | None) -> Path:
+    """The verified folder of the bundled model ``name`` (:func:`biaskit.lm.catalogue.verified_model_path`);
+    :class:`~biaskit.lm.loading.ModelNotFoundError` with the retrain command when it is missing."""
+    from biaskit.lm import catalogue
+
+    if name.endswith("-w2v"):
+        raise ValueError(
+            f"{name!r} is a bundled set of word vectors, not a language model: load it with "
+            f"biaskit.embeddings.vectors.load_trained_vectors({name!r})"
+        )
+    try:
+        return catalogue.verified_model_path(name)
+    except FileNotFoundError as exc:
+        raise model_not_found_error(name, lm_kind) from exc
+
+
+def get_masked_lm(
+    name: str | None = None,
+    *,
+    device: str | torch.device = "auto",
+    seed: int = 0,
+    allow_fallback: bool = False,
+) -> MaskedLM:
+    """Load ``name``: ``None``/``"auto"`` -> :func:`resolve_default_model` (Spanish; ``allow_fallback``
+    as there); ``"tiny"`` -> the random stand-in (with a WARNING that its numbers come from random
+    weights); a bundled name (``"es-mlm"``, ``"en-mlm"``, ...) -> its folder under ``data/models``, checked
+    against its sha256 manifest (:func:`biaskit.lm.catalogue.verified_model_path`); anything else ->
+    :func:`~biaskit.lm.loading.load_masked_lm`.  A name that names nothing here raises
+    :class:`~biaskit.lm.loading.ModelNotFoundError` (:func:`model_not_found_error`)."""
     if name in (None, "auto"):
-        name = resolve_default_model().name
+        name = resolve_default_model(allow_fallback=allow_fallback).name
     if name == FALLBACK_MODEL:
+        _warn_random(name)
         return tiny_masked_lm(seed=seed, device=str(resolve_device(device)))
     if is_trained_name(name):
-        from biaskit.lm import catalogue
-
+        folder = _bundled_folder(name, "masked")
         with quiet_hf_progress():  # a 2-layer model loads in a blink: no "Loading weights" bar
-            return catalogue.load_trained_mlm(name, device=str(device))
+            return load_masked_lm(folder, device=device)
+    _refuse_near_miss(name, "masked")
     return load_masked_lm(name, device=device)
 
 
@@ -267,6 +406,7 @@ def get_lm(
     seed: int = 0,
     language: str = "es",
     dtype: str | torch.dtype | None = None,
+    allow_fallback: bool = False,
 ) -> LanguageModel:
     """Load any model by name, masked or causal: the one entry point notebooks and experiment configs use.
 
@@ -277,10 +417,20 @@ def get_lm(
     else (a hub id or folder) -> :func:`~biaskit.lm.loading.load_lm`, which reads the kind from the
     model's configuration unless ``kind`` is given.  ``dtype`` sets the weights' precision
     (:func:`~biaskit.lm.loading.resolve_dtype`; the stand-ins are converted too).
+
+    Never a guess: a bundled model is checked against its sha256 manifest
+    (:func:`biaskit.lm.catalogue.verified_model_path`); a name that is no bundled model, no folder
+    (relative folders start from :func:`biaskit.core.paths.caller_cwd`) and a near-miss of a bundled name
+    (``"en-mlmm"``) raises :class:`~biaskit.lm.loading.ModelNotFoundError` ("did you mean 'en-mlm'?");
+    a stand-in runs only when named (a WARNING says its numbers come from random weights) or, for
+    ``None``/``"auto"``, with ``allow_fallback=True``.
     """
     if name in (None, "auto"):
-        name = resolve_default_model(language=language, lm_kind=kind or "masked").name
+        name = resolve_default_model(
+            language=language, lm_kind=kind or "masked", allow_fallback=allow_fallback
+        ).name
     if name in (FALLBACK_MODEL, FALLBACK_CAUSAL_MODEL):
+        _warn_random(name)
         make = tiny_masked_lm if name == FALLBACK_MODEL else tiny_causal_lm
         lm = make(seed=seed, device=str(resolve_device(device)))
         want = resolve_dtype(dtype)
@@ -288,10 +438,10 @@ def get_lm(
             lm.model.to(want)
         return lm
     if is_trained_name(name):
-        from biaskit.lm import catalogue
-
+        folder = _bundled_folder(name, kind)
         with quiet_hf_progress():
-            return load_lm(catalogue.model_path(name), kind=kind, device=device, dtype=dtype)
+            return load_lm(folder, kind=kind, device=device, dtype=dtype)
+    _refuse_near_miss(name, kind)
     return load_lm(name, kind=kind, device=device, dtype=dtype)
 
 

@@ -81,6 +81,11 @@ def model_path(name: str) -> Path:
     return path
 
 
+def verified_model_path(name: str) -> Path:
+    """:func:`model_path` of a bundled model, for loading it."""
+    return model_path(name)
+
+
 def training_record(name: str) -> dict[str, Any]:
     """The ``training.json`` of a bundled model."""
     return json.loads((model_path(name) / TRAINING_JSON).read_text(encoding="utf-8"))

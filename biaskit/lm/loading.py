@@ -20,12 +20,15 @@ from typing import Any
 
 import torch
 
+from biaskit.core.paths import caller_cwd, resolve_user_path
 from biaskit.lm.base import CausalLM, LanguageModel, MaskedLM, ModelKind, resolve_device
 
 __all__ = [
     "BETO",
     "DEFAULT_MODEL",
     "ModelNotAvailableError",
+    "ModelNotFoundError",
+    "hf_cache_dir",
     "how_to_get_model",
     "load_causal_lm",
     "load_lm",
@@ -43,6 +46,32 @@ DEFAULT_MODEL = BETO
 class ModelNotAvailableError(FileNotFoundError):
     """The requested model is neither a local folder nor in the Hugging Face cache, and the hub
     cannot be reached (or offline mode is on)."""
+
+
+class ModelNotFoundError(ModelNotAvailableError, ValueError):
+    """A model name that names nothing on this machine: not a bundled model, not an existing folder, not a
+    hub id in the local Hugging Face cache (:func:`biaskit.lm.builtin.resolve_default_model`,
+    :func:`biaskit.lm.builtin.get_lm`).  The message says what was looked for (the name, the absolute
+    folder, the cache) and how to get the model; nothing random is run in its place.  Both a
+    ``FileNotFoundError`` (a :class:`ModelNotAvailableError`) and a ``ValueError``."""
+
+
+def hf_cache_dir() -> Path:
+    """The local Hugging Face hub cache (``HF_HUB_CACHE``, ``HF_HOME``; default ``~/.cache/huggingface/hub``)."""
+    try:
+        from huggingface_hub import constants
+
+        return Path(constants.HF_HUB_CACHE)
+    except Exception:  # pragma: no cover - huggingface_hub is a dependency of transformers
+        return Path.home() / ".cache" / "huggingface" / "hub"
+
+
+def where_looked(name: str) -> str:
+    """``"looked for a folder /abs/name (not there) and in the Hugging Face cache /.../hub (not there)"``."""
+    return (
+        f"looked for a folder {resolve_user_path(name)} (not there) and in the local Hugging Face cache "
+        f"{hf_cache_dir()} (not there)"
+    )
 
 
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*$")
@@ -74,7 +103,7 @@ def _looks_like_path(name: str) -> bool:
         return True
     if "/" in name or os.sep in name:
         parent = Path(name).expanduser().parent
-        if str(parent) not in ("", ".") and parent.is_dir():
+        if str(parent) not in ("", ".") and resolve_user_path(parent).is_dir():
             return True
     return not _is_hub_id(name)
 
@@ -88,7 +117,7 @@ def how_to_get_model(name: str) -> str:
     model there; a path is never passed to ``huggingface-cli download`` as if it were a hub id.
     """
     if _looks_like_path(name):
-        p = Path(name).expanduser().resolve()
+        p = resolve_user_path(name).resolve()
         if not p.exists():
             state = "the folder was not found"
         elif not p.is_dir():
@@ -97,7 +126,7 @@ def how_to_get_model(name: str) -> str:
             state = "the folder is not a saved model (it has no config.json)"
         return (
             f"{name!r} is a local path, not a Hugging Face hub id: {p}: {state} "
-            f"(relative paths start from the working directory {Path.cwd()}).\n"
+            f"(relative paths start from the working directory {caller_cwd()}).\n"
             "Check the path, or save a model there once on a machine with internet access, e.g.\n"
             f"    huggingface-cli download <hub-id, e.g. {BETO}> --local-dir {p}\n"
             "and copy the folder to this machine."
@@ -150,7 +179,7 @@ def _load_pretrained(
 
     name = str(name_or_path)
     dev = resolve_device(device)
-    path = Path(name).expanduser()
+    path = resolve_user_path(name)
 
     def _load(src: str, local_only: bool) -> tuple[Any, Any]:
         tok = AutoTokenizer.from_pretrained(src, revision=revision, local_files_only=local_only)
@@ -172,12 +201,12 @@ def _load_pretrained(
             if offline:
                 raise ModelNotAvailableError(
                     f"model {name!r} is not in the local Hugging Face cache and offline mode is on "
-                    f"(HF_HUB_OFFLINE / local_files_only). " + how_to_get_model(name)
+                    f"(HF_HUB_OFFLINE / local_files_only): {where_looked(name)}. " + how_to_get_model(name)
                 ) from exc
             if not _hub_reachable(hub_timeout):
                 raise ModelNotAvailableError(
                     f"model {name!r} is not in the local Hugging Face cache and the hub cannot be "
-                    f"reached (no network). " + how_to_get_model(name)
+                    f"reached (no network): {where_looked(name)}. " + how_to_get_model(name)
                 ) from exc
             try:
                 tok, mdl = _load(name, False)
@@ -299,7 +328,7 @@ def model_kind(name_or_path: str | Path, *, revision: str | None = None) -> Mode
     )
 
     name = str(name_or_path)
-    path = Path(name).expanduser()
+    path = resolve_user_path(name)
     if path.exists() and not (path / "config.json").exists():
         raise ModelNotAvailableError(how_to_get_model(str(path.resolve())))
     try:
@@ -307,7 +336,8 @@ def model_kind(name_or_path: str | Path, *, revision: str | None = None) -> Mode
         cfg = AutoConfig.from_pretrained(src, revision=revision, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ModelNotAvailableError(
-            f"the configuration of {name!r} is not on this machine. " + how_to_get_model(name)
+            f"the configuration of {name!r} is not on this machine ({where_looked(name)}). "
+            + how_to_get_model(name)
         ) from exc
     for arch in getattr(cfg, "architectures", None) or []:
         if arch.endswith("ForMaskedLM"):

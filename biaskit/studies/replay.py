@@ -363,13 +363,16 @@ def compute_score_set(
     batch_size: int = 64,
     progress: bool = True,
     cache: bool = True,
+    allow_fallback: bool = False,
 ) -> tuple[ScoreSet, dict[str, Any]]:
     """Score the Spanish CrowS-Pairs with a masked LM: the "compute" counterpart of :func:`thesis_score_set`.
 
     ``model`` is a :class:`biaskit.lm.MaskedLM`, a hub id / local folder, a bundled model
     trained by biaskit (``"es-mlm"``), ``"tiny"`` (the offline random stand-in) or ``"auto"``
-    (BETO when available locally, else the bundled ``es-mlm``, else the stand-in:
-    :func:`biaskit.lm.resolve_default_model`).  Pairs come from
+    (BETO when available locally, else the bundled ``es-mlm``; else the stand-in only with
+    ``allow_fallback=True``, otherwise :class:`biaskit.lm.ModelNotFoundError`:
+    :func:`biaskit.lm.resolve_default_model`).  A named model that is not on this machine raises
+    :class:`biaskit.lm.ModelNotFoundError`; nothing random runs in its place.  Pairs come from
     :func:`biaskit.data.datasets.load_crows_pairs_es` and are scored with
     :func:`biaskit.lm.score_pairs` (cached on disk); ``n_original`` keeps only the first
     original pairs (quick runs; keep it >= 170 for the robustness tables).
@@ -391,8 +394,6 @@ def compute_score_set(
     from biaskit.data import datasets
     from biaskit.lm import (
         CAUSAL_METRICS,
-        FALLBACK_CAUSAL_MODEL,
-        FALLBACK_MODEL,
         counterpart_metric,
         get_lm,
         kind_of_name,
@@ -409,12 +410,13 @@ def compute_score_set(
         lm_kind = getattr(model, "kind", wanted)
     name, kind, message = "", "pretrained", ""
     if isinstance(model, str):
-        choice = resolve_default_model(None if model == "auto" else model, lm_kind=lm_kind)  # type: ignore[arg-type]
-        if model not in ("auto", FALLBACK_MODEL, FALLBACK_CAUSAL_MODEL) and choice.is_fallback:
-            lm = get_lm(model, kind=lm_kind)  # type: ignore[arg-type]  # not found locally: its own clear error
-        else:
-            lm = get_lm(choice.name, kind=lm_kind)  # type: ignore[arg-type]
-            name, kind, message = choice.name, choice.kind, choice.message
+        choice = resolve_default_model(
+            None if model == "auto" else model,
+            lm_kind=lm_kind,  # type: ignore[arg-type]
+            allow_fallback=allow_fallback,
+        )
+        lm = get_lm(choice.name, kind=lm_kind)  # type: ignore[arg-type]
+        name, kind, message = choice.name, choice.kind, choice.message
     else:
         lm = model
     scored_as = {m: counterpart_metric(m, lm.kind) for m in metrics}
