@@ -53,6 +53,15 @@ measure significant after (Bonferroni over the calibrated measures) but not befo
 Costs: SimLex-999 Spearman rho and Google-analogy accuracy (:mod:`biaskit.debiasing.costs`) before and
 after.  :func:`gonen_goldberg_replication` runs the recovery tests on a real embedding (Bolukbasi's
 GoogleNews subset) with Gonen & Goldberg's word selection.
+
+Language models (:func:`run_contextual_study`): the masked controls ``en-planted-sXX`` debiased by CDS
+fine-tuning, dropout debiasing (Webster et al. 2020), INLP on the sentence representation and
+SentenceDebias (Liang et al. 2020; both hooked before the LM head, :mod:`biaskit.debiasing.sentence_debias`),
+and, with ``causal=True``, the two projection methods on the causal twins ``en-clm-planted-sXX`` (the
+fine-tuning step of this package trains masked LMs only).  The measures are the calibrated masked (or
+causal) measures of notebook 14 and the same recovery tests on the professions' contextual
+representations (:func:`biaskit.embeddings.contextual.contextual_word_vectors`); the cost is the held-out
+(pseudo-)perplexity.  The same tables, verdicts and shares as for the word vectors.
 """
 
 from __future__ import annotations
@@ -406,7 +415,7 @@ class DebiasingStudyResult:
 
     effects: pd.DataFrame
     costs: pd.DataFrame
-    config: StaticStudyConfig
+    config: StaticStudyConfig | ContextualStudyConfig
     directions: dict[str, str]
     fitted: dict[str, dict[float, dict[str, Any]]] = field(default_factory=dict)
 
@@ -807,7 +816,7 @@ def run_contextual_study(
                                       "held_out_perplexity": lm_cost(deb, held), "n_held_out": len(held)})  # fmt: skip
                 bar.update()
     bar.close()
-    return DebiasingStudyResult(pd.DataFrame(rows), pd.DataFrame(cost_rows), config, directions, fitted)  # type: ignore[arg-type]
+    return DebiasingStudyResult(pd.DataFrame(rows), pd.DataFrame(cost_rows), config, directions, fitted)
 
 
 # --------------------------------------------------------------------------------------------
