@@ -18,6 +18,7 @@ from biaskit.metrics.direct_bias import (
     bias_direction,
     bolukbasi_gender_direction,
     cosine_to_direction,
+    cross_pairs,
     direct_bias,
     direct_bias_experiment,
     load_bolukbasi_wordlists,
@@ -176,6 +177,40 @@ def test_gender_projections_have_the_expected_sign(w2v):
     )
     assert (cos[["homemaker", "nurse", "receptionist"]] > 0).all()
     assert (cos[["maestro", "architect", "captain"]] < 0).all()
+
+
+def test_cross_pairs_is_the_thesis_candidate_set(rand_kv):
+    """Seed 000 section 3.3.5: the first name of lista_1 with every name of lista_2, then the next one."""
+    assert cross_pairs(["a", "b"], ["x", "y", "z"]) == [
+        ("a", "x"), ("a", "y"), ("a", "z"), ("b", "x"), ("b", "y"), ("b", "z")
+    ]  # fmt: skip
+    assert cross_pairs([], ["x"]) == []
+    first, second = ["w1", "w2", "w3", "w4"], ["w5", "w6", "w7"]
+    pairs = cross_pairs(first, second)
+    # independent computation of the all-pairs direction: mean of the unit differences of the 12 pairs
+    diffs = [_unit(_unit(rand_kv[x]) - _unit(rand_kv[y])) for x, y in pairs]
+    want = _unit(np.mean(diffs, axis=0))
+    got = bias_direction(rand_kv, first, second, "pairs")
+    np.testing.assert_allclose(got.vector, want, atol=1e-12)
+    assert list(got.pairs) == pairs
+    # PCA over the same pairs, through the aligned-pairs entry point, is the pairing="all" PCA
+    np.testing.assert_allclose(
+        pca_direction(rand_kv, pairs).vector,
+        bias_direction(rand_kv, first, second, "pca", pairing="all").vector,
+        atol=1e-10,
+    )
+
+
+def test_race_direction_from_name_pairs_on_googlenews(w2v):
+    """Notebook 02's Figure 3.2: Caliskan's WEAT 4 names, all 16 x 16 pairs, on the Bolukbasi subset."""
+    from biaskit.metrics.weat import load_caliskan_weat
+
+    q = load_caliskan_weat()["weat4"]
+    g = bias_direction(w2v, list(q.Y), list(q.X), "pairs")  # towards the African-American names
+    assert len(g.pairs) == 256 and not g.missing
+    cos = cosine_to_direction(w2v, ["architect", "programmer", "taxi_driver", "bodyguard"], g)
+    # the thesis's reading of its figure: architect and programmer on one side, taxi driver and bodyguard on the other
+    assert (cos[["architect", "programmer"]] < 0).all() and (cos[["taxi_driver", "bodyguard"]] > 0).all()
 
 
 # ----------------------------------------------------------------------------- E^Boluk

@@ -74,6 +74,7 @@ __all__ = [
     "bias_direction",
     "bolukbasi_gender_direction",
     "cosine_to_direction",
+    "cross_pairs",
     "direct_bias",
     "direct_bias_experiment",
     "indirect_bias",
@@ -139,6 +140,18 @@ def _as_list(words: str | Sequence[str]) -> list[str]:
 def _orient(g: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     """Flip g so that it points from the negative centroid to the positive one."""
     return -g if float(g @ (pos.mean(axis=0) - neg.mean(axis=0))) < 0 else g
+
+
+def cross_pairs(first: Sequence[str], second: Sequence[str]) -> list[tuple[str, str]]:
+    """Every pair ``(x_i, y_j)`` of two word lists: the candidate set S of seed 000 section 3.3.5.
+
+    The thesis's race example pairs "the first name in lista_1 ... with all the names in lista_2 ... This
+    is done for all the names in lista_1": ``S = {(x_i, y_j)}``, in that order (``first`` outer,
+    ``second`` inner), ``len(first) * len(second)`` pairs.  :func:`bias_direction` builds its
+    ``"pairs"`` direction (and ``"pca"`` with ``pairing="all"``) from these pairs;
+    ``pca_direction(vectors, cross_pairs(a, b))`` equals ``bias_direction(vectors, a, b, "pca", pairing="all")``.
+    """
+    return [(x, y) for x in first for y in second]
 
 
 def _resolve_pairs(
@@ -244,7 +257,7 @@ def bias_direction(
         rn = resolve_words(neg_words, vectors.key_to_index, name="negative side", policy=policy)
         pos_kept, neg_kept = rp.kept, rn.kept
         missing = rp.missing + rn.missing
-        pairs = [(a, b) for a in pos_kept for b in neg_kept]
+        pairs = cross_pairs(pos_kept, neg_kept)
 
     P, _ = word_matrix(vectors, list(pos_kept), policy="raise", normalize=True)
     N, _ = word_matrix(vectors, list(neg_kept), policy="raise", normalize=True)
