@@ -479,11 +479,12 @@ def indirect_name_values(lm, targets: Sequence[str], *, progress: bool = False) 
     Names that are not single tokens leave the bridge (logged).
     """
     from biaskit.data.counterfactual import load_gender_lexicon
+    from biaskit.lm.xlnet import BridgeLM
     from biaskit.metrics import indirect_bias as ib
 
     lex = load_gender_lexicon()
     names = [*lex.name_to_female, *lex.name_to_male]  # male names, then female names
-    bridge = ib.BridgeLM(lm, batch_size=256)
+    bridge = BridgeLM(lm, batch_size=256)
     res = ib.indirect_bias(bridge, "occupation", "gender", targets=list(targets), names=names,
                            progress=progress, cache=False, direct=False)  # fmt: skip
     ibs = res.ibs.reindex(list(targets))
@@ -1073,6 +1074,68 @@ def effects_by_item_group(
                     "grows": grows,
                 }
             )
+    return pd.DataFrame(rows)
+
+
+#: the kinds of measure whose effect is read item by item (a share of pairs or blanks, a mean over items)
+ITEM_KINDS: tuple[str, ...] = ("sign", "mean")
+
+
+def effects_by_planted_direction(
+    values: Mapping[str, Mapping[float, MetricValues]],
+    directions: Mapping[str, str],
+    *,
+    metrics: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Each item-based measure on the items of the male-planted and the female-planted professions apart.
+
+    A pooled share such as "cp prefers the planted gender in 73 % of the pairs" mixes two things: the
+    plan, and the model's overall preference for one pronoun whatever the profession.  A model that
+    prefers *she* everywhere scores high on the female-planted professions and low on the male-planted
+    ones; the pooled share is their average.  ``values`` is :attr:`CalibrationResult.values` (metric
+    -> skew -> :class:`MetricValues`); only the measures read item by item (kind ``"sign"``: the share
+    of pairs or blanks toward the planted gender, in %; kind ``"mean"``: the mean difference toward it)
+    are split, and ``metrics`` narrows them further.
+
+    Returns one row per metric and skew: ``metric, kind, unit, planted, pooled, n`` (the effect of
+    :func:`evaluate` on all items), ``male_planted, n_male, p_male`` and ``female_planted, n_female,
+    p_female`` (the same effect and the measure's own test on the items of each side's professions),
+    and ``toward_female``: the model's preference for the female version whatever the plan (kind
+    ``"sign"``: the share of untied items whose female version scores higher, in %; kind ``"mean"``:
+    the mean of female minus male), so that ``pooled`` can be read against it.
+    """
+    wanted = None if metrics is None else set(metrics)
+    rows = []
+    for metric, by_skew in values.items():
+        if wanted is not None and metric not in wanted:
+            continue
+        for s in sorted(by_skew):
+            mv = by_skew[s]
+            if mv.kind not in ITEM_KINDS or mv.unit == "profession":
+                continue
+            planted = np.array([directions[t] for t in mv.target], dtype=object)
+            pooled = _own_test(mv, directions)
+            if mv.kind == "sign":
+                untied = mv.value[mv.value != 0]
+                toward_female = 100.0 * float((untied < 0).sum()) / max(untied.size, 1)
+            else:
+                toward_female = float(-mv.value.mean())
+            row: dict[str, Any] = {
+                "metric": metric,
+                "kind": mv.kind,
+                "unit": mv.unit,
+                "planted": float(s),
+                "pooled": pooled.effect,
+                "n": pooled.n,
+            }
+            for side in ("male", "female"):
+                idx = np.flatnonzero(planted == side)
+                ev = _own_test(mv.subset(idx), directions) if idx.size else None
+                row[f"{side}_planted"] = float("nan") if ev is None else ev.effect
+                row[f"n_{side}"] = int(idx.size)
+                row[f"p_{side}"] = None if ev is None else ev.p_value
+            row["toward_female"] = toward_female
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
