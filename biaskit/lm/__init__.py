@@ -12,6 +12,10 @@ One home, one file per concern (seed 000 chapter 4 and the causal extension of i
 :mod:`biaskit.lm.cache`     the resumable disk cache of sentence scores
 :mod:`biaskit.lm.fill_mask` probabilities of words at one mask (StereoSet, the thesis's baseline)
 :mod:`biaskit.lm.builtin`   random stand-ins, bundled trained models by name, the default model choice
+:mod:`biaskit.lm.catalogue` the bundled models: names, folders, training records (recipes: training layer)
+:mod:`biaskit.lm.tokenizers` the deterministic WordPiece tokenizers of the models biaskit trains
+:mod:`biaskit.lm.xlnet`     the bridge language model of the indirect-bias study (XLNet or a masked LM)
+:mod:`biaskit.lm.slot_scores` per-template slot scores of the bridge model, :mod:`biaskit.lm.slot_cache` their cache
 ==========================  ==============================================================================
 
 The names below are importable from ``biaskit.lm`` directly; they are loaded on first use, so importing
