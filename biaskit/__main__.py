@@ -437,7 +437,13 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler dask")
     p.add_argument("--chunk-size", type=int, default=1000, help="sentences per task and cache file (Dask)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument(
+        "--batch-tokens",
+        type=int,
+        default=None,
+        help="token budget of one forward pass (rows x padded length; default 4096 on a CPU, 32768 on a GPU)",
+    )
+    p.add_argument("--batch-size", type=int, default=None, help="at most this many sentences per forward pass")
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -455,7 +461,12 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
         lm = get_lm(args.model, device=args.device, dtype=args.dtype)
         res = score_sentences(
-            lm, sentences, args.metric, batch_size=args.batch_size, progress=not args.no_progress
+            lm,
+            sentences,
+            args.metric,
+            batch_size=args.batch_size,
+            batch_tokens=args.batch_tokens,
+            progress=not args.no_progress,
         )
     else:
         from biaskit.studies.distributed import score_sentences_distributed
@@ -468,6 +479,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             n_workers=args.workers,
             chunk_size=args.chunk_size,
             batch_size=args.batch_size,
+            batch_tokens=args.batch_tokens,
             device=args.device,
             dtype=args.dtype,
             progress=not args.no_progress,

@@ -41,7 +41,8 @@ def fill_blank_probabilities(
     words: Sequence[str],
     *,
     placeholder: str = "BLANK",
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     progress: bool = True,
     errors: Errors = "report",
 ) -> pd.DataFrame:
@@ -66,7 +67,9 @@ def fill_blank_probabilities(
     Returns one row per input: ``row, context, word, n_subwords, prob, log_prob_sum,
     subword_probs``.  Rows whose context lacks the placeholder, whose word is empty or
     tokenises to ``[UNK]``, or that exceed the model window are reported in
-    ``df.attrs["report"]`` and left out (``errors="raise"`` raises).
+    ``df.attrs["report"]`` and left out (``errors="raise"`` raises).  The masked copies are batched
+    longest first by a token budget (``batch_tokens``; at most ``batch_size`` rows when given), as
+    :func:`biaskit.lm.masked.masked_log_probs`.
     """
     require_kind(lm, "masked", "fill_blank_probabilities", _WHY_MASK)
     if len(contexts) != len(words):
@@ -139,7 +142,7 @@ def fill_blank_probabilities(
     from tqdm.auto import tqdm
 
     with tqdm(total=len(items), desc="fill-blank", unit="mask", disable=not progress, leave=False) as pbar:
-        lp = masked_log_probs(lm, seqs, items, batch_size=batch_size, pbar=pbar)
+        lp = masked_log_probs(lm, seqs, items, batch_size=batch_size, batch_tokens=batch_tokens, pbar=pbar)
     # p_k = probability of sub-word k (averaged over the masks when the placeholder repeats)
     per: dict[int, dict[int, list[float]]] = {}
     for (i, k), v in zip(owner, lp, strict=True):
@@ -168,7 +171,8 @@ def baseline_probabilities(
     anti_words: Sequence[Sequence[str]],
     *,
     placeholder: str = "BLANK",
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
     r"""The baseline of seed 000 section 4.1.2: :math:`P(\text{ster.})` and :math:`P(\text{anti-ster.})` per context.
@@ -200,7 +204,13 @@ def baseline_probabilities(
                 words.append(w)
                 owner.append((i, side))
     fb = fill_blank_probabilities(
-        lm, ctx, words, placeholder=placeholder, batch_size=batch_size, progress=progress
+        lm,
+        ctx,
+        words,
+        placeholder=placeholder,
+        batch_size=batch_size,
+        batch_tokens=batch_tokens,
+        progress=progress,
     )
     p = {(i, side): 0.0 for i in range(len(contexts)) for side in ("ster", "anster")}
     n = dict.fromkeys(p, 0)

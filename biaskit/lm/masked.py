@@ -2,8 +2,8 @@ r"""Masked-LM scoring core: log-probabilities of tokens at masks, batched, one l
 
 Seed 000 chapter 4: every bias metric on a masked language model ``m`` is built from conditional
 probabilities :math:`P_m(w_t \mid W_{\setminus t})`.  :func:`masked_log_probs` gives them for any set of
-``(sentence, position, target)`` triples: masked copies are sorted by length and scored ``batch_size`` per
-forward pass (padding + attention mask, :func:`torch.inference_mode`); for BERT-layout encoders (BERT,
+``(sentence, position, target)`` triples: masked copies are sorted by length, longest first, and scored in
+batches sized by a token budget (padding + attention mask, :func:`torch.inference_mode`); for BERT-layout encoders (BERT,
 RoBERTa, XLM-R, CamemBERT) the last encoder layer and the output layer run only at the masked position of
 each copy (exact: only the keys and values of the last layer are needed at the other positions).
 :func:`unmasked_log_probs` reads :math:`\log P_m(w_t \mid W)` with nothing masked (AUL, Kaneko &
@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from biaskit.lm.base import MaskedLM, log_probs_at, pad_sequences
+from biaskit.lm.base import (
+    BatchStats,
+    MaskedLM,
+    batch_token_budget,
+    head_log_probs,
+    log_probs_at,
+    pad_sequences,
+    plan_batches,
+)
 
 __all__ = ["masked_log_probs", "mlm_head", "unmasked_log_probs"]
 
@@ -42,7 +50,7 @@ def mlm_head(model: Any) -> Callable[[torch.Tensor], torch.Tensor] | None:
 
 
 def _hidden_and_head(
-    lm: MaskedLM, input_ids: torch.Tensor, attention_mask: torch.Tensor
+    lm: MaskedLM, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
 ) -> tuple[torch.Tensor, Callable | None]:
     head = mlm_head(lm.model)
     if head is not None:
@@ -135,12 +143,17 @@ def masked_log_probs(
     seqs: Sequence[Sequence[int]],
     items: Sequence[tuple[int, int, int]],
     *,
-    batch_size: int,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     pbar: Any = None,
+    stats: BatchStats | None = None,
 ) -> np.ndarray:
     """log P(target | sequence with a [MASK] at position) for each ``(seq, position, target)``.
 
-    Masked copies are sorted by length and scored ``batch_size`` per forward pass.
+    Masked copies are sorted by length, longest first (then by sequence and position), and cut into
+    batches by a token budget (:func:`biaskit.lm.base.plan_batches`: ``rows x width <= batch_tokens``,
+    default :data:`~biaskit.lm.base.DEFAULT_BATCH_TOKENS` of the model's device; at most ``batch_size``
+    rows when given).  ``stats`` collects the batches' padding.
     """
     out = np.empty(len(items), dtype=np.float64)
     if not items:
@@ -151,21 +164,29 @@ def masked_log_probs(
     dev = lm.device
     mat, lengths = pad_sequences(seqs, pad_id)
     item_arr = torch.as_tensor(np.asarray(items, dtype=np.int64).reshape(-1, 3))
-    order = np.lexsort((item_arr[:, 1].numpy(), item_arr[:, 0].numpy(), -lengths[item_arr[:, 0]].numpy()))
+    item_len = lengths[item_arr[:, 0]].numpy()
+    budget = batch_token_budget(batch_tokens, dev)
+    batches = plan_batches(
+        item_len,
+        batch_tokens=budget,
+        batch_size=batch_size,
+        keys=(item_arr[:, 0].numpy(), item_arr[:, 1].numpy()),
+    )
+    vocab = getattr(lm.model.config, "vocab_size", None)
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = torch.as_tensor(order[start : start + batch_size])
+        for order in batches:
+            idx = torch.as_tensor(order)
             si, pos, tgt = item_arr[idx, 0], item_arr[idx, 1], item_arr[idx, 2]
             lens = lengths[si]
             width = int(lens.max())
+            if stats is not None:
+                stats.add(lens.numpy())
             inp = mat[si, :width].clone()
             rows = torch.arange(len(idx))
             inp[rows, pos] = mask_id
             att = (torch.arange(width)[None, :] < lens[:, None]).long()
             sel, head = _hidden_at(lm, inp.to(dev), att.to(dev), pos.to(dev))
-            logits = head(sel) if head is not None else sel
-            lp = torch.log_softmax(logits.float(), dim=-1)
-            out[idx.numpy()] = lp[rows.to(dev), tgt.to(dev)].double().cpu().numpy()
+            out[order] = head_log_probs(sel, head, tgt.to(dev), vocab_size=vocab).double().cpu().numpy()
             if pbar is not None:
                 pbar.update(len(idx))
     return out
@@ -176,17 +197,28 @@ def unmasked_log_probs(
     seqs: Sequence[Sequence[int]],
     positions: Sequence[Sequence[int]],
     *,
-    batch_size: int,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     pbar: Any = None,
+    stats: BatchStats | None = None,
 ) -> list[np.ndarray]:
-    """log P(w_t | W) with nothing masked (AUL), for the given positions of each sequence."""
+    """log P(w_t | W) with nothing masked (AUL), for the given positions of each sequence (token-budget batches)."""
 
-    def logits_at(
-        inp: torch.Tensor, att: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor
-    ) -> torch.Tensor:
+    def hidden_at(
+        inp: torch.Tensor, att: torch.Tensor | None, rows: torch.Tensor, pos: torch.Tensor
+    ) -> tuple[torch.Tensor, Callable | None]:
         hidden, head = _hidden_and_head(lm, inp, att)
-        sel = hidden[rows, pos]
-        return head(sel) if head is not None else sel
+        return hidden[rows, pos], head
 
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
-    return log_probs_at(lm, seqs, positions, logits_at, pad_id=pad_id, batch_size=batch_size, pbar=pbar)
+    return log_probs_at(
+        lm,
+        seqs,
+        positions,
+        hidden_at,
+        pad_id=pad_id,
+        batch_size=batch_size,
+        batch_tokens=batch_token_budget(batch_tokens, lm.device),
+        pbar=pbar,
+        stats=stats,
+    )

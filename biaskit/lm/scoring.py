@@ -74,7 +74,7 @@ from biaskit.data.datasets import ValidationReport, dataset_fingerprint, detect_
 from biaskit.lm import causal as _causal
 from biaskit.lm import masked as _masked
 from biaskit.lm.alignment import crows_template, shared_after_difference
-from biaskit.lm.base import LanguageModel
+from biaskit.lm.base import BatchStats, LanguageModel, batch_token_budget
 from biaskit.lm.cache import CACHE_VERSION, cache_file, example_key, read_cache
 from biaskit.lm.causal import encode_causal_sentence
 
@@ -216,6 +216,9 @@ class PLLScores:
         The rows that were not scored (or scored with a caveat) and why.
     n_computed, n_cached:
         Examples computed in this call / read back from the disk cache.
+    batching:
+        The forward passes of this call (:class:`biaskit.lm.base.BatchStats`): ``batches``, ``rows``,
+        ``tokens`` (real), ``slots`` (rows x padded width) and ``pad_share`` (the share of padding).
     """
 
     scores: pd.DataFrame
@@ -226,6 +229,7 @@ class PLLScores:
     n_computed: int = 0
     n_cached: int = 0
     cache_path: Path | None = None
+    batching: dict[str, float] | None = None
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -432,7 +436,8 @@ def _run(
     columns: Sequence[str],
     metric: ScoreMetric,
     *,
-    batch_size: int,
+    batch_size: int | None,
+    batch_tokens: int | None,
     cache: bool,
     progress: bool,
     errors: Errors,
@@ -441,16 +446,20 @@ def _run(
     chunk_size: int | None,
     context: str,
     directions: Sequence[str] | None = None,
-) -> tuple[_Done, dict[int, str], ValidationReport, int, int, Path | None]:
+) -> tuple[_Done, dict[int, str], ValidationReport, int, int, Path | None, BatchStats]:
     """Validate, read the cache, score what is left; return ``(done, ties, report, n_computed,
-    n_cached, cache_path)`` where ``ties`` maps the rows kept as ties to their reason."""
+    n_cached, cache_path, batch_stats)`` where ``ties`` maps the rows kept as ties to their reason."""
     check_metric(lm, metric, pairs=len(columns) == 2)
     if errors not in ("report", "raise"):
         raise ValueError("errors must be 'report' or 'raise'")
     if unk not in ("skip", "score"):
         raise ValueError("unk must be 'skip' or 'score'")
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise ValueError("batch_size must be >= 1")
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError("chunk_size must be >= 1")
+    budget = batch_token_budget(batch_tokens, lm.device)
+    stats = BatchStats()
     lines = list(lines) if lines is not None else None  # positional, whatever the input's index
     prepared, issues = _prepare(lm, examples, metric, unk, lines, columns, directions)
     report = ValidationReport.from_records(issues, context=f"{context} ({metric}, {lm.name})")
@@ -477,20 +486,57 @@ def _run(
             if i in prepared and rec.get("key") == keys[i]:
                 done[i] = [(p["ids"], p["pos"], np.asarray(p["lp"], dtype=np.float64)) for p in rec["sides"]]
     n_cached = len(done)
-    todo = [i for i in sorted(prepared) if i not in done]
 
     from tqdm.auto import tqdm
 
     def sides_to_score(p: _Prepared) -> int:
         return 1 if p.tie == TIE_IDENTICAL else len(p.ids)
 
-    n_items = sum(
-        (1 if metric in ONE_PASS_METRICS else len(pos))
-        for i in todo
-        for pos in prepared[i].positions[: sides_to_score(prepared[i])]
-    )
-    avg_items = n_items / max(1, len(todo))
-    per_chunk = chunk_size or max(1, math.ceil(batch_size * 16 / max(1.0, avg_items)))
+    def input_length(ids: list[int], pos: list[int]) -> int:
+        # what the model reads: a causal model only the tokens before the last one it predicts
+        if metric in CAUSAL_METRICS:
+            return max(pos, default=0)
+        return len(ids) if pos else 0
+
+    def cost(i: int) -> tuple[int, int, int]:
+        """(items, token slots, longest input) of example ``i``: its work, whatever the cache holds."""
+        p = prepared[i]
+        n_it = n_tok = longest = 0
+        for ids, pos in zip(p.ids[: sides_to_score(p)], p.positions[: sides_to_score(p)], strict=True):
+            width = input_length(ids, pos)
+            copies = 1 if metric in ONE_PASS_METRICS else len(pos)
+            n_it += copies
+            n_tok += copies * width
+            longest = max(longest, width)
+        return n_it, n_tok, longest
+
+    # One plan for the whole job, whatever the cache holds: every example sorted once (masked: by length,
+    # longest first; causal: by token sequence, so that sentences sharing a beginning fall into one chunk
+    # and their prefix tree reads it once), cut into cache chunks of about 16 token budgets (or
+    # ``chunk_size`` examples), each chunk's sequences sorted by length and batched by the token budget.  A
+    # resumed job recomputes only the chunks that are missing, with the same batches as an uninterrupted
+    # run, so its scores are bit for bit the same.
+    costs = {i: cost(i) for i in prepared}
+    if metric in CAUSAL_METRICS:
+        plan = sorted(prepared, key=lambda i: (prepared[i].ids[0], i))
+    else:
+        plan = sorted(prepared, key=lambda i: (-costs[i][2], i))
+    chunks: list[list[int]] = []
+    if chunk_size:
+        chunks = [plan[c0 : c0 + chunk_size] for c0 in range(0, len(plan), chunk_size)]
+    else:
+        target, cur, acc = 16 * budget, [], 0
+        for i in plan:
+            cur.append(i)
+            acc += costs[i][1]
+            if acc >= target:
+                chunks.append(cur)
+                cur, acc = [], 0
+        if cur:
+            chunks.append(cur)
+    chunks = [c for c in chunks if any(i not in done for i in c)]
+    todo = [i for c in chunks for i in c if i not in done]
+    n_items = sum(costs[i][0] for c in chunks for i in c)
     pbar = tqdm(
         total=n_items,
         desc=f"{metric} PLL" if lm.kind == "masked" else f"{metric} log-likelihood",
@@ -503,8 +549,7 @@ def _run(
         if path is not None and todo:
             path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(path, "a", encoding="utf-8")
-        for c0 in range(0, len(todo), per_chunk):
-            chunk = todo[c0 : c0 + per_chunk]
+        for chunk in chunks:
             seqs: list[list[int]] = []
             pos_lists: list[list[int]] = []
             owner: list[tuple[int, int]] = []
@@ -514,21 +559,23 @@ def _run(
                     seqs.append(p.ids[s])
                     pos_lists.append(p.positions[s])
                     owner.append((i, s))
+            kw = {"batch_size": batch_size, "batch_tokens": budget, "pbar": pbar, "stats": stats}
             if metric in CAUSAL_METRICS:
-                vals = _causal.causal_log_probs(lm, seqs, pos_lists, batch_size=batch_size, pbar=pbar)
+                vals = _causal.causal_log_probs(lm, seqs, pos_lists, **kw)
             elif metric == "aul":
-                vals = _masked.unmasked_log_probs(lm, seqs, pos_lists, batch_size=batch_size, pbar=pbar)
+                vals = _masked.unmasked_log_probs(lm, seqs, pos_lists, **kw)
             else:
                 items = [(k, p, seqs[k][p]) for k, pos in enumerate(pos_lists) for p in pos]
-                flat = _masked.masked_log_probs(lm, seqs, items, batch_size=batch_size, pbar=pbar)
+                flat = _masked.masked_log_probs(lm, seqs, items, **kw)
                 vals, k0 = [], 0
                 for pos in pos_lists:
                     vals.append(flat[k0 : k0 + len(pos)])
                     k0 += len(pos)
-            new: _Done = {i: [] for i in chunk}
+            new: _Done = {i: [] for i in chunk if i not in done}
             for (i, _s), ids, pos, v in zip(owner, seqs, pos_lists, vals, strict=True):
-                new[i].append((ids, pos, v))
-            for i in chunk:
+                if i in new:
+                    new[i].append((ids, pos, v))
+            for i in new:
                 if prepared[i].tie == TIE_IDENTICAL:  # the same sentence: the same score, exactly
                     ids0, pos0, v0 = new[i][0]
                     new[i].append((list(ids0), list(pos0), v0.copy()))
@@ -549,7 +596,7 @@ def _run(
         pbar.close()
         if fh is not None:
             fh.close()
-    return done, ties, report, len(todo), n_cached, path
+    return done, ties, report, len(todo), n_cached, path, stats
 
 
 def _aggregate(metric: str, v: np.ndarray) -> float:
@@ -594,7 +641,9 @@ def _score_examples(
     """:func:`_run` on ``examples``, then the :class:`PLLScores` of :func:`score_pairs` /
     :func:`score_sentences`: a ``row`` column, the columns ``frame(rows, done)`` builds, the
     file ``line`` when ``lines`` is given, and the per-token table over ``sides``."""
-    done, ties, report, n_comp, n_cached, path = _run(lm, examples, columns, metric, lines=lines, **run_kw)
+    done, ties, report, n_comp, n_cached, path, stats = _run(
+        lm, examples, columns, metric, lines=lines, **run_kw
+    )
     idx = sorted(done)
     df = pd.DataFrame({"row": idx, **frame(idx, done)})
     if len(columns) == 2:
@@ -611,6 +660,7 @@ def _score_examples(
         n_computed=n_comp,
         n_cached=n_cached,
         cache_path=path,
+        batching=stats.as_dict(),
     )
 
 
@@ -652,7 +702,8 @@ def score_pairs(
     direction: Sequence[Direction] | None = None,
     bias_types: Sequence[Any] | None = None,
     lines: Sequence[Any] | None = None,
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     cache: bool = True,
     progress: bool = True,
     errors: Errors = "report",
@@ -693,7 +744,18 @@ def score_pairs(
     the ``line`` column of :func:`biaskit.data.datasets.load_crows_pairs_es`), the file line;
     ``errors="raise"`` raises :class:`ValueError` for them instead.  Scores are cached on disk
     (``cache``; the key includes the alignment order); ``result.n_cached`` tells how many came
-    from the cache.  ``chunk_size`` = examples per cache write (default: about 16 batches' worth).
+    from the cache.
+
+    Batching: every sequence of the job (every masked copy for ``cp`` / ``sz``) is sorted once across the
+    cache chunks (masked: by length, longest first; causal: by token sequence, so that a beginning several
+    sentences share is read once: :func:`biaskit.lm.causal.prefix_tree_rows`), sorted by length within a
+    chunk and cut into forward passes by a token budget:
+    ``batch_tokens`` token slots (rows x the batch's longest length; default
+    :data:`biaskit.lm.base.DEFAULT_BATCH_TOKENS` of the model's device) and, when ``batch_size`` is given,
+    at most ``batch_size`` rows.  Scores do not depend on the batches beyond float rounding;
+    ``result.batching`` reports the passes and their share of padding.  ``chunk_size`` = examples per cache
+    write (default: about 16 token budgets' worth).  The plan depends only on the input, not on what the
+    cache holds, so a resumed job gives the scores of an uninterrupted one bit for bit.
     """
     if len(sent_more) != len(sent_less):
         raise ValueError(f"sent_more has {len(sent_more)} sentences but sent_less has {len(sent_less)}")
@@ -729,6 +791,7 @@ def score_pairs(
         metric,
         frame,
         batch_size=batch_size,
+        batch_tokens=batch_tokens,
         cache=cache,
         progress=progress,
         errors=errors,
@@ -746,7 +809,8 @@ def score_sentences(
     metric: Literal["sz", "aul", "ll", "ll_mean"] | None = None,
     *,
     lines: Sequence[Any] | None = None,
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     cache: bool = True,
     progress: bool = True,
     errors: Errors = "report",
@@ -766,7 +830,8 @@ def score_sentences(
     Seed 000 section 4.1.3.  ``[CLS]``/``[SEP]`` are never scored.  See :func:`score_pairs`
     for validation, caching and the ``tokens`` table; unlike :func:`score_pairs` (which follows
     the CrowS-Pairs ``metric.py``), sentences with ``[UNK]`` are skipped by default here
-    (``unk="skip"``; ``unk="score"`` keeps them, reported as "kept").
+    (``unk="skip"``; ``unk="score"`` keeps them, reported as "kept").  Batching (``batch_tokens``,
+    ``batch_size``, ``chunk_size``) and ``result.batching`` as in :func:`score_pairs`.
     """
     metric = check_metric(lm, metric, pairs=False)  # type: ignore[assignment]
     examples = [(s,) for s in sentences]
@@ -786,6 +851,7 @@ def score_sentences(
         metric,
         frame,
         batch_size=batch_size,
+        batch_tokens=batch_tokens,
         cache=cache,
         progress=progress,
         errors=errors,

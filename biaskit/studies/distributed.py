@@ -241,8 +241,9 @@ def _score_chunk(
     cache_folder: str,
     chunk: list[str],
     metric: str | None,
-    batch_size: int,
+    batch_size: int | None,
     unk: str,
+    batch_tokens: int | None = None,
 ) -> Any:
     """One task: score ``chunk`` with the worker's copy of ``model`` into the shared cache."""
     from biaskit.lm import get_lm, score_sentences
@@ -256,6 +257,7 @@ def _score_chunk(
         chunk,
         metric,
         batch_size=batch_size,
+        batch_tokens=batch_tokens,
         cache=True,
         progress=False,
         unk=unk,  # type: ignore[arg-type]
@@ -270,7 +272,8 @@ def score_sentences_distributed(
     scheduler: Any = "dask",
     n_workers: int | None = None,
     chunk_size: int = 1000,
-    batch_size: int = 64,
+    batch_size: int | None = None,
+    batch_tokens: int | None = None,
     unk: str = "skip",
     kind: str | None = None,
     device: str = "auto",
@@ -287,6 +290,7 @@ def score_sentences_distributed(
     this process's :func:`biaskit.core.paths.cache_dir`; on a cluster, a folder every worker sees).  Run
     again after an interruption, only what was not written is computed (``n_computed`` /
     ``n_cached`` of the result say how much).  A task whose worker dies is run again on another.
+    ``batch_tokens`` / ``batch_size``: the forward passes of each task, as in :func:`biaskit.lm.score_sentences`.
 
     Returns one :class:`biaskit.lm.PLLScores` for all sentences: rows numbered from 0 over the whole
     input, the chunks' validation reports joined.  Scores equal the one-process scores up to
@@ -317,6 +321,7 @@ def score_sentences_distributed(
                 metric,
                 batch_size,
                 unk,
+                batch_tokens,
                 pure=False,
                 retries=1,
             )
