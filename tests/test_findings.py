@@ -1,0 +1,189 @@
+"""Issue 34, "say only what the numbers show": the sentences built from a run's numbers, and the stale claims.
+
+``biaskit.report.findings`` builds the notebooks' findings from the values they save.  Each builder is
+checked here on real values: the printed confusion matrix of seed 003 (computed live), and the values of
+the default runs of notebooks 03, 14 and 15 copied from their JSON (``# from results/...`` below).
+``tests/test_notebooks.py::test_generated_findings_match_their_json`` rebuilds every stored sentence
+from the JSON of the reproduced run.  The last test greps the notebooks, the README and the
+documentation for the statements issue 34 removed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from biaskit.metrics import class_confusion as cc
+from biaskit.report import findings as F
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----------------------------------------------------------------------------- item 1: Sayenju's named pairs
+@pytest.fixture(scope="module")
+def dpccb_block() -> dict:
+    """The block notebook 12 saves, computed from the bundled printed matrix."""
+    cm = cc.load_sayenju_confusion_matrix()
+    row, col = cc.dpccb_matrix(cm, normalize="true"), cc.dpccb_matrix(cm, normalize="pred")
+    named = [
+        {"source": s, "destination": d, "beta_row": float(row.loc[s, d]), "beta_column": float(col.loc[s, d])}
+        for s, d in F.SAYENJU_NAMED_PAIRS
+    ]
+    return {
+        "threshold": 0.15,
+        "named_pairs": named,
+        "pairs_row_max": cc.dpccb_pairs(row, threshold=0.15).to_dict(orient="records"),
+        "support": {k: int(v) for k, v in cm.sum(axis=1).items()},
+    }
+
+
+def test_the_six_named_pairs_are_the_dissertations():
+    """Seed 003 section 3.3 names six pairs (the extraction's Appendix B recomputes four of them)."""
+    assert len(F.SAYENJU_NAMED_PAIRS) == 6
+    assert F.SAYENJU_NAMED_PAIRS[0] == ("Coverage_Related", "Document_Related")
+    assert ("EverythingElse", "Document_Related") in F.SAYENJU_NAMED_PAIRS
+    assert ("Quote_Related", "Document_Related") in F.SAYENJU_NAMED_PAIRS
+
+
+def test_dpccb_sentence_says_four_of_six_and_names_deny(dpccb_block):
+    text = F.dpccb_named_pairs(dpccb_block)
+    assert "4 of the 6 pairs" in text
+    for value in ("0.543", "0.212", "0.197", "0.154", "0.083", "0.069"):
+        assert value in text
+    assert "EverythingElse → Document (0.083)" in text and "Quote → Document (0.069)" in text
+    assert "with the column maximum too" in text  # 0.083 and 0.069 stay below 0.15 either way
+    assert "deny → EverythingElse (1.000; `deny` has 1 test question" in text
+    assert "of its 5 flagged pairs 4 come from classes with at least 10 test questions" in text
+    assert "exactly the" not in text and "not exactly" in text
+
+
+def test_dpccb_sentence_follows_its_numbers(dpccb_block):
+    """Move the threshold: the counts in the sentence move with it (nothing is written by hand)."""
+    block = dict(dpccb_block, threshold=0.05)
+    row = cc.dpccb_matrix(cc.load_sayenju_confusion_matrix(), normalize="true")
+    block["pairs_row_max"] = cc.dpccb_pairs(row, threshold=0.05).to_dict(orient="records")
+    text = F.dpccb_named_pairs(block)
+    assert "6 of the 6 pairs" in text and "stay below" not in text
+
+
+# ----------------------------------------------------------------------------- item 6: one-word WEAT
+# from results/03_weat.json of a default run (one_word_sets_table_3_2_finding.rows)
+TABLE_3_2_ROWS = [
+    {
+        "label": "word2vec masculine vs feminine",
+        "d": 2.0,
+        "published_d": 2.0,
+        "statistic": 0.09950,
+        "published_statistic": 0.021,
+    },
+    {
+        "label": "word2vec woman vs man",
+        "d": 2.0,
+        "published_d": 2.0,
+        "statistic": 0.04390,
+        "published_statistic": 0.071,
+    },
+    {
+        "label": "GloVe masculine vs feminine",
+        "d": -2.0,
+        "published_d": 2.0,
+        "statistic": -0.01540,
+        "published_statistic": 0.021,
+    },
+    {
+        "label": "GloVe girlish vs boyish",
+        "d": 2.0,
+        "published_d": -2.0,
+        "statistic": 0.00520,
+        "published_statistic": -0.042,
+    },
+    {
+        "label": "GloVe woman vs man",
+        "d": -2.0,
+        "published_d": 2.0,
+        "statistic": -0.01670,
+        "published_statistic": 0.071,
+    },
+]
+
+
+def test_one_word_weat_sentence_says_only_abs_d_matches():
+    text = F.one_word_weat(TABLE_3_2_ROWS, table="seed 000 Table 3.2")
+    assert "only |d| agrees (5 of 5 computed tests)" in text
+    assert "by algebra" in text
+    for printed in ("0.021 printed", "−0.042 printed", "0.071 printed"):
+        assert printed in text
+    assert "0.0995 here" in text and "−0.0167 here" in text
+    assert "the sign of d differs from the printed one in 3 of 5" in text
+
+
+def test_one_word_weat_without_statistics_counts_signs():
+    """Sayenju's word-level WEAT column prints d only (2.000 / 1.999 / -1.999)."""
+    rows = [{"label": "a", "d": 2.0, "published_d": 1.999}, {"label": "b", "d": -2.0, "published_d": 2.0}]
+    text = F.one_word_weat(rows, table="the word-level column")
+    assert "2 of 2 computed tests" in text and "in 1 of 2 (b)" in text and "statistics" not in text
+
+
+# ----------------------------------------------------------------------------- items 2-4: notebook 15
+# from results/15_cds_fine_tuning.json of a default run (en-mlm, reduced configuration)
+PUBLISHED_TABLE5 = {
+    "columns": ["BERT_base", "BERT_GAP", "BERT_GAP_50", "BERT_GAP_100", "BERT_GAP_150"],
+    "rows": {
+        "pregnancy": [-0.41, -0.12, -0.09, -0.22, -0.25],
+        "breastfeed": [-0.43, -0.1, -0.1, -0.21, -0.26],
+    },
+}
+
+
+# ----------------------------------------------------------------------------- the stale statements
+STALE = {
+    "1: Sayenju's named pairs 'exactly'": r"named pairs exactly|gives exactly (its|the named) pairs|row-normalised variant does\b"
+    r"|exact \(row variant\)|reproduces the named pairs|reproduces the pairs named",
+    "2: Table 5 'at every step, as in the thesis'": r"as in the thesis's Table 5|at every step \(−0\.02",
+    "3: what CDS breaks read as a replication": r"should have a gender do not get it back",
+    "4: the label-free method 'works'": r"label-free corpus measure works|do not simply mention women more often",
+    "5: the unrecorded full-configuration run": r"0\.198 → 0\.024|66\.2 → 76\.1|\+15 % \(66|\|APPD\| → 0\.024|PPPL \+15 %",
+    "7: a pooled share without its split": r"cp \(73\.1 % of the 640 pairs\)|AUL 66\.6 % of 640 pairs, StereoSet",
+}
+
+
+def _texts() -> list[tuple[str, str]]:
+    """The notebooks' cell sources, the README and the documentation's pages and records."""
+    import nbformat
+
+    out = [("README.md", (ROOT / "README.md").read_text(encoding="utf-8"))]
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = nbformat.read(nb, as_version=4).cells
+        out.append((f"notebooks/{nb.name}", "\n".join(c.source for c in cells)))
+    for page in sorted((ROOT / "docs").rglob("*")):
+        parts = page.relative_to(ROOT / "docs").parts
+        if page.suffix in (".md", ".json") and parts[0] not in ("_build", "_generated"):
+            out.append((str(page.relative_to(ROOT)), page.read_text(encoding="utf-8")))
+    return out
+
+
+@pytest.mark.parametrize("item", list(STALE))
+def test_stale_statement_is_gone(item):
+    pattern = re.compile(STALE[item])
+    found = [f"{name}: {m.group(0)!r}" for name, text in _texts() for m in pattern.finditer(text)]
+    assert not found, f"issue 34 item {item} is back in: {found}"
+
+
+def test_one_word_weat_is_not_called_exact():
+    """Item 6: only |d| = 2 matches, by algebra; no coverage record calls a one-word WEAT 'exact'."""
+    for path in sorted((ROOT / "docs" / "records").glob("coverage_seed*.json")):
+        for entry in json.loads(path.read_text(encoding="utf-8"))["entries"]:
+            if "one-word" in entry["item (section)"]:
+                assert not entry["status"].startswith("exact"), (path.name, entry)
+
+
+def test_notebook_14_shows_the_split():
+    """Item 7: notebook 14 splits the item-based measures by planted direction."""
+    import nbformat
+
+    cells = nbformat.read(ROOT / "notebooks" / "14_calibration.ipynb", as_version=4).cells
+    code = "\n".join(c.source for c in cells if c.cell_type == "code")
+    assert "effects_by_planted_direction" in code and "planted_direction_split" in code
