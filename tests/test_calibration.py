@@ -501,6 +501,54 @@ def test_effects_by_item_group_measures_each_group_on_its_own():
         cal.effects_by_item_group(values, DIRS, groups[:-1])
 
 
+def test_effects_by_planted_direction_against_plain_counts():
+    """Issue 34 item 7: a model that leans to *she* everywhere, plus a plan; the split counts by hand."""
+    rng = np.random.default_rng(3)
+    targets = [t for t in TARGETS for _ in range(10)]
+    tg = np.array(targets, dtype=object)
+    plan = np.array([1.0 if DIRS[t] == "male" else -1.0 for t in targets])  # +1: the male version is planted
+    value = 0.5 * plan - 0.8 + rng.normal(0, 1, tg.size)  # male minus female: plan, a lean to she, noise
+    value[::17] = 0.0  # ties, which a share leaves out
+    sign = cal.MetricValues("crows_cp", "sign", tg, value)
+    mean = cal.MetricValues("barza_sld", "mean", tg, value.copy())
+    by_profession = cal.MetricValues("lpbs", "groups", np.array(TARGETS, dtype=object), rng.normal(0, 1, len(TARGETS)),
+                                     unit="profession")  # fmt: skip
+    values = {"crows_cp": {0.5: sign, 0.8: sign}, "barza_sld": {0.8: mean}, "lpbs": {0.8: by_profession}}
+    tab = cal.effects_by_planted_direction(values, DIRS)
+    assert list(zip(tab["metric"], tab["planted"], strict=True)) == [
+        ("crows_cp", 0.5),
+        ("crows_cp", 0.8),
+        ("barza_sld", 0.8),
+    ]
+
+    def share(v):  # % of the untied items whose planted version scores higher, in plain Python
+        toward = [x for x in v if x != 0]
+        return 100.0 * sum(1 for x in toward if x > 0) / len(toward)
+
+    oriented = [x * p for x, p in zip(value, plan, strict=True)]
+    male = [x for x, p in zip(oriented, plan, strict=True) if p > 0]
+    female = [x for x, p in zip(oriented, plan, strict=True) if p < 0]
+    row = tab[(tab["metric"] == "crows_cp") & (tab["planted"] == 0.8)].iloc[0]
+    assert row["male_planted"] == pytest.approx(share(male))
+    assert row["female_planted"] == pytest.approx(share(female))
+    assert row["pooled"] == pytest.approx(share(oriented))
+    assert row["toward_female"] == pytest.approx(share([-x for x in value]))
+    assert (row["n_male"], row["n_female"], row["n"]) == (len(male), len(female), len(value))
+    assert row["female_planted"] > row["pooled"] > row["male_planted"]  # the lean to she splits the sides
+    p_female = stats.binomtest(sum(1 for x in female if x > 0), sum(1 for x in female if x != 0)).pvalue
+    assert row["p_female"] == pytest.approx(p_female, rel=0.5)  # the own test: z test, about the binomial
+    m = tab[tab["metric"] == "barza_sld"].iloc[0]
+    assert m["male_planted"] == pytest.approx(np.mean(male)) and m["female_planted"] == pytest.approx(
+        np.mean(female)
+    )
+    assert m["pooled"] == pytest.approx(np.mean(oriented)) and m["toward_female"] == pytest.approx(
+        -np.mean(value)
+    )
+    assert cal.effects_by_planted_direction(values, DIRS, metrics=["barza_sld"])["metric"].tolist() == [
+        "barza_sld"
+    ]
+
+
 @pytest.mark.parametrize(("kind", "effect", "per_target"), [("mean", 0.15, 60), ("sign", 0.15, 100)])
 def test_extrapolated_sample_size_gives_the_power_that_resampling_measures(kind, effect, per_target):
     # a pool far larger than the answer, so that subsets of that size are nearly independent draws

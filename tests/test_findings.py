@@ -138,6 +138,39 @@ PUBLISHED_TABLE5 = {
 }
 
 
+# ----------------------------------------------------------------------------- item 7: notebook 14
+# from results/14_calibration.json of a default run (by_planted_direction.rows at s = 0.8)
+SPLIT_ROWS_0_8 = [
+    {"metric": "crows_cp", "kind": "sign", "pooled": 73.125, "male_planted": 58.125, "female_planted": 88.125, "toward_female": 65.0, "n_male": 320, "n_female": 320},
+    {"metric": "crows_sz", "kind": "sign", "pooled": 99.0625, "male_planted": 98.125, "female_planted": 100.0, "toward_female": 50.9375, "n_male": 320, "n_female": 320},
+    {"metric": "crows_aul", "kind": "sign", "pooled": 66.5625, "male_planted": 50.625, "female_planted": 82.5, "toward_female": 65.9375, "n_male": 320, "n_female": 320},
+    {"metric": "stereoset_ss", "kind": "sign", "pooled": 100.0, "male_planted": 100.0, "female_planted": 100.0, "toward_female": 50.0, "n_male": 120, "n_female": 120},
+    {"metric": "barza_tbe", "kind": "mean", "pooled": 0.4808, "male_planted": 0.4059, "female_planted": 0.5558, "toward_female": 0.0749, "n_male": 80, "n_female": 80},
+    {"metric": "barza_sld", "kind": "mean", "pooled": 1.236, "male_planted": 0.7326, "female_planted": 1.7394, "toward_female": 0.5034, "n_male": 80, "n_female": 80},
+    {"metric": "causal_ll", "kind": "sign", "pooled": 86.5625, "male_planted": 73.125, "female_planted": 100.0, "toward_female": 63.4375, "n_male": 320, "n_female": 320},
+    {"metric": "causal_shared", "kind": "sign", "pooled": 56.4062, "male_planted": 43.125, "female_planted": 69.6875, "toward_female": 63.2812, "n_male": 320, "n_female": 320},
+    {"metric": "causal_next_word", "kind": "sign", "pooled": 100.0, "male_planted": 100.0, "female_planted": 100.0, "toward_female": 50.0, "n_male": 120, "n_female": 120},
+    {"metric": "causal_sld", "kind": "mean", "pooled": 0.2444, "male_planted": 0.4371, "female_planted": 0.0516, "toward_female": -0.1927, "n_male": 80, "n_female": 80},
+]  # fmt: skip
+SPLIT_ROWS_0_8 = [dict(r, planted=0.8) for r in SPLIT_ROWS_0_8]
+
+
+def test_planted_direction_sentence_splits_cp():
+    text = F.planted_direction_split(SPLIT_ROWS_0_8, metric="crows_cp", label="cp", planted=0.8)
+    assert "88.1 % of the 320 items of the female-planted professions" in text
+    assert "58.1 % of the 320 of the male-planted ones" in text
+    assert "prefers *she* in 65.0 % of all items whatever the plan" in text and "pooled 73.1 %" in text
+    assert "(6 of the 7 share-of-items measures at this s)" in text  # causal shared: 43.1 % male-planted
+
+
+def test_planted_direction_sentence_for_a_mean_and_a_missing_skew():
+    text = F.planted_direction_split(SPLIT_ROWS_0_8, metric="barza_sld", label="Barza's pairs", planted=0.8)
+    assert "1.739 on the female-planted professions and 0.733 on the male-planted ones" in text
+    assert F.planted_direction_split(SPLIT_ROWS_0_8, metric="crows_cp", label="cp", planted=0.6) == (
+        "cp was not measured at s = 0.6."
+    )
+
+
 # ----------------------------------------------------------------------------- the stale statements
 STALE = {
     "1: Sayenju's named pairs 'exactly'": r"named pairs exactly|gives exactly (its|the named) pairs|row-normalised variant does\b"

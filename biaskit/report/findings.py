@@ -358,10 +358,10 @@ def planted_direction_split(
         n_both = sum(1 for x in both if float(x["male_planted"]) > 50 and float(x["female_planted"]) > 50)
         return (
             f"At s = {planted:g}, {label} prefers the planted gender in {f:.1f} % of the {r['n_female']} items of the "
-            f"female-planted professions but {m:.1f} % of the {r['n_male']} of the male-planted ones: the pooled "
-            f"{pooled:.1f} % is their mix, and the model prefers *{side}* in {lean:.1f} % of all items whatever "
-            f"the plan, so a pooled percentage is read against both sides, and here {n_both} of the {len(both)} "
-            "share-of-items measures stay above 50 % on both."
+            f"female-planted professions but in {m:.1f} % of the {r['n_male']} of the male-planted ones; the model "
+            f"prefers *{side}* in {lean:.1f} % of all items whatever the plan, and the pooled {pooled:.1f} % mixes that "
+            "lean with the plan. A pooled percentage is read with its two sides: the plan shows on both only where "
+            f"both exceed 50 % ({n_both} of the {len(both)} share-of-items measures at this s)."
         )
     return (
         f"At s = {planted:g}, {label} leans toward the planted gender by {f:.3f} on the female-planted professions "
