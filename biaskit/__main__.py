@@ -206,14 +206,10 @@ def _register_notebook(sub: argparse._SubParsersAction) -> None:
 def parse_parameter_value(value: str) -> object:
     """A command-line parameter value as papermill's ``-p`` reads it.
 
-    ``"True"``/``"False"`` -> bool, ``"None"`` -> None, then int, then float, else the text itself.
+    ``"True"``/``"False"`` -> bool, ``"None"`` -> None, then int, then float, else the text itself:
+    the rules of papermill's ``-p`` (``papermill.cli._resolve_type``; a test keeps the two equal), written
+    out here because importing papermill takes seconds, and a wrong value must be refused at once.
     """
-    try:  # papermill's own helper, so that `biaskit notebook` and `papermill -p` agree
-        from papermill.cli import _resolve_type
-
-        return _resolve_type(value)
-    except ImportError:  # pragma: no cover - papermill missing or its private helper moved
-        pass
     if value in ("True", "False"):
         return value == "True"
     if value == "None":
@@ -255,10 +251,60 @@ def _cmd_notebook(args: argparse.Namespace) -> int:
         parameters[name] = parse_parameter_value(value)
     for name, value in args.parameters_raw:
         parameters[name] = value
+    check_notebook_parameters(notebook, parameters)  # before a kernel starts: a mistake costs no time
     cwd = Path(args.cwd).expanduser().resolve() if args.cwd else None
-    return _execute_notebook(
-        notebook, output, parameters, kernel=args.kernel, cwd=cwd, progress=args.progress
+    with given_parameters_env(parameters):
+        return _execute_notebook(
+            notebook, output, parameters, kernel=args.kernel, cwd=cwd, progress=args.progress
+        )
+
+
+def check_notebook_parameters(notebook: Path, parameters: dict[str, object]) -> None:
+    """Refuse, before any kernel starts, a parameter the notebook does not have (with "did you mean") and a
+    value outside the notebook's own rules (:func:`biaskit.report.notebook_params.notebook_rules`): one line
+    naming the notebook, the parameter, the value and what is allowed (a ValueError: exit status 1)."""
+    import difflib
+
+    from biaskit.report.notebook_params import (
+        ParameterError,
+        check_values,
+        notebook_rules,
+        parameters_cell_values,
     )
+
+    declared = parameters_cell_values(notebook)
+    for name in parameters:
+        if declared and name not in declared:
+            close = difflib.get_close_matches(name, list(declared), n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ParameterError(
+                f"{notebook.stem} has no parameter {name!r}.{hint} Its parameters: {', '.join(declared)}."
+            )
+    rules = notebook_rules(notebook)
+    if rules:
+        try:
+            check_values(parameters, rules)
+        except ParameterError as exc:
+            raise ParameterError(f"{notebook.stem}: {exc}") from None
+
+
+@contextmanager
+def given_parameters_env(parameters: dict[str, object]) -> Iterator[None]:
+    """Tell the notebook which parameters the user gave (``BIASKIT_USER_PARAMETERS``, read by
+    :func:`biaskit.report.notebook_params.check_parameters`: a quick run shrinks only the others)."""
+    import json
+
+    from biaskit.report.notebook_params import USER_PARAMETERS_ENV
+
+    before = os.environ.get(USER_PARAMETERS_ENV)
+    os.environ[USER_PARAMETERS_ENV] = json.dumps(sorted(parameters))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(USER_PARAMETERS_ENV, None)
+        else:
+            os.environ[USER_PARAMETERS_ENV] = before
 
 
 @contextmanager
@@ -443,7 +489,9 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="token budget of one forward pass (rows x padded length; default 4096 on a CPU, 32768 on a GPU)",
     )
-    p.add_argument("--batch-size", type=int, default=None, help="at most this many sentences per forward pass")
+    p.add_argument(
+        "--batch-size", type=int, default=None, help="at most this many sentences per forward pass"
+    )
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from biaskit.core.paths import REPO_ROOT
+from biaskit.core.paths import REPO_ROOT, resolve_user_path
 from biaskit.core.paths import results_dir as results_root
 from biaskit.core.results import TestResult, format_p_value
 
@@ -115,7 +115,8 @@ def resolve_results_dir(
 ) -> Path:
     """The folder where this run of notebook ``name`` writes its JSON and figures (created).
 
-    ``results_dir`` (the notebook parameter) wins when it is not empty; else the folder of
+    ``results_dir`` (the notebook parameter) wins when it is not empty (a relative folder starts from the
+    folder the user started in, :func:`biaskit.core.paths.resolve_user_path`); else the folder of
     ``output_path`` (papermill's injected ``PAPERMILL_OUTPUT_PATH``); else a new folder
     ``<results root>/runs/<name>-<UTC time>-<pid>/`` that no other run uses.  See the
     module docstring.
@@ -123,7 +124,7 @@ def resolve_results_dir(
     if not name or any(c in name for c in "/\\"):
         raise ValueError(f"name must be a plain notebook name such as '03_weat', got {name!r}")
     if results_dir:
-        out = Path(results_dir).expanduser()
+        out = resolve_user_path(results_dir)  # relative: from the folder the user started in
     elif output_path:
         out = Path(output_path).expanduser().resolve().parent
     else:
