@@ -82,7 +82,10 @@ def unique_in_order(items: Iterable[H]) -> tuple[list[H], list[H]]:
 # checksums
 # ---------------------------------------------------------------------------------------------
 class ChecksumError(ValueError):
-    """A downloaded or cached file does not have the expected sha256."""
+    """A file does not have the expected sha256 or size: a download, a cached file, a bundled model
+    (:func:`biaskit.lm.catalogue.verify_model`) or a training checkpoint
+    (:func:`biaskit.training.loop.load_checkpoint`) that is damaged, truncated or replaced.  The message
+    names the file and the fix; nothing is loaded from it."""
 
 
 def sha256_file(path: str | Path) -> str:

@@ -830,10 +830,10 @@ def word_vectors(
 
 def load_trained_vectors(name: str = "es-w2v", *, s: float | None = None) -> KeyedVectors:
     """Load bundled word2vec vectors (``es-w2v``, or ``en-planted-w2v`` with the skew ``s``) from
-    :func:`biaskit.lm.catalogue.model_path`."""
-    from biaskit.lm.catalogue import model_path
+    :func:`biaskit.lm.catalogue.verified_model_path` (checked against its sha256 manifest first)."""
+    from biaskit.lm.catalogue import verified_model_path
 
-    path = model_path(name)
+    path = verified_model_path(name)
     if name == "en-planted-w2v":
         if s is None:
             raise ValueError("en-planted-w2v holds one file per skew: pass s (one of CONTROL_SKEWS)")

