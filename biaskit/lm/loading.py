@@ -11,9 +11,12 @@ random stand-ins are resolved by name in :mod:`biaskit.lm.builtin`.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import socket
+import struct
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,9 @@ __all__ = [
     "BETO",
     "DEFAULT_MODEL",
     "ModelNotAvailableError",
+    "ModelFolderError",
     "ModelNotFoundError",
+    "check_model_folder",
     "hf_cache_dir",
     "how_to_get_model",
     "load_causal_lm",
@@ -54,6 +59,137 @@ class ModelNotFoundError(ModelNotAvailableError, ValueError):
     :func:`biaskit.lm.builtin.get_lm`).  The message says what was looked for (the name, the absolute
     folder, the cache) and how to get the model; nothing random is run in its place.  Both a
     ``FileNotFoundError`` (a :class:`ModelNotAvailableError`) and a ``ValueError``."""
+
+
+class ModelFolderError(ValueError):
+    """A local model folder that cannot be loaded as it is: a file missing (weights, tokenizer), truncated
+    or not decodable.  The message names the file and what is wrong (:func:`check_model_folder`)."""
+
+
+#: files that hold a model's weights (one of them, or a sharded index, must be in a folder)
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+    "tf_model.h5",
+    "flax_model.msgpack",
+)
+#: files from which transformers builds a tokenizer (one of these sets must be in a folder)
+TOKENIZER_FILES = (
+    ("tokenizer.json",),
+    ("vocab.txt",),
+    ("vocab.json", "merges.txt"),
+    ("spiece.model",),
+    ("sentencepiece.bpe.model",),
+    ("tokenizer.model",),
+)
+
+
+def _safetensors_problem(f: Path) -> str | None:
+    """Why the safetensors file ``f`` cannot be read whole (truncated, a damaged header), else ``None``.
+
+    The format: 8 bytes (little-endian header length ``n``), ``n`` bytes of JSON giving each tensor's
+    ``data_offsets``, then the data; the file must be ``8 + n + max(end offset)`` bytes long.
+    """
+    size = f.stat().st_size
+    with open(f, "rb") as fh:
+        raw = fh.read(8)
+        if len(raw) < 8:
+            return f"truncated: {size} bytes, not even the 8-byte header length"
+        (n,) = struct.unpack("<Q", raw)
+        if n > size - 8:
+            return f"truncated or not safetensors: the header declares {n:,} bytes but the file has {size:,}"
+        try:
+            header = json.loads(fh.read(n).decode("utf-8"))
+            end = max(
+                (int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"), default=0
+            )
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError) as exc:
+            return f"its header is not valid safetensors JSON ({type(exc).__name__}: {exc})"
+    want = 8 + n + end
+    if size < want:
+        return f"truncated: {size:,} of {want:,} bytes"
+    if size > want:
+        return f"{size - want:,} bytes after the end of the last tensor (damaged or not safetensors)"
+    return None
+
+
+def _declared_kinds(config: dict) -> set[str]:
+    """``{"masked"}`` / ``{"causal"}`` from ``config["architectures"]`` (empty when it names neither)."""
+    kinds = set()
+    for arch in config.get("architectures") or []:
+        if str(arch).endswith("ForMaskedLM"):
+            kinds.add("masked")
+        elif str(arch).endswith(("ForCausalLM", "LMHeadModel")) and not str(arch).startswith("XLNet"):
+            kinds.add("causal")
+    return kinds
+
+
+def check_model_folder(path: str | Path, kind: ModelKind | None = None) -> None:
+    """Check that the local folder ``path`` holds a loadable model of ``kind``, before transformers reads it.
+
+    :class:`ModelFolderError` (a ``ValueError``) naming the file and what is wrong: ``config.json`` that
+    is not valid JSON; no weights file (:data:`WEIGHT_FILES`); a safetensors file that is truncated or
+    whose header is damaged; a ``pytorch_model.bin`` zip archive that is cut short; no tokenizer files
+    (:data:`TOKENIZER_FILES`) or a ``tokenizer.json`` that is not valid JSON.  ``TypeError`` when the
+    configuration declares the other kind of model (a causal folder given to the masked loader, or the
+    reverse), naming the architecture and the loader to use.
+    """
+    folder = Path(path)
+    cfg_file = folder / "config.json"
+    try:
+        config = json.loads(cfg_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ModelFolderError(
+            f"{cfg_file}: not valid JSON ({type(exc).__name__}: {exc}); the folder is damaged: save the model "
+            "there again (model.save_pretrained(folder))"
+        ) from exc
+    if kind is not None:
+        declared = _declared_kinds(config if isinstance(config, dict) else {})
+        if declared and kind not in declared:
+            other = declared.pop()
+            loader = "load_causal_lm" if other == "causal" else "load_masked_lm"
+            raise TypeError(
+                f"{folder} holds a {other} language model ({', '.join(config['architectures'])} in "
+                f"{cfg_file.name}), not a {kind} one: load it with biaskit.lm.{loader}, or with "
+                "biaskit.lm.get_lm / load_lm, which read the kind from its configuration"
+            )
+    weights = [folder / w for w in WEIGHT_FILES if (folder / w).is_file()]
+    weights += [f for f in sorted(folder.glob("model-*.safetensors")) if f not in weights]
+    if not weights:
+        raise ModelFolderError(
+            f"{folder}: no weights file ({' or '.join(WEIGHT_FILES[:3])}): the folder is incomplete; save the "
+            "model there with model.save_pretrained(folder)"
+        )
+    for f in weights:
+        problem = None
+        if f.suffix == ".safetensors":
+            problem = _safetensors_problem(f)
+        elif f.name == "pytorch_model.bin":
+            with open(f, "rb") as fh:
+                zipped = fh.read(2) == b"PK"
+            if zipped and not zipfile.is_zipfile(f):
+                problem = f"truncated: the zip archive of {f.stat().st_size:,} bytes has no end record"
+        if problem:
+            raise ModelFolderError(
+                f"{f}: {problem}. The weights cannot be loaded; copy or save the model there again"
+            )
+    if not any(all((folder / n).is_file() for n in group) for group in TOKENIZER_FILES):
+        names = ", ".join(" + ".join(g) for g in TOKENIZER_FILES)
+        raise ModelFolderError(
+            f"{folder}: no tokenizer files (one of: {names}): save the tokenizer there too, "
+            "tokenizer.save_pretrained(folder)"
+        )
+    tok_json = folder / "tokenizer.json"
+    if tok_json.is_file():
+        try:
+            json.loads(tok_json.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ModelFolderError(
+                f"{tok_json}: not valid JSON ({type(exc).__name__}: {exc}); the tokenizer file is damaged: "
+                "save the tokenizer there again"
+            ) from exc
 
 
 def hf_cache_dir() -> Path:
@@ -171,10 +307,12 @@ def _load_pretrained(
     local_files_only: bool | None,
     hub_timeout: float,
     dtype: str | torch.dtype | None = None,
+    kind: ModelKind | None = None,
 ) -> tuple[Any, Any, str]:
     """Tokenizer + model of ``auto_class`` from a folder, the local HF cache or (when allowed and
     reachable) the hub; eval mode, on ``device``; half precision widened to float32 on a CPU unless
-    ``dtype`` asks for a precision (:func:`resolve_dtype`)."""
+    ``dtype`` asks for a precision (:func:`resolve_dtype`).  A folder is checked first
+    (:func:`check_model_folder`: files present and whole, of the ``kind`` asked for)."""
     from transformers import AutoTokenizer
 
     name = str(name_or_path)
@@ -191,6 +329,7 @@ def _load_pretrained(
     if path.exists():
         if not path.is_dir() or not (path / "config.json").exists():
             raise ModelNotAvailableError(how_to_get_model(str(path.resolve())))
+        check_model_folder(path, kind)
         tok, mdl = _load(str(path), True)
         name = str(path)
     else:
@@ -262,7 +401,9 @@ def load_masked_lm(
     is off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` unset and ``local_files_only``
     not ``True``) **and** the hub answers a TCP connection within ``hub_timeout`` seconds,
     so nothing hangs without a network.  A model that cannot be found raises
-    :class:`ModelNotAvailableError` naming the model and how to download it.
+    :class:`ModelNotAvailableError` naming the model and how to download it.  A folder is checked
+    before it is read (:func:`check_model_folder`): a missing or truncated weights or tokenizer file
+    raises :class:`ModelFolderError` naming it, a causal model's folder raises ``TypeError``.
 
     ``device="auto"`` picks CUDA when available, else CPU.  Weights stored in half precision (the
     bundled trained models, :mod:`biaskit.training.recipes`) are loaded as float32 on a CPU, where
@@ -279,6 +420,7 @@ def load_masked_lm(
         local_files_only=local_files_only,
         hub_timeout=hub_timeout,
         dtype=dtype,
+        kind="masked",
     )
     return MaskedLM(model=mdl, tokenizer=tok, name=name, revision=revision, lowercase=lowercase)
 
@@ -309,6 +451,7 @@ def load_causal_lm(
         local_files_only=local_files_only,
         hub_timeout=hub_timeout,
         dtype=dtype,
+        kind="causal",
     )
     return CausalLM(model=mdl, tokenizer=tok, name=name, revision=revision, lowercase=lowercase)
 
