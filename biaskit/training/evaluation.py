@@ -18,7 +18,7 @@ from biaskit.training.objectives import build_clm_batch
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["causal_perplexity", "pseudo_perplexity"]
+__all__ = ["causal_perplexity", "pseudo_perplexity", "xlnet_pseudo_perplexity"]
 
 
 def pseudo_perplexity(lm, sentences: Sequence[str], *, batch_size: int = 64) -> tuple[float, int]:
@@ -111,3 +111,82 @@ def causal_perplexity(
     finally:
         model.train(was_training)
     return float(math.exp(-total / n)), n
+
+
+def xlnet_pseudo_perplexity(
+    model, tokenizer, sentences: Sequence[str], *, batch_size: int = 256
+) -> tuple[float, int]:
+    r"""Corpus pseudo-perplexity of an ``XLNetLMHeadModel``, each token read through XLNet's query stream.
+
+    For every non-special token :math:`w_t` of a sentence (encoded with the tokenizer's special tokens), the
+    model predicts it with its own position hidden from every position (``perm_mask[:, :, t] = 1``) and the
+    query stream at :math:`t` (``target_mapping``): :math:`\log P_\theta(w_t \mid W_{\setminus t})`, every
+    other token visible, the last step of a factorisation order that ends at :math:`t`.  As the masked LMs'
+    PPPL (Salazar et al. 2020; :func:`pseudo_perplexity`),
+
+    .. math:: PPPL(\mathcal W) = \exp\Big(-\frac1N \sum_{W} \sum_t \log P_\theta(w_t \mid W_{\setminus t})\Big),
+
+    :math:`N` the number of scored tokens; sentences with an unknown token are skipped (WARNING with the
+    count), as the masked scorer skips them.  Returns ``(PPPL, N)``.  It is a pseudo-perplexity, not
+    XLNet's permutation-LM perplexity (which would depend on drawn orders); it is comparable in kind, not
+    in value, with the BERT models' PPPL (another architecture and objective).
+    """
+    texts = as_text(sentences)
+    enc = (
+        tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+        if texts
+        else []
+    )
+    special = set(tokenizer.all_special_ids)
+    unk = tokenizer.unk_token_id
+    with_unk = sum(unk is not None and unk in ids for ids in enc)
+    if with_unk:
+        logger.warning(
+            "xlnet_pseudo_perplexity: %d of %d sentence(s) have an unknown token and are skipped",
+            with_unk,
+            len(enc),
+        )
+    rows = [
+        (ids, t)
+        for ids in enc
+        if unk is None or unk not in ids
+        for t, tok in enumerate(ids)
+        if tok not in special
+    ]
+    if not rows:
+        raise ValueError("no held-out token could be scored")
+    rows.sort(key=lambda r: -len(r[0]))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    try:
+        with torch.no_grad():
+            for s in range(0, len(rows), batch_size):
+                chunk = rows[s : s + batch_size]
+                b, width = len(chunk), len(chunk[0][0])
+                ids = torch.full((b, width), int(pad), dtype=torch.long)
+                att = torch.zeros((b, width), dtype=torch.long)
+                perm = torch.zeros((b, width, width), dtype=dtype)
+                tmap = torch.zeros((b, 1, width), dtype=dtype)
+                target = torch.empty(b, dtype=torch.long)
+                for r, (seq, t) in enumerate(chunk):
+                    ids[r, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+                    att[r, : len(seq)] = 1
+                    perm[r, :, t] = 1.0
+                    tmap[r, 0, t] = 1.0
+                    target[r] = seq[t]
+                hid = model.transformer(
+                    input_ids=ids.to(device),
+                    attention_mask=att.to(device),
+                    perm_mask=perm.to(device),
+                    target_mapping=tmap.to(device),
+                    use_mems=False,
+                )[0][:, 0]
+                logp = torch.log_softmax(model.lm_loss(hid).double(), dim=-1)
+                total += float(logp.gather(1, target.to(device)[:, None]).sum())
+    finally:
+        model.train(was_training)
+    return float(math.exp(-total / len(rows))), len(rows)

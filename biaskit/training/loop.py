@@ -29,15 +29,17 @@ import torch
 from biaskit.core.io import ChecksumError, sha256_file
 from biaskit.lm.tokenizers import as_text
 from biaskit.training.config import MLMTrainingConfig, TrainingResult
-from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity
+from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity, xlnet_pseudo_perplexity
 from biaskit.training.objectives import (
     build_clm_batch,
     build_mlm_batch,
+    build_plm_batch,
     clm_loss,
     epoch_batches,
     mask_salient_groups,
     mask_tokens,
     mlm_loss,
+    plm_loss,
     salient_group_ids,
     seed_of,
 )
@@ -236,9 +238,11 @@ def train_loop(
 ) -> TrainingResult:
     """The training loop shared by :func:`train_masked_lm`, :func:`train_causal_lm` and ``fine_tune``.
 
-    ``objective``: ``"masked"`` (BERT masking, :func:`mlm_loss`, held-out PPPL) or ``"causal"``
+    ``objective``: ``"masked"`` (BERT masking, :func:`mlm_loss`, held-out PPPL), ``"causal"``
     (:func:`build_clm_batch` + :func:`clm_loss`, held-out perplexity by :func:`causal_perplexity`;
-    the masking and padding-quirk settings of ``config`` are not read).
+    the masking and padding-quirk settings of ``config`` are not read) or ``"permutation"`` (XLNet:
+    :func:`build_plm_batch` + :func:`plm_loss`, ``config.mask_probability`` the share of predicted
+    tokens; held-out PPPL by :func:`xlnet_pseudo_perplexity`).
 
     Trains ``model`` (moved to ``config.device``, trained in place) on the token-id sequences
     ``encoded`` with the optimiser, schedule, clipping, masking and padding settings of
@@ -254,9 +258,10 @@ def train_loop(
 
     ckpt_dir = out / CHECKPOINT_DIR
     ckpt_file = ckpt_dir / CHECKPOINT_FILE
-    if objective not in ("masked", "causal"):
-        raise ValueError(f"objective must be 'masked' or 'causal', not {objective!r}")
+    if objective not in ("masked", "causal", "permutation"):
+        raise ValueError(f"objective must be 'masked', 'causal' or 'permutation', not {objective!r}")
     causal = objective == "causal"
+    permutation = objective == "permutation"
     device = resolve_device(config.device)
     if state is not None and state["data"] != data_key:
         raise ValueError(f"checkpoint {ckpt_file} was written for other training data; use resume=False")
@@ -270,7 +275,7 @@ def train_loop(
     pad_to = config.max_length if config.bartl_pad_quirk else None
     salient = (
         salient_group_ids(config.salient_groups, tokenizer)
-        if not causal and config.salient_probability > 0
+        if objective == "masked" and config.salient_probability > 0
         else []
     )
 
@@ -391,6 +396,21 @@ def train_loop(
                             labels.to(device),
                             precision="bfloat16" if mixed(step) else "float32",
                         )
+                elif permutation:
+                    gen = torch.Generator().manual_seed(seed_of(config.seed, step, 1))
+                    inputs, attn, perm, tmap, labels = build_plm_batch(
+                        batch_for(step), tokenizer, gen, predict_fraction=config.mask_probability
+                    )
+                    seed_dropout(seed_of(config.seed, step, 2))
+                    with autocast(step):
+                        loss = plm_loss(
+                            model,
+                            inputs.to(device),
+                            attn.to(device),
+                            perm.to(device),
+                            tmap.to(device),
+                            labels.to(device),
+                        )
                 else:
                     ids, attn, special = build_mlm_batch(
                         batch_for(step), tokenizer, bartl_pad_quirk=config.bartl_pad_quirk, pad_to=pad_to
@@ -448,6 +468,8 @@ def train_loop(
     pppl = ppl = held_n = None
     if held_out and causal:
         ppl, held_n = causal_perplexity(model, tokenizer, held_out)
+    elif held_out and permutation:
+        pppl, held_n = xlnet_pseudo_perplexity(model, tokenizer, held_out)
     elif held_out:
         lm = MaskedLM(model=model, tokenizer=tokenizer, name=str(out), in_process=True)
         pppl, held_n = pseudo_perplexity(lm, held_out)

@@ -25,7 +25,9 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "LENGTH_GROUP_BATCHES",
+    "PLM_PREDICT_FRACTION",
     "build_clm_batch",
+    "build_plm_batch",
     "build_mlm_batch",
     "clm_loss",
     "epoch_batches",
@@ -33,6 +35,8 @@ __all__ = [
     "mask_salient_groups",
     "mask_tokens",
     "mlm_loss",
+    "pack_sequences",
+    "plm_loss",
     "salient_group_ids",
     "seed_of",
 ]
@@ -372,6 +376,127 @@ def clm_loss(
             hidden[:, :-1][sel].float(), head.weight, target[sel], compute_dtype=torch.bfloat16
         )
     return torch.nn.functional.cross_entropy(head(hidden[:, :-1][sel]), target[sel])
+
+
+# =============================================================================================
+# the permutation language model (XLNet)
+# =============================================================================================
+#: XLNet's partial prediction (Yang et al. 2019, section 2.3): 1/K of the tokens are predicted, K = 6 in
+#: their pre-training (85 of 512 tokens, seed 004 section 3.3.3)
+PLM_PREDICT_FRACTION = 1 / 6
+
+
+def pack_sequences(
+    encoded: Sequence[Sequence[int]], max_length: int, cls_id: int, sep_id: int
+) -> list[list[int]]:
+    """Pack consecutive ``[CLS] s [SEP]`` sequences into ``[CLS] s1 [SEP] s2 [SEP] ...`` of at most ``max_length``.
+
+    XLNet is pre-trained on long segments that run across sentence and document boundaries; packing the
+    training sentences, in corpus order, into segments of up to ``max_length`` tokens gives a small XLNet
+    contexts of several unrelated sentences, so that text in front of a sentence (the padding text of seed
+    004 section 3.3.3) is something it has learnt to read past.  Greedy: a sentence that does not fit
+    starts the next segment; one longer than ``max_length`` alone is kept as it is (already truncated).
+    """
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for ids in encoded:
+        body = list(ids[1:]) if ids and ids[0] == cls_id else list(ids)
+        if cur and len(cur) + len(body) > max_length:
+            out.append(cur)
+            cur = []
+        if not cur:
+            cur = [cls_id]
+        cur.extend(body)
+        if body and body[-1] != sep_id:
+            cur.append(sep_id)
+    if len(cur) > 1:
+        out.append(cur)
+    return out
+
+
+def build_plm_batch(
+    seqs: Sequence[Sequence[int]],
+    tokenizer: Any,
+    generator: torch.Generator,
+    *,
+    predict_fraction: float = PLM_PREDICT_FRACTION,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""One permutation-LM batch (Yang et al. 2019, "XLNet", NeurIPS): ``(input_ids, attention_mask,
+    perm_mask, target_mapping, labels)`` for ``XLNetLMHeadModel``.
+
+    For each sequence a factorisation order :math:`z` is drawn (``generator``); with partial prediction only
+    its last :math:`c = \max(1, \mathrm{round}(f \cdot n))` positions are predicted (``predict_fraction``
+    :math:`f = 1/K`, :math:`n` the non-special tokens), each from the tokens before it in :math:`z`: all
+    the non-targets (bidirectional context) and the targets ranked earlier.  The objective is
+
+    .. math:: \max_\theta\; \mathbb{E}_{z}\Big[\sum_{t = |z| - c + 1}^{|z|} \log p_\theta(x_{z_t} \mid x_{z_{<t}})\Big].
+
+    ``perm_mask[b, i, j] = 1`` when position ``i`` may not attend to ``j``: ``j`` is a target and ``i`` is
+    not a target ranked after it (so no position sees a target's own token in the query stream; the
+    content stream adds the token itself, as in the Hugging Face model).  ``target_mapping[b, k]`` is the
+    one-hot position of the ``k``-th target in factorisation order, ``labels[b, k]`` its token id
+    (``-100`` on the padding slots of sequences with fewer targets).  Special tokens and the padding
+    (right, the tokenizer's pad id, attention 0) are context only, never targets.  The input ids are not
+    corrupted: the permutation mask alone hides the targets, as in XLNet.
+    """
+    lengths = [len(x) for x in seqs]
+    if not seqs or min(lengths) == 0:
+        raise ValueError("build_plm_batch needs at least one non-empty sequence")
+    if not 0 < predict_fraction < 1:
+        raise ValueError("predict_fraction must be in (0, 1)")
+    b, width = len(seqs), max(lengths)
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        raise ValueError("the tokenizer has no pad token")
+    ids = torch.full((b, width), int(pad_id), dtype=torch.long)
+    for i, x in enumerate(seqs):
+        ids[i, : len(x)] = torch.as_tensor(list(x), dtype=torch.long)
+    attention = (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
+    special = torch.isin(ids, torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long))
+    special |= attention == 0
+    rank = torch.full((b, width), -1, dtype=torch.long)
+    targets: list[torch.Tensor] = []
+    for r in range(b):
+        cand = torch.nonzero(~special[r]).flatten()
+        if cand.numel() == 0:
+            targets.append(cand)
+            continue
+        c = max(1, round(predict_fraction * cand.numel()))
+        order = cand[torch.randperm(cand.numel(), generator=generator)]
+        tgt = order[-c:]  # the last c positions of the factorisation order, in that order
+        rank[r, tgt] = torch.arange(c)
+        targets.append(tgt)
+    is_target = rank >= 0
+    perm_mask = ((rank[:, :, None] <= rank[:, None, :]) & is_target[:, None, :]).float()
+    n_pred = max(1, max(t.numel() for t in targets))
+    target_mapping = torch.zeros((b, n_pred, width), dtype=torch.float)
+    labels = torch.full((b, n_pred), -100, dtype=torch.long)
+    for r, tgt in enumerate(targets):
+        k = torch.arange(tgt.numel())
+        target_mapping[r, k, tgt] = 1.0
+        labels[r, : tgt.numel()] = ids[r, tgt]
+    return ids, attention, perm_mask, target_mapping, labels
+
+
+def plm_loss(
+    model,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    perm_mask: torch.Tensor,
+    target_mapping: torch.Tensor,
+    labels: torch.Tensor,
+) -> torch.Tensor:
+    """Permutation-LM cross-entropy of an ``XLNetLMHeadModel`` over the predicted positions
+    (:func:`build_plm_batch`); the output layer is applied to the real targets only (the query stream)."""
+    hidden = model.transformer(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        perm_mask=perm_mask.to(model.dtype),
+        target_mapping=target_mapping.to(model.dtype),
+        use_mems=False,
+    )[0]
+    sel = labels != -100
+    return torch.nn.functional.cross_entropy(model.lm_loss(hidden[sel]).float(), labels[sel])
 
 
 # =============================================================================================

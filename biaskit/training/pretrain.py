@@ -145,6 +145,7 @@ __all__ = [
     "train_causal_lm",
     "train_masked_lm",
     "train_wordpiece_tokenizer",
+    "train_xlnet_lm",
     # defined in the modules above, re-exported here for their users (fine_tune, recipes, the tests)
     "CHECKPOINT_DIR",
     "CHECKPOINT_FILE",
@@ -212,6 +213,38 @@ def _build_causal_model(config: MLMTrainingConfig, tokenizer):
     return model
 
 
+def _build_xlnet_model(config: MLMTrainingConfig, tokenizer):
+    """A fresh ``XLNetLMHeadModel`` (Yang et al. 2019) of ``config``'s size, seeded by ``config.seed``.
+
+    ``d_model = hidden_size``, ``n_layer``, ``n_head``, ``d_inner = intermediate_size``, GELU, dropout
+    ``config.dropout``, bidirectional attention, no memory (``mem_len=None``: sentences, not a stream), tied
+    input and output embeddings; relative positions, so no position table and no window.
+    """
+    from transformers import XLNetConfig, XLNetLMHeadModel
+
+    xl_config = XLNetConfig(
+        vocab_size=len(tokenizer.get_vocab()),
+        d_model=config.hidden_size,
+        n_layer=config.num_hidden_layers,
+        n_head=config.num_attention_heads,
+        d_inner=config.intermediate_size,
+        ff_activation="gelu",
+        dropout=config.dropout,
+        initializer_range=config.initializer_range,
+        attn_type="bi",
+        mem_len=None,
+        use_mems_eval=False,
+        use_mems_train=False,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed_of(config.seed, -1))
+        model = XLNetLMHeadModel(xl_config)
+    return model
+
+
 def _as_causal_tokenizer(tokenizer):
     """``tokenizer`` with ``[CLS]`` as its BOS and ``[SEP]`` as its EOS (set in place; saved with it)."""
     if tokenizer.cls_token is None or tokenizer.sep_token is None:
@@ -246,9 +279,10 @@ def _prepare_run(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ckpt_dir = out / CHECKPOINT_DIR
-    record = {**asdict(config), "objective": "causal"} if causal else asdict(config)
+    masked = objective == "masked"
+    record = asdict(config) if masked else {**asdict(config), "objective": objective}
     defaults = (
-        {**asdict(MLMTrainingConfig()), "objective": "masked"} if causal else asdict(MLMTrainingConfig())
+        asdict(MLMTrainingConfig()) if masked else {**asdict(MLMTrainingConfig()), "objective": "masked"}
     )
     state = load_checkpoint(ckpt_dir / CHECKPOINT_FILE, record, defaults) if resume else None
     if state is not None and tokenizer is None:
@@ -262,11 +296,10 @@ def _prepare_run(
     if causal:
         tokenizer = _as_causal_tokenizer(tokenizer)
     tokenizer.model_max_length = config.max_length
-    encoded = encode_for_training(
-        sentences, tokenizer, config.max_length, who="train_causal_lm" if causal else "train_masked_lm"
-    )
+    who = {"causal": "train_causal_lm", "permutation": "train_xlnet_lm"}.get(objective, "train_masked_lm")
+    encoded = encode_for_training(sentences, tokenizer, config.max_length, who=who)
     data_key = (
-        ("causal|" if causal else "")
+        ("" if masked else f"{objective}|")
         + data_hash(encoded)
         + (f"|init={Path(init_model).resolve()}" if init_model is not None else "")
     )
@@ -412,4 +445,61 @@ def train_causal_lm(
         callback=callback,
         desc="causal LM",
         objective="causal",
+    )
+
+
+def train_xlnet_lm(
+    sentences: Sequence[Any],
+    out_dir: str | Path,
+    config: MLMTrainingConfig | None = None,
+    *,
+    tokenizer=None,
+    held_out: Sequence[str] | None = None,
+    resume: bool = True,
+    progress: bool = True,
+    callback: Callable[[int, float], None] | None = None,
+    pack: bool = True,
+) -> TrainingResult:
+    r"""Train an XLNet (``XLNetLMHeadModel``, Yang et al. 2019) with the permutation-LM objective; save it.
+
+    The same loop as :func:`train_masked_lm` (optimiser, schedule, clipping, checkpoints, bit-identical
+    resuming, determinism: the module docstring) with the objective of
+    :func:`biaskit.training.objectives.build_plm_batch` / :func:`~biaskit.training.objectives.plm_loss`: a
+    factorisation order drawn per sequence and step, the last ``config.mask_probability`` of it predicted
+    through the query stream (XLNet's partial prediction; its own 1/6 is
+    :data:`~biaskit.training.objectives.PLM_PREDICT_FRACTION`).  ``pack=True`` packs the encoded sentences,
+    in order, into segments of up to ``config.max_length`` tokens
+    (:func:`~biaskit.training.objectives.pack_sequences`), as XLNet reads long segments.
+
+    The model: a fresh ``XLNetLMHeadModel`` (architecture fields of ``config``); the tokenizer as in
+    :func:`train_masked_lm` (a BERT WordPiece one works: XLNet reads token ids, ``[CLS]``/``[SEP]`` mark the
+    sentences, ``[MASK]`` is the mask token a :class:`biaskit.lm.xlnet.BridgeLM` reads at).  ``held_out``:
+    sentences whose pseudo-perplexity through the query stream
+    (:func:`biaskit.training.evaluation.xlnet_pseudo_perplexity`) is stored as ``held_out_pppl``.  The
+    folder loads with ``transformers.XLNetLMHeadModel`` + ``AutoTokenizer``
+    (:func:`biaskit.lm.catalogue.load_trained_xlnet`).
+    """
+    from biaskit.training.objectives import pack_sequences
+
+    config = config or MLMTrainingConfig()
+    run = _prepare_run(sentences, out_dir, config, tokenizer, None, resume, objective="permutation")
+    out, record, state, tokenizer, encoded, data_key = run
+    if pack:
+        encoded = pack_sequences(encoded, config.max_length, tokenizer.cls_token_id, tokenizer.sep_token_id)
+        data_key += "|packed"
+    model = _build_xlnet_model(config, tokenizer)
+    return train_loop(
+        model,
+        tokenizer,
+        encoded,
+        out,
+        config,
+        data_key=data_key,
+        record=record,
+        state=state,
+        held_out=held_out,
+        progress=progress,
+        callback=callback,
+        desc="XLNet",
+        objective="permutation",
     )
