@@ -62,6 +62,14 @@ class GenderLexicon:
     specific: frozenset[str]
     source: str = ""
 
+    def __post_init__(self) -> None:
+        if not self.to_female and not self.name_to_female:
+            raise ValueError(
+                f"the gender-swap lexicon{' ' + self.source if self.source else ''} is empty (no word pairs and no "
+                "name pairs): CDS and the planted controls would change nothing and report no swap; give it "
+                "[male, female] pairs (the bundled wordlists/en/cds_gender_pairs.json has 100+)"
+            )
+
     def gender_of(self, word: str, *, names: bool = True) -> Gender | None:
         w = word.lower()
         if w in self.to_female or (names and w in self.name_to_female):
@@ -84,9 +92,17 @@ def load_gender_lexicon(path: str | None = None) -> GenderLexicon:
 
     p = resolve_user_path(path) if path else wordlists_dir() / GENDER_PAIRS_FILE
     data = json.loads(p.read_text(encoding="utf-8"))
+    pairs = data.get("pairs") if isinstance(data, dict) else None
+    if not isinstance(pairs, list) or not all(isinstance(x, list) and len(x) == 2 for x in pairs):
+        raise ValueError(f"{p}: 'pairs' must be a list of [male, female] word pairs, got {str(pairs)[:80]}")
+    if not pairs:
+        raise ValueError(
+            f"{p}: the gender-swap lexicon is empty ('pairs' has no [male, female] word pair): CDS would swap "
+            "nothing; fill it or use the bundled wordlists/en/cds_gender_pairs.json"
+        )
     to_f: dict[str, str] = {}
     to_m: dict[str, str] = {}
-    for m, f in data["pairs"]:
+    for m, f in pairs:
         m, f = m.lower(), f.lower()
         if m in to_f and to_f[m] != f:
             raise ValueError(f"{p}: '{m}' has two female counterparts ({to_f[m]}, {f})")

@@ -63,6 +63,7 @@ from typing import Any
 
 from biaskit.core.paths import cache_dir, cache_name
 from biaskit.lm import MaskedLM, quiet_hf_progress
+from biaskit.training.loop import MAX_UNK_SHARE
 from biaskit.training.pretrain import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
@@ -226,6 +227,7 @@ def _plan(
     sentences: Sequence[str],
     config: FineTuneConfig,
     output_dir: str | Path | None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> _Plan:
     """Check the input, encode the sentences and name the run's folder (:func:`fine_tune`)."""
     if isinstance(sentences, str):
@@ -242,7 +244,7 @@ def _plan(
     if base.lowercase and not getattr(tokenizer, "do_lower_case", False):
         texts = [t.lower() for t in texts]
     max_length = _resolve_max_length([t for t in texts if t.strip()], config, base.max_length)
-    encoded = encode_for_training(texts, tokenizer, max_length, who="fine_tune")
+    encoded = encode_for_training(texts, tokenizer, max_length, who="fine_tune", max_unk_share=max_unk_share)
 
     record: dict[str, Any] = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_KEY}
     record.update(max_length=max_length, base_model=base.name, base_fingerprint=base.fingerprint())
@@ -257,6 +259,7 @@ def find_fine_tuned(
     *,
     config: FineTuneConfig = BARTL,
     output_dir: str | Path | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> MaskedLM | None:
     """The model :func:`fine_tune` would return for these arguments if that run is finished, else ``None``.
 
@@ -269,7 +272,7 @@ def find_fine_tuned(
     """
     from biaskit.lm import load_masked_lm
 
-    run = _plan(model, sentences, config, output_dir)
+    run = _plan(model, sentences, config, output_dir, max_unk_share)
     if not has_saved_model(run.out):
         return None
     state = load_checkpoint(run.out / CHECKPOINT_DIR / CHECKPOINT_FILE, run.record)
@@ -293,6 +296,7 @@ def fine_tune(
     progress: bool = True,
     held_out: Sequence[str] | None = None,
     callback: Callable[[int, float], None] | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> MaskedLM:
     """Masked-LM fine-tuning of ``model`` on ``sentences``; returns the fine-tuned model.
 
@@ -333,6 +337,11 @@ def fine_tune(
     callback:
         ``callback(step, loss)`` after every step; an exception it raises stops the run as a
         crash would (the last checkpoint stays).
+    max_unk_share:
+        Text the model cannot read: the share of the sentences' tokens that the model's tokenizer
+        maps to ``[UNK]`` is logged, and above this share (default 0.2; ``None``: never) the run stops
+        before any training with a ``ValueError`` giving the share and the worst sentence with its
+        unknown words (:func:`biaskit.training.loop.encode_for_training`).  Not part of the cache key.
 
     Notes
     -----
@@ -341,7 +350,7 @@ def fine_tune(
     """
     from biaskit.lm import load_masked_lm
 
-    run = _plan(model, sentences, config, output_dir)
+    run = _plan(model, sentences, config, output_dir, max_unk_share)
     base, shared, tokenizer, out = run.base, run.shared, run.base.tokenizer, run.out
     encoded, record, data_key, max_length = run.encoded, run.record, run.data_key, run.max_length
     out.mkdir(parents=True, exist_ok=True)

@@ -105,6 +105,7 @@ from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity
 from biaskit.training.loop import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
+    MAX_UNK_SHARE,
     TRAINING_JSON,
     data_hash,
     encode_for_training,
@@ -263,6 +264,7 @@ def _prepare_run(
     resume: bool,
     *,
     objective: str,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> tuple[Path, dict[str, Any], dict[str, Any] | None, Any, list[list[int]], str]:
     """What :func:`train_masked_lm` and :func:`train_causal_lm` share before building the model.
 
@@ -297,7 +299,9 @@ def _prepare_run(
         tokenizer = _as_causal_tokenizer(tokenizer)
     tokenizer.model_max_length = config.max_length
     who = {"causal": "train_causal_lm", "permutation": "train_xlnet_lm"}.get(objective, "train_masked_lm")
-    encoded = encode_for_training(sentences, tokenizer, config.max_length, who=who)
+    encoded = encode_for_training(
+        sentences, tokenizer, config.max_length, who=who, max_unk_share=max_unk_share
+    )
     data_key = (
         ("" if masked else f"{objective}|")
         + data_hash(encoded)
@@ -320,6 +324,7 @@ def train_masked_lm(
     progress: bool = True,
     callback: Callable[[int, float], None] | None = None,
     init_model: str | Path | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> TrainingResult:
     """Train a BERT-layout masked LM on ``sentences``; save it to ``out_dir``.
 
@@ -355,6 +360,11 @@ def train_masked_lm(
         architecture fields of ``config`` are ignored (the folder's config rules).
         :func:`biaskit.training.fine_tune.fine_tune` is the entry point for fine-tuning any masked LM
         with Bartl et al.'s (2020) settings.
+    max_unk_share:
+        Text the tokenizer cannot read: the share of the training tokens that are ``[UNK]`` is logged,
+        and above this share (default 0.2; ``None``: never) training stops before it starts with a
+        ``ValueError`` giving the share and the worst sentence with its unknown words
+        (:func:`biaskit.training.loop.encode_for_training`).
 
     Notes
     -----
@@ -363,7 +373,16 @@ def train_masked_lm(
     ``min(10, steps)`` step losses) and held-out PPPL.
     """
     config = config or MLMTrainingConfig()
-    run = _prepare_run(sentences, out_dir, config, tokenizer, init_model, resume, objective="masked")
+    run = _prepare_run(
+        sentences,
+        out_dir,
+        config,
+        tokenizer,
+        init_model,
+        resume,
+        objective="masked",
+        max_unk_share=max_unk_share,
+    )
     out, record, state, tokenizer, encoded, data_key = run
     if init_model is not None:
         from transformers import BertForMaskedLM
@@ -398,6 +417,7 @@ def train_causal_lm(
     progress: bool = True,
     callback: Callable[[int, float], None] | None = None,
     init_model: str | Path | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> TrainingResult:
     r"""Train a GPT-2-layout causal LM (Radford et al. 2019) on ``sentences``; save it to ``out_dir``.
 
@@ -413,8 +433,8 @@ def train_causal_lm(
     tied input/output embeddings.  ``config`` is a :class:`MLMTrainingConfig`: its ``mask_*`` and
     ``bartl_pad_quirk`` fields are not used by the causal objective.
 
-    ``sentences``, ``out_dir``, ``config``, ``tokenizer``, ``resume``, ``progress``, ``callback`` as in
-    :func:`train_masked_lm`; ``init_model`` is a causal-LM folder to continue from (its tokenizer is
+    ``sentences``, ``out_dir``, ``config``, ``tokenizer``, ``resume``, ``progress``, ``callback``,
+    ``max_unk_share`` as in :func:`train_masked_lm`; ``init_model`` is a causal-LM folder to continue from (its tokenizer is
     used unless ``tokenizer`` is given; the architecture fields of ``config`` are then ignored).  The
     tokenizer is saved with ``bos_token="[CLS]"`` and ``eos_token="[SEP]"``, so the folder loads with
     ``transformers.AutoModelForCausalLM`` + ``AutoTokenizer`` and ``bos_token_id`` is the ``[CLS]``
@@ -423,7 +443,16 @@ def train_causal_lm(
     run is never resumed as a causal one (the recorded configuration includes the objective).
     """
     config = config or MLMTrainingConfig()
-    run = _prepare_run(sentences, out_dir, config, tokenizer, init_model, resume, objective="causal")
+    run = _prepare_run(
+        sentences,
+        out_dir,
+        config,
+        tokenizer,
+        init_model,
+        resume,
+        objective="causal",
+        max_unk_share=max_unk_share,
+    )
     out, record, state, tokenizer, encoded, data_key = run
     if init_model is not None:
         from transformers import AutoModelForCausalLM
