@@ -137,6 +137,90 @@ PUBLISHED_TABLE5 = {
     },
 }
 
+GENDER_WORDS = [  # (word, expected sign, APPD before, APPD after)
+    ("businessman", 1, 0.250171, 0.142018), ("businesswoman", -1, 0.233002, 0.120430),
+    ("congressman", 1, 0.252696, 0.147548), ("congresswoman", -1, 0.232437, 0.120594),
+    ("actress", -1, 0.280503, 0.165577), ("hostess", -1, 0.212514, 0.110766), ("waitress", -1, 0.207502, 0.102778),
+    ("pregnant", -1, 0.114806, -0.024865), ("testicles", 1, 0.112179, -0.031138), ("breastfeed", -1, 0.080844, 0.008621),
+]  # fmt: skip
+GENDER_RECORDS = [
+    {"profession": w, "expected_sign": e, "appd_before": b, "appd_after": a} for w, e, b, a in GENDER_WORDS
+]
+TABLE5_HERE = {  # column -> row -> APPD
+    "base model": {"pregnant": 0.114806, "breastfeed": 0.080844, "testicles": 0.112179},
+    "CDS (×0)": {"pregnant": -0.024865, "breastfeed": 0.008621, "testicles": -0.031138},
+    "CDS + ×1": {"pregnant": -0.221252, "breastfeed": -0.081016, "testicles": -0.241754},
+    "CDS + ×2": {"pregnant": -0.310534, "breastfeed": -0.114194, "testicles": -0.313632},
+    "CDS + ×3": {"pregnant": -0.458802, "breastfeed": -0.201299, "testicles": -0.437299},
+}
+LABEL_FREE = {
+    "asld": [
+        {"category": "occupation (TBD)", "pairs": 1354, "biased": 0.797083, "unbiased": 0.566404},
+        {
+            "category": "stereotypes (CrowS-Pairs gender)",
+            "pairs": 262,
+            "biased": 3.426825,
+            "unbiased": 3.389038,
+        },
+        {"category": "thesis pairs", "pairs": 10, "biased": 2.195339, "unbiased": 2.156480},
+        {"category": "combined", "pairs": 1626, "biased": 1.229417, "unbiased": 1.030999},
+    ],
+    "by_category": {
+        "occupation (TBD)": {"p_value": 8.81e-106},
+        "stereotypes (CrowS-Pairs gender)": {"p_value": 0.232382},
+        "thesis pairs": {"p_value": 0.278320},
+    },
+    "test_biased_vs_unbiased": {"p_value": 3.24e-83},
+    "gendered_word_rates": [
+        {"corpus": "biased", "female words per 100": 8.645945, "male words per 100": 0.649041},
+        {"corpus": "unbiased", "female words per 100": 7.678549, "male words per 100": 0.795609},
+    ],
+}
+
+
+def test_table5_sentence_quotes_the_thesis_numbers_not_its_text():
+    text = F.reinforcement(TABLE5_HERE, PUBLISHED_TABLE5)
+    assert "pregnancy −0.12 → −0.09 → −0.22 → −0.25" in text
+    assert "BERT_GAP→BERT_GAP_50: −0.12 → −0.09" in text  # away from BERT_base's −0.41 at x1
+    assert "breastfeed −0.10 → −0.10 → −0.21 → −0.26" in text and "stays at −0.10" in text
+    assert "pregnant −0.02 → −0.22 → −0.31 → −0.46 (toward *she* at every step)" in text
+    assert "moves −0.41 against *pregnant*'s −0.43, at least half as far" in text
+    assert "as in the thesis" not in text
+
+
+def test_table5_sentence_when_the_control_stays():
+    table = {c: dict(v, testicles=-0.03) for c, v in TABLE5_HERE.items()}
+    text = F.reinforcement(table, PUBLISHED_TABLE5)
+    assert "moves 0.00 against *pregnant*'s −0.43, less than half as far" in text
+    assert "specific to the reinforced words" in text
+
+
+def test_gender_words_sentence_says_there_was_little_to_break():
+    text = F.gender_specific_words(GENDER_RECORDS, model="en-mlm")
+    assert "puts 3 of the 10 gender-specific words on the right side" in text
+    assert "*pregnant*, the thesis's example, at +0.115" in text and "*actress* at +0.281" in text
+    assert "after, 3 of 10" in text and "this is not a replication" in text
+
+
+def test_gender_words_sentence_on_a_model_that_had_them_right():
+    flipped = [dict(r, appd_before=r["expected_sign"] * abs(r["appd_before"])) for r in GENDER_RECORDS]
+    text = F.gender_specific_words(flipped, model="m")
+    assert "puts 10 of the 10" in text and "cross to the wrong side, the breakage the thesis reports" in text
+
+
+def test_label_free_sentence_names_the_one_pair_set_and_the_rates():
+    text = F.label_free(LABEL_FREE)
+    assert "on the occupation template pairs (ASLD 0.80 vs 0.57, p < 0.001)" in text
+    assert "not on CrowS-Pairs' gender pairs (ASLD 3.43 vs 3.39, p = 0.232)" in text
+    assert "the thesis's ten pairs (ASLD 2.20 vs 2.16, p = 0.278)" in text
+    assert "rests on that set alone" in text
+    assert "8.6 vs 7.7 per 100 words, +13%" in text and "do not simply" not in text
+
+
+def test_label_free_sentence_when_no_set_separates():
+    block = dict(LABEL_FREE, by_category={k: {"p_value": 0.4} for k in LABEL_FREE["by_category"]})
+    assert "on none of the pair sets" in F.label_free(block)
+
 
 # ----------------------------------------------------------------------------- item 7: notebook 14
 # from results/14_calibration.json of a default run (by_planted_direction.rows at s = 0.8)

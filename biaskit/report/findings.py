@@ -55,12 +55,12 @@ LABEL_FREE_PAIR_SETS: dict[str, str] = {
 }
 
 
-def _words(items: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
+def _words(items: Sequence[str], conj: str = "and") -> str:
+    """'a', 'a and b', 'a, b and c' (``conj="or"``: 'a or b')."""
     items = list(items)
     if not items:
         return "none"
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {conj} " + items[-1]
 
 
 def _num(x: float, digits: int = 3) -> str:
@@ -273,6 +273,9 @@ def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -
             f" (the farthest off: *{worst['profession']}* at {_signed(float(worst['appd_before']))}, toward "
             f"*{'she' if float(worst['appd_before']) < 0 else 'he'}*)"
         )
+    preg = next((r for r in recs if r["profession"] == "pregnant"), None)
+    if preg is not None and worst is not None and preg is not worst and not right(preg, "appd_before"):
+        text += f"; *pregnant*, the thesis's example, at {_signed(float(preg['appd_before']))}"
     text += f"; after, {len(after)} of {n}"
     if len(before) < n / 2:
         text += (
@@ -324,7 +327,7 @@ def label_free(
         text += f" (pooled over all pairs, {overall})"
     else:
         text = (
-            f"The {a} comments give larger ASLDs than the {b} ones on {_words(sep)}, not on {_words(not_sep)}, "
+            f"The {a} comments give larger ASLDs than the {b} ones on {_words(sep)}, not on {_words(not_sep, 'or')}, "
             f"so the pooled result ({overall}) rests on {'that set' if len(sep) == 1 else 'those sets'} alone"
         )
     rates = {r["corpus"]: r for r in label_free.get("gendered_word_rates", [])}
