@@ -87,6 +87,23 @@ def test_notebook_executes(path, reproduced_results):
     assert params.get("results_dir") == str(folder)
 
 
+GENERATED_FINDINGS = ["03_weat", "12_class_confusion_and_domain_bias", "14_calibration", "15_cds_fine_tuning"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", GENERATED_FINDINGS)
+def test_generated_findings_match_their_json(stem, reproduced_results):
+    """Issue 34: a sentence built from a run's numbers is stored beside them and rebuilds to the same words."""
+    from biaskit.report.findings import stored_and_rebuilt
+
+    _require(reproduced_results, stem)
+    data = json.loads((reproduced_results.folder / f"{stem}.json").read_text(encoding="utf-8"))
+    triples = stored_and_rebuilt(stem, data["results"])
+    assert triples, f"{stem} stores no generated sentence"
+    for name, stored, rebuilt in triples:
+        assert stored == rebuilt, f"{stem}: the {name} sentence disagrees with the numbers saved beside it"
+
+
 def _output_texts(nb: Any) -> list[tuple[int, str, str]]:
     """(cell index, kind, text) of every reader-visible output, including figure alt texts."""
     out = []
