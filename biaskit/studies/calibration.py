@@ -1092,7 +1092,7 @@ def effects_by_planted_direction(
     A pooled share such as "cp prefers the planted gender in 73 % of the pairs" mixes two things: the
     plan, and the model's overall preference for one pronoun whatever the profession.  A model that
     prefers *she* everywhere scores high on the female-planted professions and low on the male-planted
-    ones; the pooled share is their average.  ``values`` is :attr:`CalibrationResult.values` (metric
+    ones; the pooled share is their average.  ``values`` is ``CalibrationResult.values`` (metric
     -> skew -> :class:`MetricValues`); only the measures read item by item (kind ``"sign"``: the share
     of pairs or blanks toward the planted gender, in %; kind ``"mean"``: the mean difference toward it)
     are split, and ``metrics`` narrows them further.
