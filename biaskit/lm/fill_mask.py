@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.core.io import issue_record
 from biaskit.data.datasets import ValidationReport
 from biaskit.lm.base import MaskedLM, require_kind
 from biaskit.lm.masked import masked_log_probs
@@ -45,6 +46,7 @@ def fill_blank_probabilities(
     batch_tokens: int | None = None,
     progress: bool = True,
     errors: Errors = "report",
+    log: bool = True,
 ) -> pd.DataFrame:
     r"""Probability that ``word`` fills the ``placeholder`` of ``context``, for each (context, word).
 
@@ -67,7 +69,8 @@ def fill_blank_probabilities(
     Returns one row per input: ``row, context, word, n_subwords, prob, log_prob_sum,
     subword_probs``.  Rows whose context lacks the placeholder, whose word is empty or
     tokenises to ``[UNK]``, or that exceed the model window are reported in
-    ``df.attrs["report"]`` and left out (``errors="raise"`` raises).  The masked copies are batched
+    ``df.attrs["report"]`` and left out (``errors="raise"`` raises), and logged as one WARNING
+    (``log=False``: not logged, for a caller that logs its own, as :func:`baseline_probabilities`).  The masked copies are batched
     longest first by a token budget (``batch_tokens``; at most ``batch_size`` rows when given), as
     :func:`biaskit.lm.masked.masked_log_probs`.
     """
@@ -138,7 +141,8 @@ def fill_blank_probabilities(
     report = ValidationReport.from_records(issues, context=f"fill-in-the-blank ({lm.name})")
     if errors == "raise":
         report.raise_if_any(("skipped",))
-    report.log(logger, logging.WARNING if len(report) else logging.INFO)
+    if log:
+        report.log(logger, logging.WARNING if len(report) else logging.INFO)
     from tqdm.auto import tqdm
 
     with tqdm(total=len(items), desc="fill-blank", unit="mask", disable=not progress, leave=False) as pbar:
@@ -174,6 +178,7 @@ def baseline_probabilities(
     batch_size: int | None = None,
     batch_tokens: int | None = None,
     progress: bool = True,
+    lines: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     r"""The baseline of seed 000 section 4.1.2: :math:`P(\text{ster.})` and :math:`P(\text{anti-ster.})` per context.
 
@@ -184,20 +189,41 @@ def baseline_probabilities(
     (:func:`fill_blank_probabilities`; multi-token words: mean sub-word probability, the
     StereoSet rule).  ``stereo_words[i]`` / ``anti_words[i]`` are the sets :math:`V^{ster}`,
     :math:`V^{anster}` of context ``i``.  Returns ``row, context, p_ster, p_anster, n_ster,
-    n_anster`` (words actually scored); words that cannot be scored are in
-    ``df.attrs["report"]`` and contribute nothing to the sums.  Feed ``p_ster`` / ``p_anster``
+    n_anster`` (words actually scored); words that cannot be scored contribute nothing to the sums.
+    Where no word of a side could be scored, that side's probability is NaN, not 0: a context without
+    the ``placeholder`` has none on either side, and :func:`biaskit.metrics.stereoset.comp_baseline_test`
+    leaves such a context out instead of counting 0 >= 0 as stereotypical.  What could not be scored is
+    listed in ``df.attrs["report"]`` and in one WARNING, each context by its row (its position in
+    ``contexts``) or, when ``lines`` gives each context's line in its file, by that line.  Feed ``p_ster`` / ``p_anster``
     to :func:`biaskit.metrics.stereoset.comp_baseline_test` (experiment :math:`E^{Comp}`), or use
     :func:`biaskit.metrics.stereoset.comp_baseline_sets`, which does both.
     """
     require_kind(lm, "masked", "baseline_probabilities", _WHY_MASK)
     if not len(contexts) == len(stereo_words) == len(anti_words):
         raise ValueError("contexts, stereo_words and anti_words must have the same length")
+    if lines is not None and len(lines) != len(contexts):
+        raise ValueError(
+            f"lines must give one line per context: {len(lines)} lines, {len(contexts)} contexts"
+        )
     ctx, words, owner = [], [], []
+    no_blank: list[dict[str, Any]] = []
     for i, (c, vs, va) in enumerate(zip(contexts, stereo_words, anti_words, strict=True)):
         if isinstance(vs, str) or isinstance(va, str):
             raise ValueError(
                 "stereo_words / anti_words hold one list of words per context (V^ster, V^anster)"
             )
+        if not isinstance(c, str) or placeholder not in c:  # no blank: no probability on either side
+            no_blank.append(
+                issue_record(
+                    None if lines is None else lines[i],
+                    f"context does not contain {placeholder!r}: no probability, left out",
+                    "skipped",
+                    c,
+                    row=i,
+                    column="context",
+                )
+            )
+            continue
         for side, vv in (("ster", vs), ("anster", va)):
             for w in vv:
                 ctx.append(c)
@@ -211,6 +237,7 @@ def baseline_probabilities(
         batch_size=batch_size,
         batch_tokens=batch_tokens,
         progress=progress,
+        log=False,
     )
     p = {(i, side): 0.0 for i in range(len(contexts)) for side in ("ster", "anster")}
     n = dict.fromkeys(p, 0)
@@ -219,20 +246,29 @@ def baseline_probabilities(
         n[owner[r]] += 1
     rep = fb.attrs["report"]
     issues = rep.issues.copy()
-    if len(issues):
+    if len(issues):  # rows of the word list -> rows (and lines) of the contexts
         issues["text"] = [f"{words[int(r)]!r} in {ctx[int(r)][:60]!r}" for r in issues["row"]]
         issues["row"] = [owner[int(r)][0] for r in issues["row"]]
+        issues["line"] = [None if lines is None else lines[int(r)] for r in issues["row"]]
+    report = ValidationReport.from_records(
+        [*no_blank, *issues.to_dict(orient="records")],
+        context=f"baseline 4.1.2 ({lm.name})",
+        n_records=len(contexts),
+    )
+    report.log(logger, logging.WARNING)
+
+    def prob(i: int, side: str) -> float:
+        return p[(i, side)] if n[(i, side)] else float("nan")
+
     out = pd.DataFrame(
         {
             "row": range(len(contexts)),
             "context": list(contexts),
-            "p_ster": [p[(i, "ster")] for i in range(len(contexts))],
-            "p_anster": [p[(i, "anster")] for i in range(len(contexts))],
+            "p_ster": [prob(i, "ster") for i in range(len(contexts))],
+            "p_anster": [prob(i, "anster") for i in range(len(contexts))],
             "n_ster": [n[(i, "ster")] for i in range(len(contexts))],
             "n_anster": [n[(i, "anster")] for i in range(len(contexts))],
         }
     )
-    out.attrs["report"] = ValidationReport(
-        issues=issues.reset_index(drop=True), context=f"baseline 4.1.2 ({lm.name})"
-    )
+    out.attrs["report"] = report
     return out

@@ -378,6 +378,7 @@ def comp_baseline_test(
     p_anster: Sequence[float] | np.ndarray,
     *,
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    rows: Sequence[Any] | None = None,
 ) -> TestResult:
     r"""Experiment :math:`E^{Comp}` (seed 000 sections 4.1.2, 4.2.1): the baseline proportion test.
 
@@ -387,13 +388,38 @@ def comp_baseline_test(
     :math:`\ge`: ties count as stereotypical here, unlike :math:`E^{Stereo}`), and
     :math:`H_0: prop = 0.5` is tested with :func:`biaskit.core.stats.proportion_ztest` (exact
     binomial test when the proportion is 0 or 1).
+
+    A sentence whose ``p_ster`` or ``p_anster`` is NaN has no probability to compare (a context
+    without ``BLANK``, or no scorable word on a side: :func:`biaskit.lm.baseline_probabilities`):
+    it is left out of :math:`N` with a WARNING naming it, never counted as stereotypical (0 >= 0).
+    ``rows`` labels the sentences in that WARNING (file lines, ids; default: their 0-based
+    positions); ``details["excluded"]`` lists the labels left out.
     """
     a = np.asarray(p_ster, dtype=float)
     b = np.asarray(p_anster, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError("p_ster and p_anster must be 1-d arrays of the same, non-zero length")
-    if np.isnan(a).any() or np.isnan(b).any():
-        raise ValueError("p_ster / p_anster contain NaN: drop or fix those sentences first")
+    labels = list(range(a.size)) if rows is None else list(rows)
+    if len(labels) != a.size:
+        raise ValueError(f"rows must label every sentence: {len(labels)} labels for {a.size} sentences")
+    bad = np.isnan(a) | np.isnan(b)
+    excluded = [labels[i] for i in np.flatnonzero(bad)]
+    if excluded:
+        shown = ", ".join(str(x) for x in excluded[:20]) + (
+            f" and {len(excluded) - 20} more" if len(excluded) > 20 else ""
+        )
+        logger.warning(
+            "E^Comp: %d of %d sentence(s) have no probability on a side (no BLANK in the context, or no "
+            "scorable word) and are left out of the test, not counted as stereotypical (%s)",
+            len(excluded),
+            a.size,
+            f"rows {shown}" if rows is None else shown,
+        )
+        a, b = a[~bad], b[~bad]
+    if a.size == 0:
+        raise ValueError(
+            "E^Comp: no sentence has a probability on both sides (every p_ster / p_anster is NaN)"
+        )
     count = int((a >= b).sum())
     res = _proportion_test(
         count,
@@ -403,7 +429,11 @@ def comp_baseline_test(
         h1="a preference for stereotypical sentences",
     )
     kind = "z test" if res.method.startswith("one-sample z") else "exact binomial test"
-    return dataclasses.replace(res, method=f"E^Comp: {kind} of prop = 0.5 (baseline, P(ster) >= P(anster))")
+    return dataclasses.replace(
+        res,
+        method=f"E^Comp: {kind} of prop = 0.5 (baseline, P(ster) >= P(anster))",
+        details={**res.details, "excluded": excluded},
+    )
 
 
 def comp_worked_example() -> pd.DataFrame:
@@ -436,6 +466,7 @@ def comp_baseline_sets(
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
     batch_size: int = 64,
     progress: bool = False,
+    lines: Sequence[int] | None = None,
 ) -> tuple[pd.DataFrame, TestResult]:
     r"""Experiment :math:`E^{Comp}` with sets of words per masked sentence (seed 000 §4.1.2, eqs. 4.2-4.3).
 
@@ -450,8 +481,10 @@ def comp_baseline_sets(
     Returns the per-sentence table of :func:`biaskit.lm.baseline_probabilities` (``row,
     context, p_ster, p_anster, n_ster, n_anster``) plus ``stereotypical_preferred``
     (:math:`P(ster) \ge P(anster)`; ``None`` where a side has no scorable word) and the test.
-    Sentences with a side of which no word could be scored are left out of the test and
-    logged; the words that could not be scored are in ``df.attrs["report"]``.
+    Sentences with a side of which no word could be scored (``p`` NaN), a context without ``BLANK``
+    among them, are left out of the test with a WARNING naming their rows (0-based positions in
+    ``contexts``) or, when ``lines`` gives each context's line in its file, their lines; what
+    could not be scored is in ``df.attrs["report"]``.
     """
     from biaskit.lm import baseline_probabilities
 
@@ -462,24 +495,22 @@ def comp_baseline_sets(
         [list(v) for v in anti_sets],
         batch_size=batch_size,
         progress=progress,
+        lines=lines,
     )
     usable = (table["n_ster"] > 0) & (table["n_anster"] > 0)
-    if not usable.all():
-        logger.warning(
-            "E^Comp: %d sentence(s) with no scorable word on one side are left out of the test (rows %s)",
-            int((~usable).sum()),
-            table.loc[~usable, "row"].tolist(),
-        )
     if not usable.any():
-        raise ValueError("E^Comp: no sentence has a scorable word on both sides")
+        raise ValueError(
+            "E^Comp: no sentence has a scorable word on both sides\n" + table.attrs["report"].summary()
+        )
     table["stereotypical_preferred"] = [
         bool(a >= b) if ok else None
         for a, b, ok in zip(table["p_ster"], table["p_anster"], usable, strict=True)
     ]
     test = comp_baseline_test(
-        table.loc[usable, "p_ster"].to_numpy(),
-        table.loc[usable, "p_anster"].to_numpy(),
+        table["p_ster"].to_numpy(),
+        table["p_anster"].to_numpy(),
         alternative=alternative,
+        rows=None if lines is None else [f"line {x}" for x in lines],
     )
     return table, test
 
