@@ -293,10 +293,12 @@ class TransformerEncoder:
     All three methods use the same forward pass and differ only in which rows of the hidden
     states are kept (tested in ``tests/test_encoders.py`` against a manual computation).
 
-    A causal (left-to-right) model is refused with a ``TypeError``: each of its hidden states sees only
-    the tokens before it, so ``"cls"`` (the first token) would embed nothing of the sentence and the
-    target pooling would ignore every word after the target; none of the three methods of seed 001
-    means what it says there.
+    Notes
+    -----
+    A causal (left-to-right) model is refused with a ``TypeError``.  Each of its hidden states sees
+    only the tokens before it, so ``"cls"`` (the first token) would embed nothing of the sentence and
+    the target pooling would ignore every word after the target; none of the three methods of
+    seed 001 means what it says there.
     """
 
     model: Any

@@ -494,9 +494,11 @@ def load_vectors(
         that the file's first bytes contradict (word2vec text given as ``"word2vec-binary"``, ...);
         a gzip file whose name does not say so (or the reverse) for the gensim readers.
 
-    The format is read from the file's first bytes (:func:`detect_format`), never from its extension
-    alone: a word2vec text file named ``.bin`` loads as text.  A relative ``path`` starts from
-    :func:`biaskit.core.paths.caller_cwd`.
+    Notes
+    -----
+    The format is read from the file's first bytes (see detect_format), never from its extension
+    alone, so a word2vec text file named ``.bin`` loads as text.  A relative ``path`` starts from
+    the caller's folder (``biaskit.core.paths.caller_cwd``).
 
     Duplicate words in a text file keep their first vector and blank lines are skipped; both
     are logged as a WARNING with their lines (gensim logs duplicates of binary files).
