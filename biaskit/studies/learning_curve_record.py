@@ -136,9 +136,19 @@ class LearningCurveRecord:
             + (f" (weights sha256 {weights[:12]}…)" if weights else "")
             + f", n = {short} sentences, {reps} repetition(s) per n, {p['epochs']} epoch(s) each, on "
             f"{m['machine']['cpu']} ({m['machine']['cores']} cores, {p['n_jobs']} fine-tunes side by side), "
-            f"{m.get('wall_seconds', 0) / 60:,.0f} min of wall time; the thesis: n = 500-12,000, "
+            f"{m.get('wall_seconds', 0) / 60:,.0f} min of wall time"
+            + self._cache_note()
+            + "; the thesis: n = 500-12,000, "
             f"{THESIS_GRID['samples']} repetitions, {THESIS_GRID['epochs']} epochs, BERT-base. "
             + cov["versus_thesis"]
+        )
+
+    def _cache_note(self) -> str:
+        if "model_folder" not in self.runs.columns or self.runs.empty:
+            return ""
+        return (
+            " (fine-tunes are cached by model, data and settings and shared with notebook 15: one found finished is "
+            "loaded, not retrained; each row names its model folder)"
         )
 
 
@@ -256,11 +266,23 @@ def _model_files(lm: Any) -> dict[str, str]:
     return {f.name: sha256_file(f) for f in sorted(folder.iterdir()) if f.is_file()}
 
 
+def _written(tuned: Any) -> str | None:
+    """When the fine-tuned model's ``training.json`` was written (UTC): a model found finished in the shared
+    cache (trained before, or by another process, with the same draw and settings) is loaded, not retrained."""
+    f = Path(str(tuned.name)) / "training.json"
+    if not f.is_file():
+        return None
+    stamp = datetime.datetime.fromtimestamp(f.stat().st_mtime, datetime.UTC)
+    return stamp.replace(microsecond=0).isoformat()
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
-def _versus_thesis(sizes: Sequence[int], samples: Sequence[int], epochs: int, done: int, planned: int) -> str:
+def _versus_thesis(
+    model: str, sizes: Sequence[int], samples: Sequence[int], epochs: int, done: int, planned: int
+) -> str:
     parts = []
     if tuple(sorted(sizes)) != THESIS_GRID["sizes"]:
         parts.append(f"sizes {', '.join(f'{n:,}' for n in sorted(sizes))} instead of 500-12,000")
@@ -271,9 +293,15 @@ def _versus_thesis(sizes: Sequence[int], samples: Sequence[int], epochs: int, do
     if done < planned:
         parts.append(f"only {done} of the {planned} planned fine-tunes finished")
     grid = "The thesis's grid" if not parts else "Differs from the thesis's grid: " + "; ".join(parts)
+    what = (
+        " (the bundled model trained by biaskit: 2 layers, 1.5 million parameters)"
+        if model == "en-mlm"
+        else ""
+    )
     return (
-        grid + ". The model is the small `en-mlm`-style model named above, not BERT-base, and the ASLD pairs "
-        "are stand-ins (the thesis's are unpublished), so the values are not comparable one to one."
+        grid
+        + f". The model is `{model}`{what}, not BERT-base, and the ASLD pairs are stand-ins (the thesis's "
+        "are unpublished), so the values are not comparable one to one."
     )
 
 
@@ -383,7 +411,9 @@ def run_record(
                 "runs_planned": n_planned,
                 "complete": len(done_keys) >= n_planned,
                 "sizes_done": sorted({n for n, _ in done_keys}),
-                "versus_thesis": _versus_thesis(all_sizes, all_samples, epochs, len(done_keys), n_planned),
+                "versus_thesis": _versus_thesis(
+                    model, all_sizes, all_samples, epochs, len(done_keys), n_planned
+                ),
             },
             "runs": sorted(rows, key=lambda r: (r["n"], r["sample"])),
         }
@@ -411,6 +441,8 @@ def run_record(
                         **{m: float(v) for m, v in metrics.items()},
                         "steps": rec.get("steps"),
                         "train_seconds": rec.get("train_seconds"),
+                        "model_folder": Path(str(tuned.name)).name,
+                        "model_written": _written(tuned),
                     }
                 )
                 write(finished=False)
