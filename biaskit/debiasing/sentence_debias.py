@@ -8,9 +8,9 @@ and ``INLP*ForMaskedLM`` register the same kind of forward hook).  Masked-LM sco
 StereoSet, the templates) and the sentence representations (SEAT, the recovery tests) are then
 measured on the debiased model.
 
-SentenceDebias (Liang, Li, Zheng, Lim, Salakhutdinov & Morency 2020, "Towards debiasing sentence
-representations", ACL, section 3)
-    For counterfactual sentence pairs :math:`(s_i^m, s_i^f)` (the same sentence with its gendered words
+SentenceDebias
+    (Liang, Li, Zheng, Lim, Salakhutdinov & Morency 2020, "Towards debiasing sentence representations",
+    ACL, section 3.)  For counterfactual sentence pairs :math:`(s_i^m, s_i^f)` (the same sentence with its gendered words
     swapped, :func:`biaskit.data.counterfactual.cds`), with sentence representations
     :math:`e_i^m, e_i^f` and :math:`\mu_i = (e_i^m + e_i^f)/2`, the bias subspace
     :math:`V = (v_1 \dots v_k)` is the first :math:`k` principal components of

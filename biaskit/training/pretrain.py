@@ -506,7 +506,7 @@ def train_xlnet_lm(
     sentences whose pseudo-perplexity through the query stream
     (:func:`biaskit.training.evaluation.xlnet_pseudo_perplexity`) is stored as ``held_out_pppl``.  The
     folder loads with ``transformers.XLNetLMHeadModel`` + ``AutoTokenizer``
-    (:func:`biaskit.lm.catalogue.load_trained_xlnet`).
+    (``biaskit.lm.catalogue.load_trained_xlnet``).
     """
     from biaskit.training.objectives import pack_sequences
 
