@@ -234,8 +234,14 @@ def test_fused_activations_swap_and_restore(clm):
             pass
         assert not any(isinstance(m, NewGELUActivation) for m in clm.model.modules())
         x = torch.linspace(-6, 6, 101)
-        fused = next(m for m in clm.model.modules() if isinstance(m, torch.nn.GELU))
+        fused = next(m for m in clm.model.modules() if isinstance(m, base.FusedTanhGELU))
         torch.testing.assert_close(fused(x), acts[0](x), atol=1e-6, rtol=0)
+        assert fused.inplace  # GPT-2's feed-forward: its activation input is read by nothing else
+        with torch.inference_mode():
+            y = x.clone()
+            out = fused(y)
+        assert out.data_ptr() == y.data_ptr()
+        torch.testing.assert_close(out, acts[0](x), atol=1e-6, rtol=0)
     assert [m for m in clm.model.modules() if isinstance(m, NewGELUActivation)] == acts
 
 

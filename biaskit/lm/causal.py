@@ -264,9 +264,9 @@ def causal_log_probs(
         inp: torch.Tensor, att: torch.Tensor | None, rows: torch.Tensor, pos: torch.Tensor
     ) -> tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]:
         if head is not None:  # right padding is invisible to causal attention: no mask needed
-            hidden = lm.model.base_model(input_ids=inp)[0]
+            hidden = lm.model.base_model(input_ids=inp, use_cache=False)[0]
             return hidden[rows, pos - 1], head  # the output layer at the read positions only
-        return lm.model(input_ids=inp, attention_mask=att).logits[rows, pos - 1], None
+        return lm.model(input_ids=inp, attention_mask=att, use_cache=False).logits[rows, pos - 1], None
 
     with fused_activations(lm.model):
         return log_probs_at(
@@ -340,6 +340,7 @@ def _tree_log_probs(
                 input_ids=torch.as_tensor(ids).to(dev),
                 attention_mask=torch.as_tensor(mask).to(dev),
                 position_ids=torch.as_tensor(pos_ids).to(dev),
+                use_cache=False,
             )[0]
             flat = torch.as_tensor(np.asarray(b_idx) * width + np.asarray(r_idx))
             uniq, inverse = torch.unique(flat, return_inverse=True)
@@ -404,10 +405,12 @@ def next_token_probabilities(
             rows = torch.arange(len(idx), device=dev)
             # right padding is invisible to causal attention; the output layer at the last position only
             if head is not None:
-                last = head(lm.model.base_model(input_ids=inp.to(dev))[0][rows, last_pos])
+                last = head(lm.model.base_model(input_ids=inp.to(dev), use_cache=False)[0][rows, last_pos])
             else:
                 mask = None if att is None else att.to(dev)
-                last = lm.model(input_ids=inp.to(dev), attention_mask=mask).logits[rows, last_pos]
+                last = lm.model(input_ids=inp.to(dev), attention_mask=mask, use_cache=False).logits[
+                    rows, last_pos
+                ]
             probs = torch.softmax(last.double(), dim=-1)
             out[idx.numpy()] = torch.gather(probs, 1, cand[idx].to(dev)).cpu().numpy()
     return out

@@ -218,7 +218,9 @@ class PLLScores:
         Examples computed in this call / read back from the disk cache.
     batching:
         The forward passes of this call (:class:`biaskit.lm.base.BatchStats`): ``batches``, ``rows``,
-        ``tokens`` (real), ``slots`` (rows x padded width) and ``pad_share`` (the share of padding).
+        ``tokens`` (real), ``slots`` (rows x padded width), ``pad_share`` (the share of padding) and,
+        for causal models, ``unpacked`` / ``shared_share`` (the tokens before a shared beginning was
+        packed once into a prefix tree, and the share that saved).
     """
 
     scores: pd.DataFrame
