@@ -14,7 +14,8 @@ help:
 	@echo "make reproduce  execute every notebook with papermill into results/ (offline defaults)"
 	@echo "make test       run the test suite"
 	@echo "make lint       ruff"
-	@echo "make bench      benchmarks (vectorised vs naive reference), ratios printed"
+	@echo "make bench      benchmarks (vectorised vs naive reference, and vs peer tools), ratios printed"
+	@echo "make bench-gpu  GPU figures in one JSON (results/gpu_benchmarks.json), at most 8 minutes"
 	@echo "make data-full  download the full Spanish Europarl files used by the thesis (needs internet)"
 	@echo "make report     build the static HTML report (results/site) after make reproduce"
 	@echo "make docs       build the documentation into docs/_build/html (offline; warnings are errors)"
@@ -53,8 +54,24 @@ lint: $(PY)
 reproduce: $(PY)
 	$(PY) -m biaskit reproduce --out "$(CURDIR)/results" $(NOTEBOOKS)
 
+# The peers of bench_peers (lm-evaluation-harness, mlm-bias; requirements-bench.txt) are installed when they
+# are missing and PyPI answers; offline, `make bench` still runs every other row and prints why the peer
+# rows were skipped.
 bench: $(PY)
+	@$(MAKE) --no-print-directory bench-peers || echo "make bench: the peers could not be installed (offline?); their rows will be skipped"
 	$(PY) -m benchmarks
+
+bench-peers: $(PY)
+	@if $(PY) -c "import accelerate, lm_eval.models.huggingface, mlm_bias" >/dev/null 2>&1; then \
+		echo "bench peers already installed (requirements-bench.txt)"; \
+	else \
+		$(PIP) install $$(grep -v '^#' requirements-bench.txt) && \
+		$(PIP) install --no-deps $$(sed -n 's/^# no-deps: *//p' requirements-bench.txt); \
+	fi
+
+# GPU figures in one JSON (benchmarks/gpu.py, at most 8 minutes); `--dry-run` tests it on the CPU
+bench-gpu: $(PY)
+	$(PY) -m benchmarks.gpu --out results/gpu_benchmarks.json --budget-s 480
 
 data-full: $(PY)
 	$(PY) -m biaskit download-europarl

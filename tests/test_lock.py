@@ -102,12 +102,43 @@ def _all_pins() -> dict[str, str]:
     return {**pins, **no_deps, "torch": _makefile_torch()}
 
 
-def _pyproject_requirements() -> list[Requirement]:
+#: extras pinned in a file of their own, not in requirements.lock (the peers of ``make bench``, issue 35)
+SEPARATE_PINS = {"bench": "requirements-bench.txt"}
+
+
+def _pyproject_requirements(extra_name: str | None = None) -> list[Requirement]:
+    """pyproject's requirements pinned by requirements.lock (``extra_name=None``), or those of one extra."""
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = meta.get("optional-dependencies", {})
+    if extra_name is not None:
+        return [Requirement(r) for r in extras[extra_name]]
     reqs = [Requirement(r) for r in meta["dependencies"]]
-    for extra in meta.get("optional-dependencies", {}).values():
-        reqs += [Requirement(r) for r in extra]
+    for name, extra in extras.items():
+        if name not in SEPARATE_PINS:
+            reqs += [Requirement(r) for r in extra]
     return reqs
+
+
+@pytest.mark.parametrize("extra", sorted(SEPARATE_PINS))
+def test_separately_pinned_extra_is_pinned_there_and_not_in_the_lock(extra):
+    """The bench peers live in requirements-bench.txt (resolved pins and ``# no-deps:`` pins), never in
+    requirements.lock, and every requirement of the extra is pinned there at a version it accepts."""
+    text = (ROOT / SEPARATE_PINS[extra]).read_text(encoding="utf-8").splitlines()
+    pins = {}
+    for raw in text:
+        line = raw.strip()
+        m = NO_DEPS_RE.match(line)
+        if m:
+            pins[canonicalize_name(m.group(1))] = m.group(2)
+        elif line and not line.startswith("#"):
+            name, sep, version = line.partition("==")
+            assert sep, f"{SEPARATE_PINS[extra]}: {line!r} is not an exact pin"
+            pins[canonicalize_name(name)] = version
+    locked = _all_pins()
+    assert not set(pins) & set(locked), "a bench peer is pinned in requirements.lock too"
+    for req in _pyproject_requirements(extra):
+        key = canonicalize_name(req.name)
+        assert key in pins and req.specifier.contains(pins[key], prereleases=True), str(req)
 
 
 def test_lock_parses_and_wefe_is_a_release_that_imports_under_numpy_2():
