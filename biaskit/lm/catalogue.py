@@ -70,6 +70,9 @@ CLM_NAMES: tuple[str, ...] = (
     *(causal_control_name(s) for s in CONTROL_SKEWS),
 )
 
+#: the bundled XLNet (permutation LM, Yang et al. 2019), for seed 004's padding-text experiment (section 3.3.3)
+XLNET_NAMES: tuple[str, ...] = ("en-xlnet",)
+
 MODEL_NAMES: tuple[str, ...] = (
     "en-mlm-balanced",
     "en-mlm",
@@ -78,6 +81,7 @@ MODEL_NAMES: tuple[str, ...] = (
     *(control_name(s) for s in CONTROL_SKEWS),
     "en-planted-w2v",
     *CLM_NAMES,
+    *XLNET_NAMES,
 )
 
 
@@ -242,6 +246,27 @@ def load_trained_clm(name: str = "en-clm", *, device: str = "auto"):
     if name not in CLM_NAMES:
         raise KeyError(f"{name!r} is not a bundled causal LM; known: {', '.join(CLM_NAMES)}")
     return load_causal_lm(verified_model_path(name), device=device)
+
+
+def load_trained_xlnet(name: str = "en-xlnet", *, device: str = "auto"):
+    """Load a bundled XLNet (:data:`XLNET_NAMES`) as a :class:`biaskit.lm.base.MaskedLM`: ``XLNetLMHeadModel``
+    (float16 weights loaded as float32 on a CPU) and its tokenizer, in eval mode; its name is its folder.
+
+    Read it at a mask with :class:`biaskit.lm.xlnet.BridgeLM` (:func:`biaskit.lm.xlnet.load_bridge_lm`
+    ``("en-xlnet")``): XLNet is not a masked LM of ``transformers``' Auto classes.
+    """
+    import torch
+    from transformers import AutoTokenizer, XLNetLMHeadModel
+
+    from biaskit.lm.base import MaskedLM, resolve_device
+
+    if name not in XLNET_NAMES:
+        raise KeyError(f"{name!r} is not a bundled XLNet; known: {', '.join(XLNET_NAMES)}")
+    path = verified_model_path(name)
+    dev = resolve_device(device)
+    dtype = torch.float32 if dev.type == "cpu" else None
+    model = XLNetLMHeadModel.from_pretrained(str(path), dtype=dtype).eval().to(dev)
+    return MaskedLM(model=model, tokenizer=AutoTokenizer.from_pretrained(str(path)), name=str(path))
 
 
 def masked_twin(name: str) -> str:

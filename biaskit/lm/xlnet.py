@@ -357,7 +357,9 @@ def load_bridge_lm(
 
     ``"tiny"`` / ``"tiny-xlnet"`` give :func:`tiny_bridge_lm` (random weights).  A bundled model
     trained by biaskit (:data:`biaskit.lm.catalogue.MODEL_NAMES`, e.g. ``"en-mlm"``) is loaded from
-    ``data/models`` and keeps its short name (the cache key still follows its files).  ``"auto"``
+    ``data/models`` and keeps its short name (the cache key still follows its files); the bundled XLNet
+    ``"en-xlnet"`` (:func:`biaskit.lm.catalogue.load_trained_xlnet`) is read as an XLNet (padding text,
+    ``xlnet_mode``).  ``"auto"``
     is :func:`biaskit.lm.resolve_default_model` for English (bert-base-uncased if on this machine,
     else ``"en-mlm"``, else ``"tiny"``).  Otherwise offline: a local folder or the Hugging Face cache;
     a missing model raises :class:`~biaskit.lm.ModelNotAvailableError` saying how to get it.
@@ -381,6 +383,11 @@ def load_bridge_lm(
             trained_models.model_path(name)
         except FileNotFoundError as exc:
             raise ModelNotAvailableError(str(exc)) from exc
+        if name in trained_models.XLNET_NAMES:  # the bundled XLNet: XLNetLMHeadModel, read as XLNet
+            lm = trained_models.load_trained_xlnet(name, device=device)
+            lm.fingerprint()  # keyed by the folder's files, before the display name is shortened
+            lm.name = name
+            return BridgeLM(lm, xlnet_mode=xlnet_mode, padding_text=padding_text, batch_size=batch_size)
         lm = get_masked_lm(name, device=device)
         lm.fingerprint()  # keyed by the folder's files, computed before the display name is shortened
         lm.name = name

