@@ -12,7 +12,8 @@ and every drop-down keeps the other controls true to the view.  These tests do w
   the page shows: the order changed, details appeared, the dependent options followed (country x
   beverage, the thesis's *beer* example, is reachable), no traceback, no "Error displaying widget", no
   error line in the widgets, no console errors; then the seed-word form runs edited words, with the
-  whole button label visible and no horizontal scrolling.
+  whole button label visible and no horizontal scrolling; it names the words it left out, warns when the
+  sets are too small to reach alpha, and words its verdict with the reader's set names.
 
 Screenshots go to the test's temporary folder (``tmp_path``) for inspection.  Without Chromium
 (``scripts/install_chromium.sh`` installs it; ``BIASKIT_CHROMIUM`` names another binary), Playwright
@@ -505,8 +506,26 @@ def test_notebook_00_seed_word_form_in_jupyterlab(lab: Lab, browser: Any, tmp_pa
         box.fill(box.input_value() + ", qwxzqy")
         button.click()
         _wait_for(page, lambda: form.locator(".jp-OutputArea-output").count() > 0, "the form's result")
-        page.wait_for_timeout(500)
+        result = form.locator(".bk-seed-weat")
+        _wait_for(page, lambda: result.count() > 0, "the WEAT result of the form", box=form)
+        shown = _text(result.inner_text())
+        assert "Left out of Math (no vector for it): qwxzqy." in shown, shown
+        assert shown.startswith("Math is more associated with MaleTerms (and Arts with FemaleTerms)"), shown
         nb.shot("seed_form_run")
+        # renamed sets of three words each: the verdict uses the new names and says 0.05 cannot be reached
+        names = form.locator("input[type='text']")
+        assert names.count() == 4 and names.first.input_value() == "Math"
+        words = form.locator("textarea")
+        names.nth(0).fill("Care")
+        words.nth(0).fill("nurse, teacher, secretary")
+        names.nth(1).fill("Technical")
+        words.nth(1).fill("engineer, pilot, carpenter")
+        button.click()
+        _wait_for(page, lambda: "Care" in result.inner_text(), "the result with the new names", box=form)
+        shown = _text(result.inner_text())
+        assert "3 + 3 words in Care and Technical" in shown and "1/20 = 0.05" in shown, shown
+        assert "that Care is more associated with MaleTerms" in shown and "'X'" not in shown, shown
+        nb.shot("seed_form_small_sets")
         box.fill("")
         button.click()
         _wait_for(

@@ -4,7 +4,9 @@ The guided tour (``notebooks/00_tour.ipynb``) lets a reader change the seed
 words of a test and rerun it.  :func:`seed_word_form` shows one text box per
 word group and a button; clicking the button parses the boxes and calls the
 function the notebook passes in, showing its result (or a readable message
-when the words cannot be used, e.g. none of them is in the vocabulary).
+when the words cannot be used, e.g. none of them is in the vocabulary).  With
+``roles``, each group also gets a box for its name, so that the result can be
+worded with the reader's own names (:mod:`biaskit.report.seed_weat`).
 
 Executed headlessly (papermill, ``make reproduce``) nobody clicks: the notebook
 cell computes the default result itself, and the form is displayed with a
@@ -85,10 +87,15 @@ class SeedWordForm:
     groups:
         ``{group label: default words}``, e.g. ``{"X (targets)": [...], "A (attribute)": [...]}``.
         The labels are shown to the reader and are the keys of the dict passed to ``on_run``.
+        With ``roles``, the keys are the groups' default *names* instead, which the reader can edit.
     on_run:
-        Called with ``{group label: [words]}`` when the button is clicked; its return value is
-        displayed under the form.  An exception raised by ``on_run`` (an empty group, words
-        missing from the vocabulary, ...) is shown as a readable message, not a traceback.
+        Called with ``{group label: [words]}`` (with ``roles``: ``{name as edited: [words]}``, in the
+        groups' order) when the button is clicked; its return value is displayed under the form.  An
+        exception raised by ``on_run`` (an empty group, words missing from the vocabulary, ...) is shown
+        as a readable message, not a traceback; so are two groups given the same name, or none.
+    roles:
+        One label per group (``["X (targets)", "Y (targets)", ...]``): each group then has a name box
+        (labelled with its role) above its word box.
     title, button_label:
         Texts of the form.
     """
@@ -100,6 +107,7 @@ class SeedWordForm:
         *,
         title: str = "Change the seed words and run again",
         button_label: str = "Run with these words",
+        roles: Sequence[str] | None = None,
     ) -> None:
         import ipywidgets as w
 
@@ -107,19 +115,33 @@ class SeedWordForm:
             raise ValueError("seed_word_form needs at least one word group")
         if not callable(on_run):
             raise TypeError("on_run must be callable")
+        if roles is not None and len(roles) != len(groups):
+            raise ValueError(f"roles: one label per group ({len(groups)}), got {len(roles)}")
         self.on_run = on_run
         self.boxes: dict[str, Any] = {}
-        for label, words in groups.items():
+        #: the name boxes (with ``roles``), by the group's default name
+        self.name_boxes: dict[str, Any] = {}
+        rows: list[Any] = []
+        for i, (label, words) in enumerate(groups.items()):
             if isinstance(words, str):
                 raise TypeError(f"group {label!r}: give a list of words, not one string")
             self.boxes[label] = w.Textarea(
                 value=format_words(list(words)),
-                description=str(label),
+                description="words" if roles is not None else str(label),
                 # "auto" (not 100%): the box fills the row beside its label without overflowing it, so
                 # the form never scrolls sideways (issue 18)
                 layout=w.Layout(width="auto", height="4.5em"),
                 style={"description_width": "12em"},
             )
+            if roles is not None:
+                self.name_boxes[label] = w.Text(
+                    value=str(label),
+                    description=f"{roles[i]}: name",
+                    layout=w.Layout(width="auto"),
+                    style={"description_width": "12em"},
+                )
+                rows.append(self.name_boxes[label])
+            rows.append(self.boxes[label])
         # width "auto": the button is as wide as its label, never cut to "Run with these…" (issue 18)
         self.button = w.Button(
             description=button_label,
@@ -130,7 +152,7 @@ class SeedWordForm:
         self.output = w.Output()
         self.button.on_click(self._clicked)
         self.widget = w.VBox(
-            [w.HTML(f"<b>{html.escape(title)}</b>"), *self.boxes.values(), self.button, self.output],
+            [w.HTML(f"<b>{html.escape(title)}</b>"), *rows, self.button, self.output],
             layout=w.Layout(width="100%", max_width="100%", overflow="hidden"),
         )
         self.widget.add_class("bk-seed-form")
@@ -138,8 +160,17 @@ class SeedWordForm:
         self.last_error: Exception | None = None
 
     def values(self) -> dict[str, list[str]]:
-        """The words currently in the boxes, parsed with :func:`parse_words`."""
-        return {label: parse_words(box.value) for label, box in self.boxes.items()}
+        """The words currently in the boxes, parsed with :func:`parse_words`: ``{label: words}``, or with
+        ``roles`` ``{name as edited: words}`` (:class:`ValueError` for a missing or repeated name)."""
+        if not self.name_boxes:
+            return {label: parse_words(box.value) for label, box in self.boxes.items()}
+        names = [" ".join(self.name_boxes[label].value.split()) for label in self.boxes]
+        if not all(names):
+            raise ValueError("every set needs a name: fill in each name box")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"two sets are both named {repeated[0]!r}: give each set its own name")
+        return {n: parse_words(box.value) for n, box in zip(names, self.boxes.values(), strict=True)}
 
     def run(self) -> Any:
         """Call ``on_run`` with the current words; show and return its result (``None`` on error)."""
@@ -149,7 +180,7 @@ class SeedWordForm:
         self.last_error = None
         with self.output:
             try:
-                self.last_result = self.on_run(self.values())
+                self.last_result = self.on_run(self.values())  # a bad name is shown like bad words
             except Exception as exc:  # shown to the reader, who can fix the words and retry
                 self.last_error = exc
                 self.last_result = None
