@@ -7,7 +7,7 @@ import re
 import pytest
 
 from biaskit.core.paths import data_dir
-from biaskit.data.mt_gender import MT_GENDER_COUNTS, load_mt_gender, mt_gender_sentences
+from biaskit.data.mt_gender import MT_GENDER_COUNTS, load_mt_gender, mt_gender_sample, mt_gender_sentences
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +63,14 @@ def test_pairs_are_pronoun_counterparts(mtg):
 
 
 def test_sample_keeps_balance():
-    s = mt_gender_sentences(600, seed=3)
-    df = load_mt_gender()
-    sub = df[df["sentence"].isin(s)]
-    assert 600 <= len(s) <= 602
+    sub = mt_gender_sample(600, seed=3)
+    assert 600 <= len(sub) <= 602
     g = sub["gender"].value_counts()
     assert abs(int(g["male"]) - int(g["female"])) <= 2
-    assert mt_gender_sentences(600, seed=3) == s
+    full = load_mt_gender().groupby("pair").size()
+    drawn = sub.groupby("pair").size()
+    assert (drawn == full[drawn.index]).all()  # whole counterpart groups
+    assert mt_gender_sentences(600, seed=3) == sub["sentence"].tolist()
     assert len(mt_gender_sentences(None, neutral=False)) == 3648
 
 

@@ -39,7 +39,13 @@ from biaskit.core.io import sha256_file
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MT_GENDER_COUNTS", "MT_GENDER_SOURCES", "load_mt_gender", "mt_gender_sentences"]
+__all__ = [
+    "MT_GENDER_COUNTS",
+    "MT_GENDER_SOURCES",
+    "load_mt_gender",
+    "mt_gender_sample",
+    "mt_gender_sentences",
+]
 
 #: source files under ``Fair-LLM-Benchmark`` (WinoBias in MT Gender's order)
 MT_GENDER_SOURCES: tuple[str, ...] = (
@@ -173,20 +179,20 @@ def load_mt_gender(*, neutral: bool = True, root: str | Path | None = None) -> p
     return df
 
 
-def mt_gender_sentences(
+def mt_gender_sample(
     n: int | None = None, *, neutral: bool = True, seed: int = 0, root: str | Path | None = None
-) -> list[str]:
-    """MT Gender's sentences for fine-tuning (seed 002 section 6.1): all, or ``n`` drawn by whole pairs.
+) -> pd.DataFrame:
+    """The rows of :func:`load_mt_gender` drawn for fine-tuning (seed 002 section 6.1): all, or about ``n`` by pairs.
 
     With ``n``, pairs (a sentence and its pronoun-swapped counterparts, column ``pair``) are drawn at
     random (``numpy.random.default_rng(seed)``) until ``n`` sentences are reached, so the sample keeps the
-    dataset's male / female balance; the sentences stay in the dataset's order.
+    dataset's male / female balance; the rows stay in the dataset's order.
     """
     import numpy as np
 
     df = load_mt_gender(neutral=neutral, root=root)
     if n is None or n >= len(df):
-        return df["sentence"].tolist()
+        return df
     if n < 1:
         raise ValueError("n must be at least 1")
     pairs = df["pair"].unique()
@@ -199,4 +205,13 @@ def mt_gender_sentences(
             break
         keep.append(pairs[i])
         total += int(sizes[pairs[i]])
-    return df.loc[df["pair"].isin(set(keep)), "sentence"].tolist()
+    out = df[df["pair"].isin(set(keep))].reset_index(drop=True)
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def mt_gender_sentences(
+    n: int | None = None, *, neutral: bool = True, seed: int = 0, root: str | Path | None = None
+) -> list[str]:
+    """The sentences of :func:`mt_gender_sample` (the fine-tuning text of seed 002 section 6.1)."""
+    return mt_gender_sample(n, neutral=neutral, seed=seed, root=root)["sentence"].tolist()
