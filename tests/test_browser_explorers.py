@@ -13,7 +13,10 @@ and every drop-down keeps the other controls true to the view.  These tests do w
   beverage, the thesis's *beer* example, is reachable), no traceback, no "Error displaying widget", no
   error line in the widgets, no console errors; then the seed-word form runs edited words, with the
   whole button label visible and no horizontal scrolling; it names the words it left out, warns when the
-  sets are too small to reach alpha, and words its verdict with the reader's set names.
+  sets are too small to reach alpha, and words its verdict with the reader's set names;
+* reload the page (the notebook saved first): the explorer views are drawn again from the running kernel,
+  not blank; save, shut the kernel down and open the notebook again: each explorer's cell shows its static
+  figure and the one line "Run this cell to explore", never "Error displaying widget" (issue 32).
 
 Screenshots go to the test's temporary folder (``tmp_path``) for inspection.  Without Chromium
 (``scripts/install_chromium.sh`` installs it; ``BIASKIT_CHROMIUM`` names another binary), Playwright
@@ -173,6 +176,16 @@ class Lab:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def shut_down_kernels(self) -> None:
+        """End every session and its kernel (what "Shut Down All Kernels" does)."""
+        api = f"{self.url}/api/sessions"
+        with urllib.request.urlopen(f"{api}?token={self.token}", timeout=30) as r:
+            sessions = json.load(r)
+        for s in sessions:
+            req = urllib.request.Request(f"{api}/{s['id']}?token={self.token}", method="DELETE")
+            with urllib.request.urlopen(req, timeout=60):
+                pass
+
     def notebook_url(self, name: str) -> str:
         return f"{self.url}/lab/tree/{name}?token={self.token}&reset"
 
@@ -244,9 +257,21 @@ class Page:
     def run_all(self, timeout_s: float = 600) -> None:
         """Run all cells (the Run menu) and wait until the kernel is idle and every cell has run."""
         p = self.page
-        p.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        p.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
         deadline = time.monotonic() + timeout_s
+        for _attempt in range(
+            3
+        ):  # on a loaded machine the first click can land before the kernel is connected
+            p.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            p.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+            started = time.monotonic() + 90
+            while time.monotonic() < started:
+                p.wait_for_timeout(500)
+                prompts = p.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+                if any(re.search(r"\[(\*|\d+)\]", t) for t in prompts):
+                    break
+            else:
+                continue  # nothing started: click Run All again
+            break
         while True:
             p.wait_for_timeout(500)
             prompts = p.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
@@ -256,8 +281,23 @@ class Page:
             assert time.monotonic() < deadline, f"notebook still running after {timeout_s} s: {prompts}"
         p.wait_for_timeout(1000)  # widgets render after the last message
 
-    def assert_clean(self) -> None:
-        """No traceback, no "Error displaying widget", no error on stderr or in a widget, no console error."""
+    def save(self) -> None:
+        """Save the notebook (Ctrl+S) and wait until JupyterLab says it is saved."""
+        p = self.page
+        p.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+        p.keyboard.press("Control+s")
+        _wait_for(p, lambda: p.locator(".jp-mod-dirty").count() == 0, "the notebook to be saved")
+        p.wait_for_timeout(1000)
+
+    def reload(self) -> None:
+        """Reload the browser page; the notebook comes back from its saved file, the kernel keeps running."""
+        self.page.reload()
+        self.page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
+        self.page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
+
+    def assert_clean(self, ignore: tuple[str, ...] = ()) -> None:
+        """No traceback, no "Error displaying widget", no error on stderr or in a widget, no console error
+        (but those containing one of ``ignore``)."""
         text = self.page.locator(".jp-Notebook").inner_text()
         assert "Traceback" not in text, "a traceback is on the page"
         assert "Error displaying widget" not in text
@@ -265,7 +305,7 @@ class Page:
         assert not [t for t in errors.all_inner_texts() if "Error" in t], "an error on stderr"
         lines = [t.strip() for t in self.page.locator(".bk-error").all_inner_texts() if t.strip()]
         assert not lines, f"an error line in a widget: {lines}"
-        console = [m for m in self.console if not any(b in m for b in BENIGN_CONSOLE)]
+        console = [m for m in self.console if not any(b in m for b in (*BENIGN_CONSOLE, *ignore))]
         assert not console, f"console errors: {console}"
 
     def close(self) -> None:
@@ -330,7 +370,7 @@ def _wait_for(page: Any, check: Any, what: str, timeout_ms: int = 60_000, box: A
     on time-out say what the widget ``box`` shows."""
     waited = 0
     while not check():
-        shown = f"; the widget shows: {box.inner_text()[:600]!r}" if box is not None else ""
+        shown = f"; the widget shows: {box.inner_text()[-600:]!r}" if box is not None and box.count() else ""
         assert waited < timeout_ms, f"timed out waiting for {what}{shown}"
         page.wait_for_timeout(200)
         waited += 200
@@ -480,6 +520,68 @@ def test_notebook_13_explorers_in_jupyterlab(lab: Lab, browser: Any, tmp_path: P
         )
         nb.shot("scatter_country_beverage")
         nb.assert_clean()
+
+        # -- a reload draws the views again from the running kernel (the page reads the saved notebook)
+        table_state = _text(table.locator(".widget-html").first.inner_text())
+        scatter_state = _text(scatter.locator(".widget-html").first.inner_text())
+        nb.save()
+        nb.console.clear()
+        nb.reload()
+        table, scatter = page.locator(".bk-table-explorer"), page.locator(".bk-scatter-explorer")
+        live_cells = page.locator(".jp-CodeCell", has=page.locator(".bk-live-hint"))
+        _wait_for(
+            page,
+            lambda: table.count() == 1 and scatter.count() == 1,
+            "the two explorers drawn again from the kernel after the reload",
+            timeout_ms=180_000,
+            box=live_cells.first,
+        )
+        tfig = table.locator(".js-plotly-plot").first
+        tfig.wait_for()
+        tfig.scroll_into_view_if_needed()
+        _wait_for(
+            page, lambda: bool(_ticks(tfig, "x2")) and bool(_ticks(tfig, "y3")), "the table drawn again"
+        )
+        assert table.locator("g.hm, g.heatmaplayer image, g.hm image").count() > 0, (
+            "blank heat-map after reload"
+        )
+        assert _text(table.locator(".widget-html").first.inner_text()) == table_state, (
+            "the table lost its state"
+        )
+        sfig = scatter.locator(".js-plotly-plot").first
+        sfig.scroll_into_view_if_needed()
+        _wait_for(page, lambda: sfig.locator("path.point").count() > 0, "the scatter points drawn again")
+        assert _text(scatter.locator(".widget-html").first.inner_text()) == scatter_state, (
+            "the scatter lost its state"
+        )
+        assert not page.locator(".bk-live-hint:visible").count(), "the hint shows beside a live view"
+        nb.shot("after_reload")
+        # anywidget gives each restored model 2 s to start and logs this when plotly's takes longer (a loaded
+        # machine restores a dozen figures at once); the views above were drawn all the same
+        nb.assert_clean(ignore=("[anywidget] Failed to initialize model.",))
+
+        # -- saved, kernel shut down, opened again: static figure and hint, never "Error displaying widget"
+        nb.save()
+        lab.shut_down_kernels()
+        nb.close()
+        nb = Page(browser, lab, "13_indirect_bias_explorer.ipynb", tmp_path)
+        page = nb.page
+        hints = page.locator(".bk-live-hint")
+        _wait_for(
+            page, lambda: page.locator(".bk-live-hint:visible").count() == 2, "the two run-this-cell hints"
+        )
+        cells = page.locator(".jp-CodeCell", has=hints)
+        assert cells.count() == 2
+        for i in range(2):
+            cell = cells.nth(i)
+            assert "Run this cell to explore" in cell.locator(".bk-live-hint").inner_text()
+            figure = cell.locator(".jp-OutputArea-output img").first
+            figure.scroll_into_view_if_needed()
+            assert figure.is_visible() and figure.evaluate("i => i.naturalWidth > 100"), "no static figure"
+        text = page.locator(".jp-Notebook").inner_text()
+        assert "Error displaying widget" not in text and "Traceback" not in text
+        assert not page.locator(".bk-table-explorer, .bk-scatter-explorer").count()
+        nb.shot("reopened_without_running")
     finally:
         nb.shot("notebook_13_end")
         nb.close()

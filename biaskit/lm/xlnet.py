@@ -384,7 +384,12 @@ def load_bridge_lm(
         except FileNotFoundError as exc:
             raise ModelNotAvailableError(str(exc)) from exc
         if name in trained_models.XLNET_NAMES:  # the bundled XLNet: XLNetLMHeadModel, read as XLNet
-            lm = trained_models.load_trained_xlnet(name, device=device)
+            from biaskit.lm.loading import quiet_hf_progress
+
+            # a small model loads in a blink: no "Loading weights" bar (in a notebook a widget that a
+            # reopened notebook could only show as "Error displaying widget")
+            with quiet_hf_progress():
+                lm = trained_models.load_trained_xlnet(name, device=device)
             lm.fingerprint()  # keyed by the folder's files, before the display name is shortened
             lm.name = name
             return BridgeLM(lm, xlnet_mode=xlnet_mode, padding_text=padding_text, batch_size=batch_size)

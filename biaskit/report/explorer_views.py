@@ -53,6 +53,7 @@ class _Explorer:
         cats = store.feature_categories(self.model, self.target_category)
         self.feature_category = feature_category or cats[0]
         self.query = ""
+        self.live: Any = None  # the live view of :meth:`widget`, kept alive while the explorer is
         self._check()
 
     def _check(self) -> None:
@@ -213,8 +214,13 @@ class TableExplorer(_Explorer):
 
     def widget(self) -> TableWidget:
         """The live interface (zones A-E): a :class:`TableWidget` (plotly ``FigureWidget`` heat-map with
-        clickable headers and cells, paging, search); display it by leaving it last in a cell."""
-        return TableWidget(self)
+        clickable headers and cells, paging, search); display it by leaving it last in a cell.  The explorer
+        keeps it (:attr:`live`): a widget that is garbage-collected closes, and a reloaded page could not
+        draw it again from the kernel."""
+        if self.live is not None:  # the cell run again: the old view goes (a reload would restore it too)
+            self.live.close()
+        self.live = TableWidget(self)
+        return self.live
 
 
 # =============================================================================================
@@ -424,5 +430,9 @@ class ScatterExplorer(_Explorer):
 
     def widget(self) -> ScatterWidget:
         """The live interface (zones A-E): a :class:`ScatterWidget` (plotly ``FigureWidget`` scatter with
-        clickable points, colour controls, search, details); display it by leaving it last in a cell."""
-        return ScatterWidget(self)
+        clickable points, colour controls, search, details); display it by leaving it last in a cell.  The
+        explorer keeps it (:attr:`live`), so that a reloaded page draws it again from the kernel."""
+        if self.live is not None:
+            self.live.close()
+        self.live = ScatterWidget(self)
+        return self.live

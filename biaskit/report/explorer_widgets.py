@@ -33,7 +33,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["COLUMNS_PER_PAGE", "ROWS_PER_PAGE", "ScatterWidget", "TableWidget", "error_line", "page_bounds"]
+__all__ = [
+    "COLUMNS_PER_PAGE",
+    "ROWS_PER_PAGE",
+    "ScatterWidget",
+    "TableWidget",
+    "error_line",
+    "page_bounds",
+    "sync_figure_state",
+]
 
 #: rows and columns of the table drawn per page: 589 traits or 99 occupations stay readable by paging
 #: (and plotly's zoom), never by dropping labels (issue 18)
@@ -71,6 +79,26 @@ def _restyle(fig: Any, new: Any, keys: Sequence[str]) -> None:
     properties are replaced, not merged (a grey marker loses the colour scale it had)."""
     for old, fresh in zip(fig.data, new.data, strict=True):
         old.update({k: fresh[k] for k in keys if k in fresh}, overwrite=True)
+
+
+def sync_figure_state(fig: Any) -> None:
+    """Copy what a plotly ``FigureWidget`` shows into the state a reloaded page draws it from (issue 32).
+
+    plotly sends every later change (``restyle``, ``update_layout``) as a one-off message and keeps the
+    synchronised ``_widget_data`` / ``_widget_layout`` at the figure it was built with; a browser reload
+    asks the kernel for the widgets' state and would draw that first figure (a blank or stale plot).
+    Its front end only stores new values of these two, so the copy redraws nothing in the open page.
+    """
+    from copy import deepcopy
+
+    data, layout = getattr(fig, "_data", None), getattr(getattr(fig, "_layout_obj", None), "_props", None)
+    if (
+        data is None or layout is None or not hasattr(fig, "_widget_data")
+    ):  # pragma: no cover - plotly changed
+        return
+    with fig.hold_sync():
+        fig._widget_data = deepcopy(data)
+        fig._widget_layout = deepcopy(layout)
 
 
 class _LiveView:
@@ -112,6 +140,42 @@ class _LiveView:
         resync = None if self.last_error else self._resync()
         if resync is not None:
             self._guarded(resync)
+        self.sync_state()
+
+    def figures(self) -> list[Any]:
+        """The plotly figure widgets of the view: the main one and those of the details panel."""
+        import plotly.graph_objects as go
+
+        details = getattr(self, "details", None)
+        children = list(details.children) if details is not None else []
+        main = getattr(self, "fig", None)
+        return [f for f in (main, *children) if isinstance(f, go.FigureWidget)]
+
+    def set_details(self, children: Sequence[Any]) -> None:
+        """Show ``children`` in the details panel and close the figures they replace: a replaced figure left
+        open would stay a live model that a reloaded page has to restore (slowly, for nothing)."""
+        keep = {id(c) for c in children}
+        old = [c for c in self.details.children if id(c) not in keep]
+        self.details.children = list(children)
+        for c in old:
+            c.close()
+
+    def close(self) -> None:
+        """Close the view and every widget in it (a view replaced by a new one must not stay a live model)."""
+
+        def close_all(widget: Any) -> None:
+            for child in getattr(widget, "children", ()):
+                close_all(child)
+            widget.close()
+
+        if self.box is not None:
+            close_all(self.box)
+
+    def sync_state(self) -> None:
+        """Keep every figure's restorable state equal to what it shows (:func:`sync_figure_state`), so that a
+        reloaded page draws the view as it is, not as it was first built."""
+        for fig in self.figures():
+            sync_figure_state(fig)
 
     def _guarded(self, action: Any, *args: Any) -> None:
         """Run ``action`` with the other handlers muted; an exception becomes the widget's error line."""
@@ -146,6 +210,19 @@ class _LiveView:
             **kwargs,
         )
 
+    #: the line JupyterLab shows instead of the view when it cannot draw it (a saved notebook reopened)
+    hint = (
+        "Run this cell to explore: the interactive view needs the running notebook; "
+        "the figure above is its static version."
+    )
+
+    def _ipython_display_(self) -> None:
+        """The view after a hint line shown only where it cannot be drawn (issue 32): a saved notebook reopened
+        without running the cell shows the static figure and the hint, never "Error displaying widget"."""
+        from biaskit.report.widgets import display_live
+
+        display_live(self._repr_mimebundle_(), self.hint)
+
 
 def _feature_options(store: ScoreStore, model: str, target_category: str) -> list[tuple[str, str]]:
     """Feature categories with scores for (model, target category), non-sensitive first; sensitive
@@ -166,8 +243,8 @@ class TableWidget(_LiveView):
 
     fallback_html = (
         "<p><i>Here the notebook shows the interactive table view (click a column or row header to sort, "
-        "a cell for its per-name scatterplot). Open the notebook in Jupyter to use it; the figure above "
-        "is its static version.</i></p>"
+        "a cell for its per-name scatterplot). Open the notebook in Jupyter and run this cell to use it; the "
+        "figure above is its static version.</i></p>"
     )
 
     def __init__(
@@ -389,7 +466,7 @@ class TableWidget(_LiveView):
         import plotly.graph_objects as go
 
         ex_ = self.ex
-        self.details.children = []
+        self.set_details([])
         if self.cell is None:
             self.details_title.value = ""
             return
@@ -416,11 +493,15 @@ class TableWidget(_LiveView):
             return
         pts = res.bridge_points(target, feature)
         self.details_title.value = head + " One dot per first name of the bridge (hover for the name).</div>"
-        self.details.children = [
-            go.FigureWidget(
-                indirect_scatter_plotly(pts, str(target), str(feature), float(res.ibs.loc[target, feature]))
-            )
-        ]
+        self.set_details(
+            [
+                go.FigureWidget(
+                    indirect_scatter_plotly(
+                        pts, str(target), str(feature), float(res.ibs.loc[target, feature])
+                    )
+                )
+            ]
+        )
 
 
 class ScatterWidget(_LiveView):
@@ -434,8 +515,8 @@ class ScatterWidget(_LiveView):
 
     fallback_html = (
         "<p><i>Here the notebook shows the interactive scatter view (click a point for its details, choose "
-        "the projection, the colour and the categories). Open the notebook in Jupyter to use it; the "
-        "figures above are its static version.</i></p>"
+        "the projection, the colour and the categories). Open the notebook in Jupyter and run this cell to use "
+        "it; the figures above are its static version.</i></p>"
     )
     NONE = "(none)"
 
@@ -615,7 +696,7 @@ class ScatterWidget(_LiveView):
         except (ValueError, KeyError):
             for tr in self.fig.data:
                 tr.update(x=[], y=[])
-            self.details.children = []
+            self.set_details([])
             self.details_title.value = ""
             raise
         self._shown = list(xy.index)
@@ -660,7 +741,7 @@ class ScatterWidget(_LiveView):
         ex_ = self.ex
         t = ex_.selected
         if t is None:
-            self.details.children = []
+            self.set_details([])
             self.details_title.value = f"<div style='{_NOTE_STYLE}'>No target selected: click a point.</div>"
             return
         s = ex_.details(t).dropna()
@@ -681,7 +762,7 @@ class ScatterWidget(_LiveView):
             )
         for c in children:
             c.layout.width = 460
-        self.details.children = children
+        self.set_details(children)
         self.details_title.value = (
             f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {html.escape(str(t))}</b> "
             f"({html.escape(str(ex_.model))}, {html.escape(ex_.target_category)} × {html.escape(ex_.feature_category)}).</div>"

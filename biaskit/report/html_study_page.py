@@ -287,7 +287,8 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
       :func:`biaskit.report.widgets.seed_word_form`) keeps the fallback;
     * a tqdm progress bar (its text fallback is the bar at 0%, which would
       mislead) is removed, and so are progress-bar lines in stdout / stderr;
-    * any other widget view becomes a short note for the reader;
+    * any other widget view becomes a short note for the reader, and the hidden "run this cell" hint
+      shown beside a live view (:func:`biaskit.report.widgets.display_live`) is removed;
     * every image gets alternative text: the output's ``{"image/png": {"alt": ...}}``
       metadata when the notebook gave it, else "Figure N of <title>"; images inside HTML
       outputs without ``alt`` get a fallback as well;
@@ -315,6 +316,8 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
                 kept.extend(_clean_stream(out, seen_notes))
                 continue
             data = out.get("data")
+            if data and "bk-live-hint" in str(data.get("text/html", "")):
+                continue  # the hint JupyterLab shows for a live view it cannot draw: nothing for a static page
             if data and _WIDGET_VIEW in data:
                 del data[_WIDGET_VIEW]
                 data.pop(_WIDGET_STATE, None)

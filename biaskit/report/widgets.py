@@ -13,6 +13,16 @@ cell computes the default result itself, and the form is displayed with a
 plain HTML fallback that the static report shows instead of the live form.
 When ipywidgets is not installed, :func:`seed_word_form` logs that and returns
 ``None`` instead of failing.
+
+**Reopened without its kernel** (issue 32), a saved notebook still holds the
+widget's output, but no model for it: JupyterLab would show "Error displaying
+widget: model not found" there (its widget renderer wins over the HTML fallback
+of the same output whenever the notebook is trusted).  :func:`display_live`
+therefore shows a live view as two outputs: a one-line hint ("Run this cell to
+...", :func:`live_hint_html`), hidden by its own CSS as long as the live view is
+drawn, and the widget's bundle.  When the view cannot be drawn (no model, or its
+model closed) the CSS hides the widget's output and shows the hint instead, next
+to the static figure the cell displayed before it.
 """
 
 from __future__ import annotations
@@ -25,7 +35,15 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SeedWordForm", "format_words", "parse_words", "seed_word_form", "with_static_fallback"]
+__all__ = [
+    "SeedWordForm",
+    "display_live",
+    "format_words",
+    "live_hint_html",
+    "parse_words",
+    "seed_word_form",
+    "with_static_fallback",
+]
 
 _SPLIT = re.compile(r"[,;\n]+")
 
@@ -48,6 +66,39 @@ def with_static_fallback(widget: Any, html_text: str, plain_text: str, **kwargs:
     data["text/html"] = html_text
     data["text/plain"] = plain_text
     return data
+
+
+#: the CSS of :func:`live_hint_html`.  In an output area that holds a hint, a widget output that JupyterLab
+#: could not draw is hidden and the hint shown in its place: JupyterLab marks such an output itself with
+#: ``jupyter-widgets`` ("Error displaying widget: model not found"), or hides it (``lm-mod-hidden``, its model
+#: closed).  A drawn view keeps the hint hidden.  (``:has()`` cannot hold another ``:has()``: the selectors
+#: test the output's own classes.)
+_LIVE_HINT_CSS = (
+    ".jp-OutputArea:has(.bk-live-hint) > .jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets) "
+    "{ display: none; }\n"
+    ".jp-OutputArea:has(> .jp-OutputArea-child > .jp-OutputArea-output:is(.jupyter-widgets, .lm-mod-hidden)) "
+    ".bk-live-hint { display: block !important; }"
+)
+
+
+def live_hint_html(text: str) -> str:
+    """One line that JupyterLab shows in place of a live view it cannot draw (:func:`display_live`)."""
+    return (
+        f"<div class='bk-live-hint' role='note' style='display:none;color:#57606a;font-style:italic;"
+        f"font-family:system-ui,sans-serif;margin:4px 0'>▶ {html.escape(text)}</div>"
+        f"<style>{_LIVE_HINT_CSS}</style>"
+    )
+
+
+def display_live(bundle: Mapping[str, Any], hint: str) -> None:
+    """Display a live view's MIME ``bundle`` after a hint line that JupyterLab shows only when the view cannot
+    be drawn: a saved notebook reopened without running the cell shows the hint (and the static figure the
+    cell showed before), never "Error displaying widget: model not found".  The caller keeps a reference to
+    the widget (a widget that is garbage-collected closes its model, and a reloaded page finds nothing)."""
+    from IPython.display import display
+
+    display({"text/html": live_hint_html(hint), "text/plain": ""}, raw=True)
+    display(dict(bundle), raw=True)
 
 
 def parse_words(text: str) -> list[str]:
@@ -201,6 +252,12 @@ class SeedWordForm:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         return with_static_fallback(
             self.widget, STATIC_FALLBACK, "Seed-word form (open the notebook in Jupyter to use it)", **kwargs
+        )
+
+    def _ipython_display_(self) -> None:
+        display_live(
+            self._repr_mimebundle_(),
+            "Run this cell to change the seed words: the form needs the running notebook.",
         )
 
 
