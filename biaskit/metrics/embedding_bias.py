@@ -76,7 +76,7 @@ from biaskit.core.registry import (
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
-from biaskit.metrics.weat import dedupe_words, unit_word_rows
+from biaskit.metrics.weat import dedupe_words, unit_word_rows, word_rows
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def _resolve_sets(
 def _matrix(vectors: Any, words: Sequence[str], name: str, normalize: bool) -> np.ndarray:
     if normalize:
         return unit_word_rows(vectors, words, name)
-    mat = np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
+    mat = word_rows(vectors, words)
     if not np.all(np.isfinite(mat)):
         raise ValueError(f"{name}: some vectors contain NaN or infinite values")
     return mat

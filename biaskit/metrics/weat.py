@@ -128,6 +128,7 @@ __all__ = [
     "weat_effect_size",
     "weat_statistic",
     "weat_table",
+    "word_rows",
 ]
 
 # the partition draws under the names they had here (tests/test_weat.py, benchmarks/bench_weat.py)
@@ -155,8 +156,26 @@ def unit_word_rows(vectors: Any, words: Sequence[str], name: str) -> np.ndarray:
     ``ValueError`` naming ``name`` (and the words) for a zero vector or a NaN / infinite entry
     (:func:`biaskit.core.linalg.unit_rows`).
     """
-    mat = np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
-    return unit_rows(mat, name, labels=words, check_finite=True)
+    return unit_rows(word_rows(vectors, words), name, labels=words, check_finite=True)
+
+
+def word_rows(vectors: Any, words: Sequence[str]) -> np.ndarray:
+    """The vectors of ``words`` as float64 rows, one per word, as ``vectors[w]`` gives them.
+
+    A gensim ``KeyedVectors`` whose vocabulary holds every word is read with one fancy index into its
+    matrix (the same numbers as ``vectors[w]`` word by word, without a Python call per word); anything
+    else (a dict, fastText's vectors of words outside the vocabulary) word by word.
+    """
+    index = getattr(vectors, "key_to_index", None)
+    matrix = getattr(vectors, "vectors", None)
+    if isinstance(index, dict) and isinstance(matrix, np.ndarray) and matrix.ndim == 2:
+        try:
+            rows = [index[w] for w in words]
+        except KeyError:
+            rows = None
+        if rows is not None:
+            return matrix[rows].astype(np.float64)
+    return np.vstack([np.asarray(vectors[w], dtype=np.float64).ravel() for w in words])
 
 
 def _normalise(m: np.ndarray, name: str) -> np.ndarray:
