@@ -31,7 +31,6 @@ def _warm_up() -> None:
     import transformers.models.bert.modeling_bert  # noqa: F401
 
 
-
 def run(quick: bool = False) -> list[dict]:
     from distributed import Client, LocalCluster
 

@@ -70,8 +70,9 @@ def test_gpu_script_runs_one_section(tmp_path, section, one_torch_thread):
 
 
 def test_benchmark_page_is_generated_from_a_record_and_says_when_gpu_figures_are_missing(tmp_path):
-    """docs/benchmarks.md is written by benchmarks.report from a record; without a GPU record (or with a
-    dry run's) it says that the GPU figures are not yet measured."""
+    """The Benchmarks page (docs/_generated/benchmarks.md, written at docs build time) is rendered by
+    benchmarks.report from a record; without a GPU record (or with a dry run's) it says that the GPU figures
+    are not yet measured."""
     from benchmarks import report
 
     record = {

@@ -14,7 +14,9 @@ Everything here is written into ``docs/_generated/`` (not committed) when the bu
 * ``fragments/dist_sizes.md``: the sizes of the built distributions from ``dist/BUILD.json``
   (``make dist``), and the size of the bundled folders measured now;
 * ``fragments/record_<name>.md``: the tables of ``docs/records/<name>.json``, records of runs
-  (each entry with its command, date, machine and source).
+  (each entry with its command, date, machine and source);
+* ``benchmarks.md``: the Benchmarks page, rendered by ``benchmarks.report`` from the newest record of
+  ``benchmarks/records/`` (``python -m benchmarks --only peers --record ...``) and the newest GPU record.
 """
 
 from __future__ import annotations
@@ -350,16 +352,37 @@ def generate(app: Any = None) -> dict[str, Any]:
     write_registry()
     write_models()
     write_dist_sizes()
-    write_reference_toc()
+    write_reference_toc(write_benchmarks())
     return summary
 
 
-def write_reference_toc() -> None:
-    """The Reference toctree of the index; ``benchmarks`` joins it when docs/benchmarks.md exists."""
+def write_benchmarks() -> bool:
+    """``_generated/benchmarks.md`` from the newest peer record of ``benchmarks/records/`` (and GPU record);
+    False when there is none (a checkout without records: the page is left out of the index)."""
+    import sys
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from benchmarks import report
+
+    text = report.page_text()
+    if text is None:
+        return False
+    _write(OUT / "benchmarks.md", text)
+    return True
+
+
+def write_reference_toc(with_benchmarks: bool) -> None:
+    """The Reference toctree of the index; ``benchmarks`` joins it when a benchmark record exists."""
     pages = ["api/index", "metrics", "validation", "measurements"]
-    if (DOCS / "benchmarks.md").is_file():
+    if with_benchmarks:
         pages.insert(3, "benchmarks")
-    _write(OUT / "fragments" / "toc_reference.md", "```{toctree}\n:maxdepth: 1\n:caption: Reference\n\n" + "\n".join(f"_generated/{p}" if p.startswith("api") else p for p in pages) + "\n```\n")
+    _write(
+        OUT / "fragments" / "toc_reference.md",
+        "```{toctree}\n:maxdepth: 1\n:caption: Reference\n\n"
+        + "\n".join(f"_generated/{p}" if p.startswith(("api", "benchmarks")) else p for p in pages)
+        + "\n```\n",
+    )
 
 
 def _on_builder_inited(app: Any) -> None:
