@@ -1,10 +1,16 @@
-"""The disk cache of sentence scores: one JSON-lines file per model, metric and dataset; resumable.
+"""The disk cache of sentence scores: one JSON-lines file per model, metric and dataset; resumable, checksummed.
 
 Sentence scores (with their per-token log-probabilities) are appended, chunk by chunk, to a file under
 ``cache_dir()/pll/``, keyed by the model (name + revision, or a hash of the weights for in-process models:
 :meth:`biaskit.lm.base.LanguageModel.fingerprint`), the metric and the dataset hash; an interrupted run
 resumes where it stopped.  Each record carries a key of its texts (:func:`example_key`), so a changed row
 is recomputed.  Masked and causal scores share the layout (causal fingerprints include the kind).
+
+Integrity: each record (one line) ends with the sha256 of the rest of its bytes (:func:`encode_record`).  On
+read (:func:`read_cache`) a record whose checksum does not match (one changed digit), a truncated line (an
+interrupted write), bytes that do not decode and records of an earlier cache format (version 1, no
+checksum) are never used: one WARNING names the file, how many records and which lines, the file is
+rewritten without them, and the caller recomputes those rows.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,12 +26,16 @@ from typing import Any
 from biaskit.core.paths import cache_dir, cache_name
 from biaskit.lm.base import LanguageModel
 
-__all__ = ["CACHE_VERSION", "cache_file", "example_key", "read_cache"]
+__all__ = ["CACHE_VERSION", "cache_file", "encode_record", "example_key", "read_cache"]
 
 logger = logging.getLogger(__name__)
 
-#: version of the record layout; records of another version are ignored (recomputed)
-CACHE_VERSION = 1
+#: version of the record layout; records of another version are not used (recomputed, with a WARNING).
+#: 2: every record ends with the sha256 of its payload (:func:`encode_record`)
+CACHE_VERSION = 2
+
+_SHA_MARK = b', "sha256": "'
+_SHA_TAIL = len(_SHA_MARK) + 64 + 2  # the mark, 64 hex digits, '"}'
 
 
 def example_key(metric: str, lowercase: bool, texts: Sequence[Any], order: str | None = None) -> str:
@@ -44,22 +55,107 @@ def cache_file(lm: LanguageModel, metric: str, dataset_hash: str) -> Path:
     return cache_dir() / "pll" / folder / f"{metric}-{dataset_hash}.jsonl"
 
 
+def encode_record(rec: dict[str, Any]) -> str:
+    """One cache line (with its ``"\\n"``): ``rec`` as JSON (ASCII) with a last field ``"sha256"``, the
+    sha256 of the JSON of ``rec`` without that field, so :func:`read_cache` checks the bytes as written
+    without serialising them again."""
+    payload = json.dumps({**rec, "v": CACHE_VERSION}).encode("ascii")
+    digest = hashlib.sha256(payload).hexdigest()
+    return payload[:-1].decode("ascii") + f'{_SHA_MARK.decode()}{digest}"}}\n'
+
+
+def _decode_line(line: bytes) -> tuple[dict[str, Any] | None, str]:
+    """``(record, "")`` for a sound line; ``(None, why)`` otherwise (``why`` = ``"old"`` for a record of an
+    earlier format, else the damage)."""
+    cut = len(line) - _SHA_TAIL
+    if cut > 0 and line[cut : cut + len(_SHA_MARK)] == _SHA_MARK and line.endswith(b'"}'):
+        payload = line[:cut] + b"}"
+        if hashlib.sha256(payload).hexdigest().encode() != line[cut + len(_SHA_MARK) : -2]:
+            return None, "checksum mismatch"
+        try:
+            rec = json.loads(payload)
+        except ValueError:  # cannot happen for a line biaskit wrote: the checksum matched
+            return None, "undecodable"
+        if (
+            not isinstance(rec, dict)
+            or rec.get("v") != CACHE_VERSION
+            or "row" not in rec
+            or "sides" not in rec
+        ):
+            return None, "old" if isinstance(rec, dict) and "v" in rec else "not a score record"
+        return rec, ""
+    try:
+        rec = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None, "truncated or undecodable"
+    if isinstance(rec, dict) and isinstance(rec.get("v"), int) and rec.get("v") != CACHE_VERSION:
+        return None, "old"
+    return None, "no checksum"
+
+
 def read_cache(path: Path) -> dict[int, dict[str, Any]]:
-    """The cached records of ``path`` by row; truncated lines (an interrupted write) are logged and skipped."""
+    """The sound cached records of ``path`` by row (a later record of a row wins).
+
+    Records that fail their checksum, are truncated (an interrupted write) or do not decode, and records
+    of an earlier cache format, are not returned: a WARNING names ``path``, how many there are and their
+    lines, and the file is rewritten with the sound records only (so the rows recomputed and appended
+    next are not joined to a half line, and the warning is not repeated).  An unreadable file is logged
+    and treated as empty.
+    """
     out: dict[int, dict[str, Any]] = {}
     if not path.exists():
         return out
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                logger.warning("%s line %d is truncated (interrupted write?); it will be recomputed", path, n)
-                continue
-            if rec.get("v") != CACHE_VERSION or "row" not in rec:
-                continue
-            out[int(rec["row"])] = rec
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        logger.warning("score cache %s cannot be read (%s); every row is recomputed", path, exc)
+        return out
+    kept: list[bytes] = []
+    damaged: list[tuple[int, str]] = []
+    old: list[int] = []
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        rec, why = _decode_line(line)
+        if rec is None:
+            if why == "old":
+                old.append(n)
+            else:
+                damaged.append((n, why))
+            continue
+        out[int(rec["row"])] = rec
+        kept.append(line)
+    if damaged:
+        kinds = sorted({why for _, why in damaged})
+        logger.warning(
+            "score cache %s: %d damaged record(s) (%s) at line(s) %s of %d; they are not used and are "
+            "recomputed",
+            path,
+            len(damaged),
+            ", ".join(kinds),
+            [n for n, _ in damaged[:10]] + (["..."] if len(damaged) > 10 else []),
+            len(kept) + len(damaged) + len(old),
+        )
+    if old:
+        logger.warning(
+            "score cache %s: %d record(s) of an earlier cache format (no checksum; this biaskit writes "
+            "version %d) are not used and are recomputed",
+            path,
+            len(old),
+            CACHE_VERSION,
+        )
+    if damaged or old or (data and not data.endswith(b"\n")):
+        _rewrite(path, kept)
     return out
+
+
+def _rewrite(path: Path, lines: list[bytes]) -> None:
+    """Replace ``path`` by ``lines`` (written to a temporary file, then renamed)."""
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(b"".join(line + b"\n" for line in lines))
+        os.replace(tmp, path)
+    except OSError as exc:
+        logger.warning("score cache %s could not be rewritten without its damaged records (%s)", path, exc)
+        tmp.unlink(missing_ok=True)

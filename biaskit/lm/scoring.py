@@ -59,7 +59,6 @@ the two orders.  :func:`score_pairs` takes the per-pair ``direction`` (the
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -75,7 +74,7 @@ from biaskit.lm import causal as _causal
 from biaskit.lm import masked as _masked
 from biaskit.lm.alignment import crows_template, shared_after_difference
 from biaskit.lm.base import BatchStats, LanguageModel, batch_token_budget
-from biaskit.lm.cache import CACHE_VERSION, cache_file, example_key, read_cache
+from biaskit.lm.cache import cache_file, encode_record, example_key, read_cache
 from biaskit.lm.causal import encode_causal_sentence
 
 logger = logging.getLogger(__name__)
@@ -585,14 +584,13 @@ def _run(
             if fh is not None:
                 for i, sides in new.items():
                     rec = {
-                        "v": CACHE_VERSION,
                         "row": i,
                         "key": keys[i],
                         "sides": [
                             {"ids": ids, "pos": pos, "lp": [float(x) for x in v]} for ids, pos, v in sides
                         ],
                     }
-                    fh.write(json.dumps(rec) + "\n")
+                    fh.write(encode_record(rec))
                 fh.flush()
     finally:
         pbar.close()

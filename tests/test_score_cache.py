@@ -1,0 +1,161 @@
+"""Integrity of the sentence-score cache (issue 32): every record carries the sha256 of its payload; a record
+changed by one digit or one byte, a truncated file and records of the earlier format (no checksum) are
+reported with a WARNING naming the file and the number of records, never used, and recomputed, so the
+scores equal a fresh computation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from biaskit import lm as lms
+from biaskit.lm import cache as lm_cache
+from biaskit.lm import tiny_causal_lm, tiny_masked_lm
+
+SENTENCES = [
+    f"the {w} said that {p} would come back {t} ."
+    for w in ("nurse", "doctor", "teacher", "pilot")
+    for p in ("he", "she")
+    for t in ("soon", "today")
+]
+KW = {"progress": False, "chunk_size": 4}
+
+
+@pytest.fixture(scope="module")
+def mlm(one_torch_thread):
+    return tiny_masked_lm(seed=7)
+
+
+@pytest.fixture(scope="module")
+def clm(one_torch_thread):
+    return tiny_causal_lm(seed=7)
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
+    return folder
+
+
+def _warnings(caplog) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and r.name == lm_cache.__name__
+    ]
+
+
+def _fresh_and_cached(lm, cache_dir):
+    fresh = lms.score_sentences(lm, SENTENCES, cache=False, **KW)
+    first = lms.score_sentences(lm, SENTENCES, **KW)
+    assert first.n_computed == len(SENTENCES) and first.cache_path.parent.parent.parent == cache_dir
+    return fresh, first.cache_path
+
+
+def _change_one_digit(line: str) -> str:
+    """The line with one digit of its first log-probability changed: still valid JSON, a different number."""
+    m = re.search(r'"lp": \[-?\d+\.(\d)', line)
+    assert m is not None
+    d = m.group(1)
+    return line[: m.start(1)] + str((int(d) + 1) % 10) + line[m.end(1) :]
+
+
+def test_every_record_carries_the_sha256_of_its_payload(mlm, cache_dir):
+    _, path = _fresh_and_cached(mlm, cache_dir)
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == len(SENTENCES)
+    for line in lines:
+        rec = json.loads(line)
+        assert rec["v"] == lm_cache.CACHE_VERSION == 2
+        payload = json.dumps({k: v for k, v in rec.items() if k != "sha256"}).encode()
+        assert rec["sha256"] == hashlib.sha256(payload).hexdigest()  # an independent recomputation
+
+
+@pytest.mark.parametrize("model", ["mlm", "clm"])
+def test_a_cache_record_with_one_changed_digit_is_named_and_recomputed(request, model, cache_dir, caplog):
+    lm = request.getfixturevalue(model)
+    fresh, path = _fresh_and_cached(lm, cache_dir)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[3] = _change_one_digit(lines[3])
+    json.loads(lines[3])  # still a well-formed record: only the checksum can tell
+    path.write_text("".join(lines), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        again = lms.score_sentences(lm, SENTENCES, **KW)
+    (msg,) = _warnings(caplog)
+    assert str(path) in msg and "1 damaged record(s) (checksum mismatch) at line(s) [4]" in msg
+    assert again.n_cached == len(SENTENCES) - 1 and again.n_computed == 1
+    pd.testing.assert_frame_equal(again.scores, fresh.scores, check_exact=True)
+    pd.testing.assert_frame_equal(again.tokens, fresh.tokens, check_exact=True)
+    # the damaged line is gone and the recomputed record appended: the next run reads all, quietly
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        third = lms.score_sentences(lm, SENTENCES, **KW)
+    assert _warnings(caplog) == [] and third.n_cached == len(SENTENCES)
+    pd.testing.assert_frame_equal(third.scores, fresh.scores, check_exact=True)
+
+
+def test_a_flipped_byte_or_a_truncated_cache_file_is_named_and_recomputed(mlm, cache_dir, caplog):
+    fresh, path = _fresh_and_cached(mlm, cache_dir)
+    raw = bytearray(path.read_bytes())
+    starts = [0, *(k + 1 for k, b in enumerate(raw) if b == ord("\n"))]
+    raw[starts[5] + 40] ^= 0xFF  # a byte that is no longer UTF-8, inside record 6
+    path.write_bytes(bytes(raw))
+    with caplog.at_level(logging.WARNING):
+        again = lms.score_sentences(mlm, SENTENCES, **KW)
+    (msg,) = _warnings(caplog)
+    assert str(path) in msg and "1 damaged record(s)" in msg and "line(s) [6]" in msg
+    assert again.n_cached == len(SENTENCES) - 1
+    pd.testing.assert_frame_equal(again.scores, fresh.scores, check_exact=True)
+
+    caplog.clear()
+    data = path.read_bytes()
+    path.write_bytes(
+        data[: len(data) // 2]
+    )  # cut in the middle of a record, as a killed write or a full disk
+    n_whole = data[: len(data) // 2].count(b"\n")
+    with caplog.at_level(logging.WARNING):
+        cut = lms.score_sentences(mlm, SENTENCES, **KW)
+    (msg,) = _warnings(caplog)
+    assert str(path) in msg and "1 damaged record(s) (truncated or undecodable)" in msg
+    assert cut.n_cached == n_whole
+    pd.testing.assert_frame_equal(cut.scores, fresh.scores, check_exact=True)
+    assert path.read_bytes().count(b"\n") == len(SENTENCES)  # no half line left for the appended records
+
+
+def test_records_of_the_earlier_cache_format_are_recomputed_with_a_warning(mlm, cache_dir, caplog):
+    fresh, path = _fresh_and_cached(mlm, cache_dir)
+    old = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        del rec["sha256"]
+        rec["v"] = 1
+        rec["sides"][0]["lp"][0] += 0.5  # what a v1 record holds cannot be checked: it must not be used
+        old.append(json.dumps(rec))
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        again = lms.score_sentences(mlm, SENTENCES, **KW)
+    (msg,) = _warnings(caplog)
+    assert str(path) in msg and f"{len(SENTENCES)} record(s) of an earlier cache format" in msg
+    assert again.n_cached == 0 and again.n_computed == len(SENTENCES)
+    pd.testing.assert_frame_equal(again.scores, fresh.scores, check_exact=True)
+    assert lms.score_sentences(mlm, SENTENCES, **KW).n_cached == len(SENTENCES)
+
+
+def test_a_cache_record_without_checksum_or_garbage_is_not_used(tmp_path, caplog):
+    path = tmp_path / "x.jsonl"
+    good = lm_cache.encode_record(
+        {"row": 0, "key": "k", "sides": [{"ids": [1, 2], "pos": [1], "lp": [-1.5]}]}
+    )
+    plain = json.dumps({"v": 2, "row": 1, "key": "k", "sides": []})  # current version, no checksum
+    path.write_bytes(good.encode() + plain.encode() + b"\n\xff\xfe{\n" + b"[1, 2]\n")
+    with caplog.at_level(logging.WARNING):
+        recs = lm_cache.read_cache(path)
+    assert list(recs) == [0] and recs[0]["sides"][0]["lp"] == [-1.5]
+    (msg,) = _warnings(caplog)
+    assert str(path) in msg and "3 damaged record(s)" in msg and "line(s) [2, 3, 4] of 4" in msg
+    assert path.read_bytes() == good.encode()
