@@ -1,5 +1,6 @@
-"""Text the model cannot read (issue 32, item 4): training and fine-tuning report the share of [UNK] tokens
-and stop above ``max_unk_share`` with the share and an example; an empty gender-swap lexicon is an error."""
+"""Text the model cannot read (issue 32, item 4): training, fine-tuning and scoring report the share of [UNK]
+tokens and stop above ``max_unk_share`` with the share and an example; an empty gender-swap lexicon is an
+error."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import re
 import pytest
 
 from biaskit.data.counterfactual import GenderLexicon, load_gender_lexicon
-from biaskit.lm import tiny_masked_lm, tiny_tokenizer
+from biaskit.lm import score_pairs, score_sentences, tiny_causal_lm, tiny_masked_lm, tiny_tokenizer
+from biaskit.lm.tokenizers import MAX_UNK_SHARE, unk_share
 from biaskit.training.fine_tune import FineTuneConfig, fine_tune
-from biaskit.training.loop import MAX_UNK_SHARE, encode_for_training, unk_share
+from biaskit.training.loop import encode_for_training
 from biaskit.training.pretrain import MLMTrainingConfig, train_causal_lm, train_masked_lm
 
 #: the tiny stand-ins' WordPiece vocabulary comes from Spanish text: Chinese characters are all [UNK]
@@ -74,6 +76,65 @@ def test_training_with_a_tokenizer_that_cannot_read_the_text_stops(tok, tmp_path
     assert not (tmp_path / "run" / "checkpoint").exists()
     with pytest.raises(ValueError, match=r"above max_unk_share=0\.5"):
         train(UNREADABLE, tmp_path / "run", config, tokenizer=tok, progress=False, max_unk_share=0.5)
+
+
+# ----------------------------------------------------------------------------- scoring
+def _unk_count(lm, sentences):
+    """(unknown, all) tokens of ``sentences`` without the special tokens, counted one sentence at a time."""
+    unk = all_ = 0
+    for s in sentences:
+        ids = lm.tokenizer(s, add_special_tokens=False)["input_ids"]
+        unk += sum(t == lm.tokenizer.unk_token_id for t in ids)
+        all_ += len(ids)
+    return unk, all_
+
+
+@pytest.mark.parametrize("make", [tiny_masked_lm, tiny_causal_lm])
+def test_scoring_logs_the_unk_share_of_its_sentences_once_per_job(make, caplog):
+    lm = make(seed=0)
+    text = [*SPANISH, "el médico 这是 un libro"]
+    n_unk, n_all = _unk_count(lm, text)
+    assert 0 < n_unk / n_all < MAX_UNK_SHARE
+    with caplog.at_level(logging.INFO, logger="biaskit.lm.scoring"):
+        res = score_sentences(lm, text, unk="score", cache=False, progress=False)
+    assert len(res.scores) == len(text)
+    shares = [
+        r
+        for r in caplog.records
+        if r.name == "biaskit.lm.scoring" and "sentences to score are" in r.getMessage()
+    ]
+    (rec,) = shares  # once per job, not per sentence or batch
+    expected = f"sentence scoring with {lm.name}: {100 * n_unk / n_all:.2f} % of the {n_all} tokens of the 4 sentences"
+    assert rec.getMessage().startswith(expected) and rec.levelno == logging.WARNING  # above 5 %
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="biaskit.lm.scoring"):
+        score_pairs(lm, SPANISH, SPANISH[::-1], cache=False, progress=False)
+    (rec,) = [r for r in caplog.records if "sentences to score are" in r.getMessage()]
+    assert "0.00 % of the" in rec.getMessage() and "of the 6 sentences to score" in rec.getMessage()
+    assert rec.levelno == logging.INFO
+
+
+@pytest.mark.parametrize("make", [tiny_masked_lm, tiny_causal_lm])
+def test_scoring_text_the_model_cannot_read_stops_with_the_share_an_example_and_the_fix(make, caplog):
+    lm = make(seed=0)
+    more, less = [*SPANISH, *UNREADABLE], [*SPANISH[::-1], *UNREADABLE[::-1]]
+    n_unk, n_all = _unk_count(lm, more + less)
+    assert n_unk / n_all > MAX_UNK_SHARE
+    with pytest.raises(ValueError) as err:
+        score_pairs(lm, more, less, lines=range(2, 8), progress=False)
+    msg = str(err.value)
+    assert msg.startswith(f"pair scoring with {lm.name}: {n_unk / n_all:.1%} of the {n_all} tokens of the 12 "
+                          "sentences to score are [UNK], above max_unk_share=0.2")  # fmt: skip
+    assert f"E.g. row 3 (file line 5), sent_more: {UNREADABLE[0]!r}" in msg and "'这是'" in msg
+    assert "the model meant for this text" in msg and "pass a larger max_unk_share" in msg
+    with pytest.raises(ValueError, match=r"above max_unk_share=0\.05"):
+        score_sentences(lm, [*SPANISH * 5, UNREADABLE[0]], max_unk_share=0.05, progress=False, cache=False)
+    # None: report only (the rows with [UNK] are scored, as metric.py does, and listed in the report)
+    with caplog.at_level(logging.WARNING, logger="biaskit.lm.scoring"):
+        res = score_pairs(lm, more, less, max_unk_share=None, cache=False, progress=False)
+    assert len(res.scores) == 6 and f"{100 * n_unk / n_all:.2f} % of the {n_all} tokens" in caplog.text
+    with pytest.raises(ValueError, match="max_unk_share must be in"):
+        score_sentences(lm, SPANISH, max_unk_share=-0.1, progress=False)
 
 
 # ----------------------------------------------------------------------------- the CDS lexicon

@@ -76,6 +76,7 @@ from biaskit.lm.alignment import crows_template, shared_after_difference
 from biaskit.lm.base import BatchStats, LanguageModel, batch_token_budget
 from biaskit.lm.cache import cache_file, encode_record, example_key, read_cache
 from biaskit.lm.causal import encode_causal_sentence
+from biaskit.lm.tokenizers import MAX_UNK_SHARE, check_unk_share
 
 logger = logging.getLogger(__name__)
 
@@ -349,8 +350,11 @@ def _prepare(
     lines: Sequence[Any] | None,
     columns: Sequence[str],
     directions: Sequence[str] | None = None,
-) -> tuple[dict[int, _Prepared], list[dict[str, Any]]]:
+) -> tuple[dict[int, _Prepared], list[dict[str, Any]], list[tuple[int, str, str, list[int]]]]:
     """Tokenise and validate every example; find the positions to score.
+
+    Also returns ``(row, column, text, tokens)`` of every sentence that tokenised (its tokens without the
+    special tokens the scorer adds), for the share of unknown tokens (:func:`_check_unk`).
 
     Pairs are aligned (``cp``) with :func:`crows_template` in the official order:
     ``(side 0, side 1)`` for ``"stereo"`` (and ``directions=None``), ``(side 1, side 0)`` for
@@ -360,6 +364,8 @@ def _prepare(
     specials = _special_ids(lm)
     prepared: dict[int, _Prepared] = {}
     issues: list[dict[str, Any]] = []
+    read: list[tuple[int, str, str, list[int]]] = []
+    causal_prefix = lm.kind == "causal" and lm.prefix_token_id is not None  # type: ignore[attr-defined]
 
     def issue(i: int, col: str | None, reason: str, action: str, text: Any) -> None:
         line = lines[i] if lines is not None else None
@@ -383,6 +389,11 @@ def _prepare(
                 issue(i, col, problem, "skipped", text)
                 ok = False
                 continue
+            assert ids is not None
+            body = (
+                ids if lm.kind == "causal" and not causal_prefix else ids[1:] if causal_prefix else ids[1:-1]
+            )
+            read.append((i, col, text, body))
             if unk_note is not None:
                 if unk == "skip":
                     issue(i, col, unk_note, "skipped", text)
@@ -425,7 +436,39 @@ def _prepare(
         if tie is not None:
             issue(i, None, _TIE_REASONS[tie], "kept", ex[0])
         prepared[i] = _Prepared(ids=ids_list, positions=positions, tie=tie)
-    return prepared, issues
+    return prepared, issues, read
+
+
+def _check_unk(
+    lm: LanguageModel,
+    read: list[tuple[int, str, str, list[int]]],
+    lines: Sequence[Any] | None,
+    context: str,
+    max_unk_share: float | None,
+) -> None:
+    """Log the share of ``[UNK]`` tokens of the sentences of a job, once; stop above ``max_unk_share``."""
+
+    def name(k: int) -> str:
+        row, col = read[k][0], read[k][1]
+        line = lines[row] if lines is not None else None
+        where = f" (file line {line})" if line is not None and line == line else ""
+        return f"row {row}{where}, {col}"
+
+    check_unk_share(
+        [r[2] for r in read],
+        [r[3] for r in read],
+        lm.tokenizer,
+        who=f"{context} with {lm.name}",
+        max_unk_share=max_unk_share,
+        what=f"the {len(read):,} sentences to score",
+        consequence=": their scores would be the model's guesses for its unknown token, not for the words",
+        fix=f"Check that {lm.name} is the model meant for this text: its language and characters (e.g. an "
+        "English model on Spanish or Chinese text) and its tokenizer (a model folder without its own tokenizer "
+        "files reads every word as unknown). Or clean the text, or pass a larger max_unk_share (None: report "
+        "only)",
+        name=name,
+        log=logger,
+    )
 
 
 # =============================================================================================
@@ -447,6 +490,7 @@ def _run(
     chunk_size: int | None,
     context: str,
     directions: Sequence[str] | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> tuple[_Done, dict[int, str], ValidationReport, int, int, Path | None, BatchStats]:
     """Validate, read the cache, score what is left; return ``(done, ties, report, n_computed,
     n_cached, cache_path, batch_stats)`` where ``ties`` maps the rows kept as ties to their reason."""
@@ -462,7 +506,8 @@ def _run(
     budget = batch_token_budget(batch_tokens, lm.device)
     stats = BatchStats()
     lines = list(lines) if lines is not None else None  # positional, whatever the input's index
-    prepared, issues = _prepare(lm, examples, metric, unk, lines, columns, directions)
+    prepared, issues, read = _prepare(lm, examples, metric, unk, lines, columns, directions)
+    _check_unk(lm, read, lines, context, max_unk_share)
     report = ValidationReport.from_records(issues, context=f"{context} ({metric}, {lm.name})")
     if errors == "raise":
         report.raise_if_any(("skipped",))
@@ -709,6 +754,7 @@ def score_pairs(
     errors: Errors = "report",
     unk: Literal["skip", "score"] = "score",
     chunk_size: int | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> PLLScores:
     r"""Score CrowS-Pairs-style sentence pairs: ``"cp"``, ``"sz"``, ``"aul"`` (masked) or ``"ll"``, ``"ll_mean"``, ``"shared"`` (causal).
 
@@ -756,6 +802,12 @@ def score_pairs(
     ``result.batching`` reports the passes and their share of padding.  ``chunk_size`` = examples per cache
     write (default: about 16 token budgets' worth).  The plan depends only on the input, not on what the
     cache holds, so a resumed job gives the scores of an uninterrupted one bit for bit.
+
+    Text the model cannot read: the share of the sentences' tokens that are the tokenizer's unknown token
+    (``[UNK]``; :func:`biaskit.lm.tokenizers.unk_share`) is logged once per call (INFO; a WARNING above
+    5 %), and above ``max_unk_share`` (default :data:`biaskit.lm.tokenizers.MAX_UNK_SHARE`, 0.2; ``None``:
+    report only) a ``ValueError`` gives the share, the threshold, the sentence with the most unknown
+    tokens and the fix (the wrong model or tokenizer for the text's language), before anything is scored.
     """
     if len(sent_more) != len(sent_less):
         raise ValueError(f"sent_more has {len(sent_more)} sentences but sent_less has {len(sent_less)}")
@@ -800,6 +852,7 @@ def score_pairs(
         chunk_size=chunk_size,
         context="pair scoring",
         directions=dirs,
+        max_unk_share=max_unk_share,
     )
 
 
@@ -816,6 +869,7 @@ def score_sentences(
     errors: Errors = "report",
     unk: Literal["skip", "score"] = "skip",
     chunk_size: int | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> PLLScores:
     r"""Scores of single sentences: ``"sz"`` / ``"aul"`` (masked models), ``"ll"`` / ``"ll_mean"`` (causal).
 
@@ -831,7 +885,8 @@ def score_sentences(
     for validation, caching and the ``tokens`` table; unlike :func:`score_pairs` (which follows
     the CrowS-Pairs ``metric.py``), sentences with ``[UNK]`` are skipped by default here
     (``unk="skip"``; ``unk="score"`` keeps them, reported as "kept").  Batching (``batch_tokens``,
-    ``batch_size``, ``chunk_size``) and ``result.batching`` as in :func:`score_pairs`.
+    ``batch_size``, ``chunk_size``) and ``result.batching`` as in :func:`score_pairs`, and so is
+    ``max_unk_share`` (the share of ``[UNK]`` tokens, logged; above it a ``ValueError``).
     """
     metric = check_metric(lm, metric, pairs=False)  # type: ignore[assignment]
     examples = [(s,) for s in sentences]
@@ -859,4 +914,5 @@ def score_sentences(
         lines=lines,
         chunk_size=chunk_size,
         context="sentence scoring",
+        max_unk_share=max_unk_share,
     )

@@ -2,22 +2,32 @@
 
 Used by the trainer (:mod:`biaskit.training.pretrain`) and by the random stand-ins
 (:mod:`biaskit.lm.builtin`); they sit in the model layer so that both can read them.
+
+Text a tokenizer cannot read: :func:`unk_share` (the share of ``[UNK]`` tokens) and
+:func:`check_unk_share` (log it, stop above ``max_unk_share``), used by training and fine-tuning
+(:mod:`biaskit.training.loop`) and by the scorers (:mod:`biaskit.lm.scoring`).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 __all__ = [
+    "MAX_UNK_SHARE",
     "SPECIAL_TOKENS",
     "as_text",
     "bert_wordpiece_tokenizer",
     "build_wordpiece_vocab",
+    "check_unk_share",
     "train_wordpiece_tokenizer",
+    "unk_share",
 ]
+
+logger = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -163,3 +173,72 @@ def train_wordpiece_tokenizer(
         raise ValueError("no text to build a vocabulary from")
     vocab = build_wordpiece_vocab(texts, vocab_size, lowercase=lowercase, min_count=min_frequency)
     return bert_wordpiece_tokenizer(vocab, lowercase=lowercase, model_max_length=model_max_length)
+
+
+#: default of ``max_unk_share``: training, fine-tuning and scoring stop when more than this share of the
+#: text's tokens are the tokenizer's unknown token
+MAX_UNK_SHARE = 0.2
+
+
+def unk_share(
+    texts: Sequence[str], encoded: Sequence[Sequence[int]], tokenizer: Any
+) -> tuple[float, int, int | None]:
+    """``(share, n_tokens, worst)``: the share of the non-special tokens of ``encoded`` that are the
+    tokenizer's unknown token, their number, and the index of the sequence with the highest share
+    (``None`` when no token is unknown or the tokenizer has no unknown token, as byte-level BPE)."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    special = set(getattr(tokenizer, "all_special_ids", []) or []) - {unk}
+    n_tok = n_unk = 0
+    worst, worst_share = None, 0.0
+    for i, ids in enumerate(encoded):
+        body = [t for t in ids if t not in special]
+        k = sum(1 for t in body if t == unk) if unk is not None else 0
+        n_tok += len(body)
+        n_unk += k
+        if body and k / len(body) > worst_share:
+            worst, worst_share = i, k / len(body)
+    return (n_unk / n_tok if n_tok else 0.0), n_tok, worst
+
+
+def check_unk_share(
+    texts: Sequence[str],
+    encoded: Sequence[Sequence[int]],
+    tokenizer: Any,
+    *,
+    who: str,
+    max_unk_share: float | None = MAX_UNK_SHARE,
+    what: str = "the text",
+    consequence: str = "",
+    fix: str = "",
+    name: Callable[[int], str] = lambda i: f"sentence {i}",
+    log: logging.Logger | None = None,
+) -> float:
+    """Log the share of unknown tokens of ``encoded`` (:func:`unk_share`) and stop above ``max_unk_share``.
+
+    The share is logged on ``log`` (INFO; a WARNING above 5 %).  Above ``max_unk_share`` (``None``: never)
+    a ``ValueError`` gives ``who``, the share, the number of tokens of ``what``, the threshold, the
+    sequence with the highest share (``name(i)``, its text, how many of its tokens are unknown and the
+    words that are), ``consequence`` and ``fix``.  ``ValueError`` for a ``max_unk_share`` outside [0, 1].
+    Returns the share.
+    """
+    if max_unk_share is not None and not 0 <= max_unk_share <= 1:
+        raise ValueError(f"max_unk_share must be in [0, 1] or None, got {max_unk_share}")
+    share, n_tok, worst = unk_share(texts, encoded, tokenizer)
+    unk = getattr(tokenizer, "unk_token", None) or "[UNK]"
+    level = logging.WARNING if share > 0.05 else logging.INFO
+    (log or logger).log(
+        level, "%s: %.2f %% of the %d tokens of %s are %s", who, 100 * share, n_tok, what, unk
+    )
+    if max_unk_share is None or share <= max_unk_share or worst is None:
+        return share
+    example = texts[worst]
+    unk_id = tokenizer.unk_token_id
+    words = [w for w in example.split() if unk_id in tokenizer(w, add_special_tokens=False)["input_ids"]]
+    k = sum(1 for t in encoded[worst] if t == unk_id)
+    raise ValueError(
+        f"{who}: {share:.1%} of the {n_tok:,} tokens of {what} are {unk}, above max_unk_share="
+        f"{max_unk_share:g}: the tokenizer cannot read this text{consequence}. "
+        f"E.g. {name(worst)}: {example[:120]!r} ({k} of its {len(encoded[worst])} tokens are {unk}"
+        + (f": {', '.join(repr(w) for w in words[:6])}" if words else "")
+        + f"). {fix}"
+    )

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from biaskit.core.io import ChecksumError, sha256_file
-from biaskit.lm.tokenizers import as_text
+from biaskit.lm.tokenizers import MAX_UNK_SHARE, as_text, check_unk_share
 from biaskit.training.config import MLMTrainingConfig, TrainingResult
 from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity, xlnet_pseudo_perplexity
 from biaskit.training.objectives import (
@@ -55,10 +55,8 @@ __all__ = [
     "encode_for_training",
     "has_saved_model",
     "load_checkpoint",
-    "MAX_UNK_SHARE",
     "train_loop",
     "training_steps",
-    "unk_share",
     "verify_checkpoint",
 ]
 
@@ -134,30 +132,6 @@ def verify_checkpoint(ckpt_file: Path) -> bool:
     )
 
 
-#: default of ``max_unk_share``: training stops when more than this share of the text's tokens are unknown
-MAX_UNK_SHARE = 0.2
-
-
-def unk_share(
-    texts: Sequence[str], encoded: Sequence[Sequence[int]], tokenizer: Any
-) -> tuple[float, int, int | None]:
-    """``(share, n_tokens, worst)``: the share of the non-special tokens of ``encoded`` that are the
-    tokenizer's unknown token, their number, and the index of the sequence with the highest share
-    (``None`` when no token is unknown or the tokenizer has no unknown token, as byte-level BPE)."""
-    unk = getattr(tokenizer, "unk_token_id", None)
-    special = set(getattr(tokenizer, "all_special_ids", []) or []) - {unk}
-    n_tok = n_unk = 0
-    worst, worst_share = None, 0.0
-    for i, ids in enumerate(encoded):
-        body = [t for t in ids if t not in special]
-        k = sum(1 for t in body if t == unk) if unk is not None else 0
-        n_tok += len(body)
-        n_unk += k
-        if body and k / len(body) > worst_share:
-            worst, worst_share = i, k / len(body)
-    return (n_unk / n_tok if n_tok else 0.0), n_tok, worst
-
-
 def encode_for_training(
     sentences: Sequence[Any],
     tokenizer: Any,
@@ -174,10 +148,11 @@ def encode_for_training(
     ``ValueError`` when nothing is left.
 
     Text the model cannot read: the share of the tokens that are the tokenizer's unknown token
-    (``[UNK]``, :func:`unk_share`) is logged (INFO; a WARNING above 5 %), and above ``max_unk_share``
-    (default :data:`MAX_UNK_SHARE`, 20 %; ``None`` never stops) training stops with a ``ValueError``
-    giving the share, the worst sentence and its unknown words: a model trained on it would learn to
-    predict ``[UNK]``, not the text.
+    (``[UNK]``, :func:`biaskit.lm.tokenizers.unk_share`) is logged (INFO; a WARNING above 5 %), and
+    above ``max_unk_share`` (default :data:`biaskit.lm.tokenizers.MAX_UNK_SHARE`, 20 %; ``None`` never
+    stops) training stops with a ``ValueError`` giving the share, the worst sentence and its unknown
+    words (:func:`biaskit.lm.tokenizers.check_unk_share`): a model trained on it would learn to predict
+    ``[UNK]``, not the text.
     """
     all_texts = as_text(sentences)
     texts = [t for t in all_texts if t.strip()]
@@ -207,25 +182,18 @@ def encode_for_training(
 def _check_unk_share(
     texts: Sequence[str], full: Sequence[Sequence[int]], tokenizer: Any, who: str, max_unk_share: float | None
 ) -> None:
-    if max_unk_share is not None and not 0 <= max_unk_share <= 1:
-        raise ValueError(f"max_unk_share must be in [0, 1] or None, got {max_unk_share}")
-    share, n_tok, worst = unk_share(texts, full, tokenizer)
     unk = getattr(tokenizer, "unk_token", None) or "[UNK]"
-    level = logging.WARNING if share > 0.05 else logging.INFO
-    logger.log(level, "%s: %.2f %% of the %d tokens of the text are %s", who, 100 * share, n_tok, unk)
-    if max_unk_share is None or share <= max_unk_share or worst is None:
-        return
-    example = texts[worst]
-    unk_id = tokenizer.unk_token_id
-    words = [w for w in example.split() if unk_id in tokenizer(w, add_special_tokens=False)["input_ids"]]
-    k = sum(1 for t in full[worst] if t == unk_id)
-    raise ValueError(
-        f"{who}: {share:.1%} of the {n_tok:,} tokens of the training text are {unk}, above max_unk_share="
-        f"{max_unk_share:g}: the tokenizer cannot read this text, and a model trained on it would learn {unk}. "
-        f"E.g. sentence {worst}: {example[:120]!r} ({k} of its {len(full[worst])} tokens are {unk}"
-        + (f": {', '.join(repr(w) for w in words[:6])}" if words else "")
-        + "). Use a model whose tokenizer covers this text's language and characters (or train a tokenizer on "
-        "it: tokenizer=None), clean the text, or pass a larger max_unk_share"
+    check_unk_share(
+        texts,
+        full,
+        tokenizer,
+        who=who,
+        max_unk_share=max_unk_share,
+        what="the training text",
+        consequence=f", and a model trained on it would learn {unk}",
+        fix="Use a model whose tokenizer covers this text's language and characters (or train a tokenizer on "
+        "it: tokenizer=None), clean the text, or pass a larger max_unk_share",
+        log=logger,
     )
 
 
