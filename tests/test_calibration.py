@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from biaskit.studies import calibration as cal
+from biaskit.studies import calibration_stats as cal_stats
 
 TARGETS = [f"job{i}" for i in range(40)]
 DIRS = {t: ("male" if i % 2 else "female") for i, t in enumerate(TARGETS)}
@@ -268,6 +269,7 @@ def test_bundled_language_model_controls(plan, one_torch_thread):
             assert values["crows_cp"].value.size == 640
             assert cal.evaluate(values["crows_cp"], plan).effect == pytest.approx(73.1, abs=0.1)
             assert cal.evaluate(values["crows_aul"], plan).effect == pytest.approx(66.6, abs=0.1)
+            assert cal.evaluate(values["crows_sz"], plan).effect == pytest.approx(99.1, abs=0.1)
     # the thesis's robustness agreement l1: without a bias few cp preferences survive paraphrasing (61 %, far
     # below the 80 % threshold: "not robust"); with the planted bias many more do (72.8 % at s = 0.8)
     assert robust[0.5].effect == pytest.approx(60.9, abs=0.1) and robust[0.5].p_value < 1e-10
@@ -311,6 +313,7 @@ def test_bundled_causal_controls(plan, one_torch_thread):
         assert null.p_label > 0.05, m
         assert at08.toward_planted and at08.p_label < 0.01, m
         assert m == "causal_ks" or at08.p_value < 0.01, m
+    assert cal.evaluate(values[0.8]["causal_ll"], plan).effect == pytest.approx(86.6, abs=0.1)
     ks = cal.evaluate(values[0.8]["causal_ks"], plan)
     assert ks.effect == pytest.approx(0.0859, abs=0.001) and ks.p_value == pytest.approx(0.018, abs=0.002)
     shared = {s: v["causal_shared"] for s, v in values.items()}
@@ -383,16 +386,16 @@ def _ks_items(shift: float, seed: int) -> cal.MetricValues:
 @pytest.mark.parametrize("kind", ["sign", "mean", "groups", "ks"])
 def test_weighted_effects_are_the_effect_of_the_repeated_units(kind):
     mv = _ks_items(0.8, 13) if kind == "ks" else _items(0.3, kind=kind, seed=13)
-    d = cal._signs(DIRS, mv.target)
-    assert cal._effects_for_signs(mv, d[None, :], np.ones((1, d.size)))[0] == pytest.approx(
-        cal._effects_for_signs(mv, d[None, :])[0], abs=1e-12
+    d = cal_stats._signs(DIRS, mv.target)
+    assert cal_stats._effects_for_signs(mv, d[None, :], np.ones((1, d.size)))[0] == pytest.approx(
+        cal_stats._effects_for_signs(mv, d[None, :])[0], abs=1e-12
     )
     # integer weights = each unit repeated that many times, and the effect computed as evaluate does
     w = np.random.default_rng(14).integers(0, 3, d.size)
     w[0] = w[-1] = 1  # keep both planted sides
     rep = mv.subset(np.repeat(np.arange(d.size), w))
     want = cal.evaluate(rep, DIRS, n_permutations=10, label_test=False)
-    got = cal._effects_for_signs(mv, d[None, :], w[None, :].astype(float))[0]
+    got = cal_stats._effects_for_signs(mv, d[None, :], w[None, :].astype(float))[0]
     assert got == pytest.approx(
         want.effect if kind != "ks" else want.effect * (1 if want.toward_planted else -1)
     )
@@ -433,7 +436,7 @@ def test_effect_trend_interval_matches_the_cluster_bootstrap_standard_error():
     }
     tr = cal.effect_trend(vals, DIRS, n_boot=2000)
     diff = vals[0.9].value - vals[0.5].value
-    d = cal._signs(DIRS, vals[0.5].target)
+    d = cal_stats._signs(DIRS, vals[0.5].target)
     per_target = np.array([(d * diff)[vals[0.5].target == t].mean() for t in TARGETS])
     se_cluster = per_target.std(ddof=1) / np.sqrt(len(TARGETS))
     width = (tr["ci_high"] - tr["ci_low"]).item()
@@ -482,7 +485,7 @@ def test_effects_by_item_group_measures_each_group_on_its_own():
     values = {}
     for k, (s, e) in enumerate(zip(skews, planted, strict=True)):
         mv = _items(e, kind="sign", seed=50 + k)
-        d = cal._signs(DIRS, mv.target)
+        d = cal_stats._signs(DIRS, mv.target)
         blind = groups == "blind"
         mv.value[blind] = np.random.default_rng(60 + k).normal(0, 1, blind.sum())  # no plan at all
         mv.value[~blind] = d[~blind] * e + np.random.default_rng(70 + k).normal(0, 1, (~blind).sum())
@@ -554,7 +557,7 @@ def test_extrapolated_sample_size_gives_the_power_that_resampling_measures(kind,
     # a pool far larger than the answer, so that subsets of that size are nearly independent draws
     mv = _items(effect, per_target=per_target, kind=kind, seed=80)
     n = cal.extrapolated_sample_size(mv, DIRS, alpha=0.05, power=0.8)
-    a = cal._signs(DIRS, mv.target) * mv.value
+    a = cal_stats._signs(DIRS, mv.target) * mv.value
     if kind == "mean":
         # independent check: the normal-approximation formula (z_a/2 + z_b)^2 / d^2, plus ~2 for t
         d = a.mean() / a.std(ddof=1)
