@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biaskit.core.paths import results_dir
+from biaskit.core.paths import resolve_user_path, results_dir
 from biaskit.metrics.crows import crows_by_bias_type
 from biaskit.studies.grid_config import (
     COLUMNS,
@@ -137,8 +137,9 @@ def run_experiments(
     """Run every cell of the grid; return the tidy results (:data:`~biaskit.studies.grid_config.COLUMNS`), one row per result.
 
     Writes (``write=True``) the log, CSV, LaTeX table, plots and resolved configuration into
-    ``output_dir`` (argument > ``config.output_dir`` > ``results/experiments/<name>``); their
-    paths are in ``df.attrs["outputs"]``.  A cell that raises is recorded with
+    ``output_dir`` (argument > ``config.output_dir`` > ``results/experiments/<name>``; a relative
+    ``output_dir`` argument starts from the folder the user started in,
+    :func:`biaskit.core.paths.resolve_user_path`); their paths are in ``df.attrs["outputs"]``.  A cell that raises is recorded with
     ``status="error"`` and its message (traceback in the log); the others still run.
 
     ``scheduler`` says where the cells run (issue 17):
@@ -158,7 +159,7 @@ def run_experiments(
     """
     cfg = load_config(config)
     out = (
-        Path(output_dir)
+        resolve_user_path(output_dir)
         if output_dir is not None
         else cfg.output_dir or (results_dir() / "experiments" / cfg.name)
     )

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 import biaskit.metrics  # noqa: F401  (registers every metric)
+from biaskit.core.paths import resolve_user_path
 from biaskit.core.registry import REGISTRY, GridCall, GridSupport
 
 # the grid's one logger: every line of a batch run's log names ``biaskit.studies.grid``, whichever part wrote it
@@ -136,7 +137,7 @@ class ModelSpec:
             return "static"
         if p == "tiny-causal" or "-clm" in p:
             return "causal"
-        folder = Path(p).expanduser()
+        folder = resolve_user_path(p)
         if (folder / "config.json").exists():
             from biaskit.lm import model_kind
 
@@ -231,8 +232,10 @@ def _entries(value: Any, what: str) -> list[dict[str, Any]]:
 def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> ExperimentConfig:
     """Parse a configuration: a YAML file path, a YAML string, a dict, or an :class:`ExperimentConfig`.
 
-    Unknown top-level keys and options raise ``ValueError`` listing the allowed ones; relative
-    ``output_dir`` values of a file are relative to the file's folder.
+    Unknown top-level keys and options raise ``ValueError`` listing the allowed ones.  A relative path
+    (the configuration file, the paths of its models and datasets) starts from the folder the user started
+    in (:func:`biaskit.core.paths.resolve_user_path`), except ``output_dir`` in a file, which is relative to
+    the file's folder.
     """
     if isinstance(source, ExperimentConfig):
         return source
@@ -243,7 +246,7 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
         import yaml
 
         text = str(source)
-        p = Path(text).expanduser()
+        p = resolve_user_path(text)
         is_file = "\n" not in text and (p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists())
         if is_file:
             if not p.exists():
@@ -303,8 +306,8 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
     out_dir = raw.get("output_dir")
     if out_dir is not None:
         out_dir = Path(str(out_dir)).expanduser()
-        if not out_dir.is_absolute() and base is not None:
-            out_dir = base / out_dir
+        if not out_dir.is_absolute():
+            out_dir = base / out_dir if base is not None else resolve_user_path(out_dir)
     name = str(raw.get("name") or "experiment")
     if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         raise ValueError(
@@ -346,11 +349,20 @@ def load_dataset(spec: str | DatasetSpec, *, random_state: int = 0) -> tuple[str
     if kind == "lpbs":
         from biaskit.metrics.lpbs import load_lpbs
 
-        return "lpbs", load_lpbs(path[5:] if path.startswith("lpbs:") else path)
+        return "lpbs", load_lpbs(_user_file(path[5:] if path.startswith("lpbs:") else path))
     from biaskit.metrics.seat import SEATQuery, load_seat
 
-    q = load_seat(path)
+    q = load_seat(_user_file(path))
     return ("sentences" if isinstance(q, SEATQuery) else "words"), q
+
+
+def _user_file(path: str) -> str:
+    """A dataset given as a file path, resolved from the folder the user started in
+    (:func:`biaskit.core.paths.resolve_user_path`); an identifier (``may2019:weat7``, ``bfh:de/SEAT/CW1``,
+    ``es:...``: a ``source:`` prefix and no such file) stays as it is."""
+    if ":" in path and not resolve_user_path(path).exists():
+        return path
+    return str(resolve_user_path(path))
 
 
 def dataset_path(cfg: ExperimentConfig, name: str) -> str:
@@ -366,8 +378,8 @@ def _load_crows(path: str, sample: int | None, random_state: int) -> pd.DataFram
     elif which in ("es", "es-original", "es-paraphrased", "es-random"):
         variant = {"es": "original", "es-original": "original"}.get(which, which[3:])
         df, lang = bds.load_crows_pairs_es(variant), "es"  # type: ignore[arg-type]
-    elif Path(which).exists():
-        df, lang = pd.read_csv(which), "?"
+    elif resolve_user_path(which).exists():
+        df, lang = pd.read_csv(resolve_user_path(which)), "?"
         missing = [c for c in ("sent_more", "sent_less") if c not in df]
         if missing:
             raise ValueError(
@@ -445,7 +457,7 @@ class ModelCache:
             from biaskit.lm import get_lm
 
             p = spec.path
-            if p.startswith((".", "/", "~")) and not Path(p).expanduser().exists():
+            if p.startswith((".", "/", "~")) and not resolve_user_path(p).exists():
                 raise FileNotFoundError(f"model folder {p} does not exist")
             lm_kind = "causal" if kind == "causal" else "masked"
             obj = get_lm(p, kind=lm_kind, device=str(self.options.get("device", "auto")))
