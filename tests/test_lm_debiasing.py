@@ -164,7 +164,7 @@ def test_with_dropout_sets_every_rate_and_a_fingerprint_of_its_own(mlm):
     with pytest.raises(ValueError):
         with_dropout(mlm, 1.0)
     with pytest.raises(TypeError):
-        with_dropout(tiny_causal_lm(seed=0, texts=TEXTS))
+        with_dropout(mlm.model)  # a bare transformers model, not a biaskit language model
 
 
 def test_dropout_debias_trains_with_the_rates(mlm, tmp_path):
@@ -174,8 +174,12 @@ def test_dropout_debias_trains_with_the_rates(mlm, tmp_path):
 
     cfg = replace(BARTL, epochs=1, batch_size=4, learning_rate=1e-3, max_steps=2, device="cpu")
     tuned = dropout_debias(mlm, TEXTS, config=cfg)
-    assert tuned.model.config.hidden_dropout_prob == 0.2
-    assert fine_tune_record(tuned)["steps"] == 2
+    # trained with the rates (recorded in the run's settings), saved with the model's own
+    rec = fine_tune_record(tuned)
+    assert (rec["config"]["hidden_dropout"], rec["config"]["attention_dropout"]) == (0.2, 0.15)
+    assert tuned.model.config.hidden_dropout_prob == mlm.model.config.hidden_dropout_prob
+    assert tuned.model.config.attention_probs_dropout_prob == mlm.model.config.attention_probs_dropout_prob
+    assert rec["steps"] == 2
     plain = fine_tune(mlm, TEXTS, config=cfg, progress=False)
     assert plain.name != tuned.name  # a fine-tune without the dropout is cached apart
 

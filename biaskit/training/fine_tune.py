@@ -1,4 +1,4 @@
-r"""Fine-tune any masked language model on a list of sentences, with Bartl et al.'s (2020) procedure.
+r"""Fine-tune any masked or causal language model on a list of sentences, with Bartl et al.'s (2020) procedure.
 
 Project issue 14, first building block.  Seed 002 (Barza 2023) debiases BERT by counterfactual
 data substitution (CDS, :func:`biaskit.data.counterfactual.cds`) followed by masked-LM fine-tuning,
@@ -47,6 +47,21 @@ cut it off); sentence splitting (Bartl: ``nltk.sent_tokenize``) is the caller's.
 The training loop itself is :mod:`biaskit.training.pretrain`'s (shared with
 :func:`biaskit.training.pretrain.train_masked_lm`): deterministic given the seed, a tqdm progress bar,
 checkpoints and bit-identical resuming, CUDA when available.
+
+**Causal models** (issue 36).  Given a causal LM (:class:`biaskit.lm.CausalLM`, e.g. the planted controls
+``en-clm-planted-sXX``), :func:`fine_tune` runs the same loop, optimiser, schedule, clipping, cache and
+checkpoints with the next-token objective of :func:`biaskit.training.pretrain.train_causal_lm` (Radford et
+al. 2019): each sentence is ``[BOS] w_1 .. w_n [EOS]`` (the model's prefix token,
+:attr:`biaskit.lm.CausalLM.prefix_token_id`, is put in front when its tokenizer does not add it) and the loss
+is :math:`-\frac{1}{\sum_i (|x_i|-1)}\sum_i\sum_{t\ge 1}\log P_\theta(x_{i,t}\mid x_{i,<t})`.  The
+masking fields and ``bartl_pad_quirk`` are not read; the run's cache key records ``"objective": "causal"``.
+
+**Training-time dropout** (``FineTuneConfig.hidden_dropout`` / ``attention_dropout``; Webster et al.'s
+dropout debiasing, :mod:`biaskit.debiasing.dropout`): the rates are set on the dropout modules of the
+training copy (:func:`set_dropout`: BERT's attention-probability dropout / GPT-2's ``attn_pdrop`` for
+attention, every other dropout -- BERT's ``hidden_dropout_prob``, GPT-2's ``resid_pdrop`` and
+``embd_pdrop`` -- for hidden), which is what dropout reads while training.  The model's configuration is
+not changed, so the saved model keeps its base's rates and loads, scores and trains further like it.
 """
 
 from __future__ import annotations
@@ -62,7 +77,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.core.paths import cache_dir, cache_name
-from biaskit.lm import MaskedLM, quiet_hf_progress
+from biaskit.lm import CausalLM, MaskedLM, quiet_hf_progress
 from biaskit.training.loop import MAX_UNK_SHARE
 from biaskit.training.pretrain import (
     CHECKPOINT_DIR,
@@ -78,7 +93,18 @@ from biaskit.training.pretrain import (
     training_steps,
 )
 
-__all__ = ["BARTL", "BARTL_2020", "FineTuneConfig", "bartl_max_length", "fine_tune", "fine_tune_output_dir"]
+__all__ = [
+    "BARTL",
+    "BARTL_2020",
+    "FineTuneConfig",
+    "bartl_max_length",
+    "dropout_rates",
+    "find_fine_tuned",
+    "fine_tune",
+    "fine_tune_output_dir",
+    "fine_tune_record",
+    "set_dropout",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +112,8 @@ logger = logging.getLogger(__name__)
 CACHE_SUBDIR = "fine_tuned"
 #: settings that do not change the trained weights: left out of the cache key and resume check
 _NOT_IN_KEY = ("device", "checkpoint_every", "deterministic_cuda")
+#: settings left out of the cache key while unset, so that the keys of earlier fine-tunes stay as they were
+_KEY_WHEN_SET = ("hidden_dropout", "attention_dropout")
 
 
 @dataclass(frozen=True)
@@ -113,13 +141,17 @@ class FineTuneConfig:
         Longest sequence in tokens ([CLS]/[SEP] included); longer sentences are truncated (a
         WARNING counts them).  ``None``: Bartl's rule, :func:`bartl_max_length` of the
         sentences, capped at the model's window.
+    hidden_dropout, attention_dropout:
+        Dropout rates while training (:func:`set_dropout`: attention-probability dropout, and every other
+        dropout of the model); ``None`` (default): the model's own (``bert-base-uncased``: 0.1, as in
+        Bartl's run).  Webster et al.'s (2020) dropout debiasing uses 0.20 / 0.15
+        (:func:`biaskit.debiasing.dropout.dropout_debias`).  The saved model keeps its base's rates in
+        its configuration.
     checkpoint_every:
         Steps between checkpoints (0: only at the end).  ``device``: ``"auto"`` (CUDA when
         available), ``"cpu"``, ``"cuda"``...; ``deterministic_cuda``: deterministic CUDA kernels
         (:mod:`biaskit.training.pretrain`).  These three do not change the result and are not part of
         the cache key.
-
-    Dropout is the model's own (``bert-base-uncased``: 0.1, as in Bartl's run).
     """
 
     learning_rate: float = 2e-5
@@ -136,12 +168,18 @@ class FineTuneConfig:
     bartl_pad_quirk: bool = False
     max_length: int | None = None
     max_steps: int | None = None
+    hidden_dropout: float | None = None
+    attention_dropout: float | None = None
     checkpoint_every: int = 1000
     device: str = "auto"
     deterministic_cuda: bool = False
 
     def __post_init__(self) -> None:
         self.training_config(self.max_length or 512)  # MLMTrainingConfig checks every value
+        for name in _KEY_WHEN_SET:
+            p = getattr(self, name)
+            if p is not None and not 0.0 <= p < 1.0:
+                raise ValueError(f"{name} must be in [0, 1) or None, got {p}")
 
     def training_config(self, max_length: int) -> MLMTrainingConfig:
         """The :class:`biaskit.training.pretrain.MLMTrainingConfig` the shared loop runs with (architecture
@@ -180,17 +218,86 @@ def bartl_max_length(sentences: Sequence[str]) -> int:
     return 2 ** math.ceil(math.log2(longest))
 
 
-def _resolve_model(model: str | Path | MaskedLM) -> tuple[MaskedLM, bool]:
-    """``(lm, shared)``: ``shared`` when ``lm`` belongs to the caller (its weights must not change)."""
-    from biaskit.lm import get_masked_lm, load_masked_lm
+def _is_attention_dropout(name: str) -> bool:
+    """BERT-like ``...attention.self.dropout`` and GPT-2's ``...attn.attn_dropout`` drop attention probabilities."""
+    return "attention.self" in name or name.endswith("attn_dropout")
 
-    if isinstance(model, MaskedLM):
+
+def dropout_rates(model: Any) -> dict[str, float]:
+    """Module name -> rate of every ``torch.nn.Dropout`` of ``model`` (a ``transformers`` model)."""
+    import torch
+
+    return {n: float(m.p) for n, m in model.named_modules() if isinstance(m, torch.nn.Dropout)}
+
+
+def set_dropout(model: Any, hidden: float | None = None, attention: float | None = None) -> dict[str, float]:
+    """Set the dropout rates of ``model``'s modules in place; returns the rates they had (:func:`dropout_rates`).
+
+    ``attention`` goes to the dropout on the attention probabilities (BERT ``attention.self.dropout``, whose
+    config field is ``attention_probs_dropout_prob``; GPT-2 ``attn.attn_dropout``, ``attn_pdrop``),
+    ``hidden`` to every other dropout (BERT ``hidden_dropout_prob``: embeddings, attention output,
+    feed-forward output; GPT-2 ``resid_pdrop`` and ``embd_pdrop``); ``None`` leaves those modules as
+    they are.  The model's configuration is not changed.  ``TypeError`` for a model without dropout
+    modules (whose rates could only be changed through its configuration).
+    """
+    import torch
+
+    for what, p in (("hidden", hidden), ("attention", attention)):
+        if p is not None and not 0.0 <= p < 1.0:
+            raise ValueError(f"{what} dropout must be in [0, 1), got {p}")
+    before = dropout_rates(model)
+    if not before:
+        raise TypeError(f"{type(model).__name__} has no torch.nn.Dropout module whose rate could be set")
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Dropout):
+            p = attention if _is_attention_dropout(name) else hidden
+            if p is not None:
+                module.p = float(p)
+    return before
+
+
+def _causal_name(name: str) -> bool:
+    """Whether the model named ``name`` (bundled name or local folder) is a causal LM."""
+    from biaskit.lm import FALLBACK_CAUSAL_MODEL, model_kind
+    from biaskit.lm.catalogue import CLM_NAMES
+
+    if name in CLM_NAMES or name == FALLBACK_CAUSAL_MODEL:
+        return True
+    if Path(name).is_dir():
+        try:
+            return model_kind(name) == "causal"
+        except (OSError, ValueError):
+            return False
+    return False
+
+
+def _resolve_model(model: str | Path | MaskedLM | CausalLM) -> tuple[MaskedLM | CausalLM, bool]:
+    """``(lm, shared)``: ``shared`` when ``lm`` belongs to the caller (its weights must not change)."""
+    from biaskit.lm import get_lm, get_masked_lm, load_causal_lm, load_masked_lm
+
+    if isinstance(model, (MaskedLM, CausalLM)):
         return model, True
     if isinstance(model, Path):
+        if _causal_name(str(model)):
+            return load_causal_lm(model, device="cpu"), False
         return load_masked_lm(model, device="cpu"), False
     if isinstance(model, str):
+        if _causal_name(model):
+            return get_lm(model, kind="causal", device="cpu"), False
         return get_masked_lm(model, device="cpu"), False
-    raise TypeError(f"model must be a model name, a folder or a MaskedLM, not {type(model).__name__}")
+    raise TypeError(
+        f"model must be a model name, a folder, a MaskedLM or a CausalLM, not {type(model).__name__}"
+    )
+
+
+def _load_tuned(out: Path, base: MaskedLM | CausalLM, device: str) -> MaskedLM | CausalLM:
+    """The fine-tuned model saved in ``out``, of ``base``'s kind."""
+    from biaskit.lm import load_causal_lm, load_masked_lm
+
+    load = load_causal_lm if base.kind == "causal" else load_masked_lm
+    tuned = load(out, device=device, lowercase=base.lowercase)
+    tuned.is_fallback = base.is_fallback  # a fine-tuned random stand-in still measures nothing
+    return tuned
 
 
 def _resolve_max_length(texts: Sequence[str], config: FineTuneConfig, window: int) -> int:
@@ -213,7 +320,7 @@ def fine_tune_output_dir(base_name: str, record: dict[str, Any], data_key: str) 
 class _Plan:
     """What a fine-tune is, before any training: the base model, the data and the cache folder."""
 
-    base: MaskedLM
+    base: MaskedLM | CausalLM
     shared: bool  # the base belongs to the caller: train a copy
     encoded: list[list[int]]
     record: dict[str, Any]
@@ -221,9 +328,13 @@ class _Plan:
     max_length: int
     out: Path
 
+    @property
+    def objective(self) -> str:
+        return "causal" if self.base.kind == "causal" else "masked"
+
 
 def _plan(
-    model: str | Path | MaskedLM,
+    model: str | Path | MaskedLM | CausalLM,
     sentences: Sequence[str],
     config: FineTuneConfig,
     output_dir: str | Path | None,
@@ -245,22 +356,36 @@ def _plan(
         texts = [t.lower() for t in texts]
     max_length = _resolve_max_length([t for t in texts if t.strip()], config, base.max_length)
     encoded = encode_for_training(texts, tokenizer, max_length, who="fine_tune", max_unk_share=max_unk_share)
+    causal = base.kind == "causal"
+    if causal:  # every sequence starts with the token sentences are scored after (CausalLM.prefix_token_id)
+        pre = base.prefix_token_id
+        if pre is not None:
+            encoded = [ids if ids[:1] == [pre] else [pre, *ids][:max_length] for ids in encoded]
 
-    record: dict[str, Any] = {k: v for k, v in asdict(config).items() if k not in _NOT_IN_KEY}
+    record: dict[str, Any] = {
+        k: v
+        for k, v in asdict(config).items()
+        if k not in _NOT_IN_KEY and not (k in _KEY_WHEN_SET and v is None)
+    }
     record.update(max_length=max_length, base_model=base.name, base_fingerprint=base.fingerprint())
-    data_key = f"{data_hash(encoded)}|base={base.fingerprint()}"
-    out = Path(output_dir) if output_dir is not None else fine_tune_output_dir(base.name, record, data_key)
+    if causal:
+        record["objective"] = "causal"
+    data_key = f"{'causal|' if causal else ''}{data_hash(encoded)}|base={base.fingerprint()}"
+    folder_name = base.name
+    if config.hidden_dropout is not None or config.attention_dropout is not None:
+        folder_name = f"{Path(base.name).name or base.name}+dropout{config.hidden_dropout}-{config.attention_dropout}"
+    out = Path(output_dir) if output_dir is not None else fine_tune_output_dir(folder_name, record, data_key)
     return _Plan(base, shared, encoded, record, data_key, max_length, out)
 
 
 def find_fine_tuned(
-    model: str | Path | MaskedLM,
+    model: str | Path | MaskedLM | CausalLM,
     sentences: Sequence[str],
     *,
     config: FineTuneConfig = BARTL,
     output_dir: str | Path | None = None,
     max_unk_share: float | None = MAX_UNK_SHARE,
-) -> MaskedLM | None:
+) -> MaskedLM | CausalLM | None:
     """The model :func:`fine_tune` would return for these arguments if that run is finished, else ``None``.
 
     Nothing is trained or written: the run's folder (the cache folder of the model, data and
@@ -270,8 +395,6 @@ def find_fine_tuned(
     :func:`fine_tune` would.  :func:`biaskit.debiasing.cds.fine_tune_many` uses it to start worker
     processes only for the runs that still need training.
     """
-    from biaskit.lm import load_masked_lm
-
     run = _plan(model, sentences, config, output_dir, max_unk_share)
     if not has_saved_model(run.out):
         return None
@@ -281,13 +404,11 @@ def find_fine_tuned(
     if int(state["step"]) < training_steps(config.training_config(run.max_length), len(run.encoded)):
         return None
     with quiet_hf_progress():
-        tuned = load_masked_lm(run.out, device=config.device, lowercase=run.base.lowercase)
-    tuned.is_fallback = run.base.is_fallback
-    return tuned
+        return _load_tuned(run.out, run.base, config.device)
 
 
 def fine_tune(
-    model: str | Path | MaskedLM,
+    model: str | Path | MaskedLM | CausalLM,
     sentences: Sequence[str],
     *,
     config: FineTuneConfig = BARTL,
@@ -297,8 +418,9 @@ def fine_tune(
     held_out: Sequence[str] | None = None,
     callback: Callable[[int, float], None] | None = None,
     max_unk_share: float | None = MAX_UNK_SHARE,
-) -> MaskedLM:
-    """Masked-LM fine-tuning of ``model`` on ``sentences``; returns the fine-tuned model.
+) -> MaskedLM | CausalLM:
+    """Masked-LM (or, for a causal ``model``, next-token) fine-tuning of ``model`` on ``sentences``; returns
+    the fine-tuned model.
 
     The procedure and its citations are in the module docstring; by default Bartl et al.'s
     (2020) settings (:data:`BARTL_2020`: AdamW lr 2e-5, eps 1e-8, linear schedule without warm-up,
@@ -311,8 +433,10 @@ def fine_tune(
     ----------
     model:
         A Hugging Face id or a local folder (offline: only what is on this machine), a bundled
-        trained-here name such as ``"en-mlm"`` (:func:`biaskit.lm.get_masked_lm`), or a loaded
-        :class:`biaskit.lm.MaskedLM`, which is left unchanged (a copy is trained).
+        trained-here name such as ``"en-mlm"`` (:func:`biaskit.lm.get_masked_lm`) or ``"en-clm-planted-s80"``
+        (a causal one, :data:`biaskit.lm.catalogue.CLM_NAMES`), or a loaded :class:`biaskit.lm.MaskedLM` or
+        :class:`biaskit.lm.CausalLM`, which is left unchanged (a copy is trained).  A causal model is
+        trained with the next-token objective (module docstring), a masked one with BERT's masking.
     sentences:
         Training sentences (one string each; split passages first).  Empty strings are dropped
         and over-long sentences truncated to ``max_length``, each with a WARNING that counts
@@ -345,11 +469,9 @@ def fine_tune(
 
     Notes
     -----
-    Returns the fine-tuned model loaded from ``output_dir`` (:func:`biaskit.lm.load_masked_lm`,
-    on ``config.device``): every metric accepts it.
+    Returns the fine-tuned model loaded from ``output_dir`` (:func:`biaskit.lm.load_masked_lm` or
+    :func:`biaskit.lm.load_causal_lm`, on ``config.device``): every metric of its kind accepts it.
     """
-    from biaskit.lm import load_masked_lm
-
     run = _plan(model, sentences, config, output_dir, max_unk_share)
     base, shared, tokenizer, out = run.base, run.shared, run.base.tokenizer, run.out
     encoded, record, data_key, max_length = run.encoded, run.record, run.data_key, run.max_length
@@ -357,6 +479,8 @@ def fine_tune(
     state = load_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE, record) if resume else None
 
     net = copy.deepcopy(base.model) if shared else base.model
+    if config.hidden_dropout is not None or config.attention_dropout is not None:
+        set_dropout(net, config.hidden_dropout, config.attention_dropout)  # modules only: the config keeps the base's
     with quiet_hf_progress(not progress):  # no "Writing model shards" / "Loading weights" bars either
         train_loop(
             net.float(),
@@ -371,19 +495,18 @@ def fine_tune(
             progress=progress,
             callback=callback,
             desc="fine-tune",
+            objective=run.objective,
         )
         del net
-        tuned = load_masked_lm(out, device=config.device, lowercase=base.lowercase)
-    tuned.is_fallback = base.is_fallback  # a fine-tuned random stand-in still measures nothing
-    return tuned
+        return _load_tuned(out, base, config.device)
 
 
-def fine_tune_record(model: MaskedLM | str | Path) -> dict[str, Any]:
+def fine_tune_record(model: MaskedLM | CausalLM | str | Path) -> dict[str, Any]:
     """The ``training.json`` of a fine-tuned model (steps, losses, time, tokens/s, settings); ``{}`` when it has none.
 
     ``model`` is what :func:`fine_tune` returned (its ``name`` is its folder) or the folder itself.
     """
-    folder = Path(str(model.name if isinstance(model, MaskedLM) else model))
+    folder = Path(str(model.name if isinstance(model, (MaskedLM, CausalLM)) else model))
     path = folder / TRAINING_JSON
     if not path.is_file():
         return {}
