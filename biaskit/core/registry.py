@@ -53,7 +53,9 @@ __all__ = [
     "MetricRegistry",
     "REGISTRY",
     "UnknownMetricError",
+    "calibration_support",
     "register_metric",
+    "register_metrics",
 ]
 
 #: the families, one per kind of input read (WEFE and the thesis group their metrics the same way)
@@ -405,3 +407,19 @@ def register_metric(
         for cm in calibration.measures:
             _check_choice(cm.model_kind, ("masked", "causal", "static"), "calibration model kind", name)
     return (registry or REGISTRY).add(metric)
+
+
+def register_metrics(*declarations: Mapping[str, Any], **shared: Any) -> list[Metric]:
+    """Declare several metrics whose declarations share fields (the PLL readings of CrowS-Pairs, ...).
+
+    ``shared`` holds the keyword arguments of :func:`register_metric` common to all of them; each
+    declaration holds the rest, its ``name`` among them (a key it gives replaces the shared one).  The
+    metrics are registered in the order given, each as :func:`register_metric` would.
+    """
+    return [register_metric(**{**shared, **d}) for d in declarations]
+
+
+def calibration_support(*measures: tuple[str, str, str, str]) -> CalibrationSupport:
+    """A :class:`CalibrationSupport` of measures each given as ``(key, label, kind, model_kind)``
+    (:class:`CalibrationMeasure` without a ``values`` callable)."""
+    return CalibrationSupport(tuple(CalibrationMeasure(*m) for m in measures))
