@@ -40,13 +40,8 @@ def user(tmp_path, monkeypatch):
         for k, r in zip(("targ1", "targ2", "attr1", "attr2"), "XYAB", strict=True)
     }
     (data / "toy_seat.jsonl").write_text(json.dumps(seat), encoding="utf-8")
-    lpbs = {
-        "targ1": {"singular": ["he"]},
-        "targ2": {"singular": ["she"]},
-        "attr1": WORDS["X"],
-        "attr2": WORDS["Y"],
-        "templates": {"singular": ["TARGET likes ATTRIBUTE."]},
-    }
+    lpbs = {"targ1": {"singular": ["he"]}, "targ2": {"singular": ["she"]}, "attr1": WORDS["X"], "attr2": WORDS["Y"]}
+    lpbs["templates"] = {"singular": ["TARGET likes ATTRIBUTE."]}
     (data / "LPBS" / "toy_lpbs.jsonl").write_text(json.dumps(lpbs), encoding="utf-8")
     pd.DataFrame(
         {"sent_more": ["he likes math", "she likes dance"], "sent_less": ["she likes math", "he likes dance"]}
