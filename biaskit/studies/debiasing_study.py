@@ -57,11 +57,14 @@ GoogleNews subset) with Gonen & Goldberg's word selection.
 Language models (:func:`run_contextual_study`): the masked controls ``en-planted-sXX`` debiased by CDS
 fine-tuning, dropout debiasing (Webster et al. 2020), INLP on the sentence representation and
 SentenceDebias (Liang et al. 2020; both hooked before the LM head, :mod:`biaskit.debiasing.sentence_debias`),
-and, with ``causal=True``, the two projection methods on the causal twins ``en-clm-planted-sXX`` (the
-fine-tuning step of this package trains masked LMs only).  The measures are the calibrated masked (or
-causal) measures of notebook 14 and the same recovery tests on the professions' contextual
-representations (:func:`biaskit.embeddings.contextual.contextual_word_vectors`); the cost is the held-out
-(pseudo-)perplexity.  The same tables, verdicts and shares as for the word vectors.
+and, with ``causal=True``, the same four methods on the causal twins ``en-clm-planted-sXX``
+(``ContextualStudyConfig.causal_methods``): CDS and dropout there continue training with the next-token
+objective (:func:`biaskit.training.fine_tune.fine_tune` on a causal model; dropout on GPT-2's ``attn_pdrop``,
+``resid_pdrop`` and ``embd_pdrop``).  The measures are the calibrated masked (or causal: sentence
+log-likelihood pairs, next-word probabilities, sentence-likelihood difference) measures of notebook 14 and
+the same recovery tests on the professions' contextual representations
+(:func:`biaskit.embeddings.contextual.contextual_word_vectors`); the cost is the held-out pseudo-perplexity
+(masked) or perplexity (causal).  The same tables, verdicts and shares as for the word vectors.
 """
 
 from __future__ import annotations
@@ -568,7 +571,7 @@ def run_static_study(
 # --------------------------------------------------------------------------------------------
 #: methods for the masked controls (``cds`` and ``dropout`` fine-tune; the other two project)
 CONTEXTUAL_METHODS: tuple[str, ...] = ("cds", "dropout", "inlp_sentence", "sentence_debias")
-#: the methods that need no training, the only ones applied to the causal controls here
+#: the methods that need no training
 PROJECTION_METHODS: tuple[str, ...] = ("inlp_sentence", "sentence_debias")
 #: the calibrated masked measures of the default (the cheap ones) and of the full configuration
 MASKED_MEASURES: tuple[str, ...] = ("stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat")
@@ -590,6 +593,9 @@ class ContextualStudyConfig:
     al. 2019), so every profession is as often *he* as *she*; ``"gap"`` takes Bartl's CDS-GAP (every
     gendered word of GAP's Wikipedia sentences swapped, notebook 15), which rarely names the
     professions.  Dropout trains on GAP's sentences as they are (Webster et al.: ordinary text).
+    ``causal_methods``: the methods applied to the causal controls (all four by default; the fine-tunes
+    use the same text and settings with the next-token objective; ``causal_max_steps``, when set, stops
+    them after that many steps, the learning rate decaying to 0 over them: a shorter run).
     ``n_pool`` words (the most frequent of the control's
     word2vec vocabulary that are neither gendered nor planted) are the neighbours' pool;
     ``n_held_out`` held-out sentences of the control measure the cost.
@@ -598,6 +604,8 @@ class ContextualStudyConfig:
     methods: tuple[str, ...] = CONTEXTUAL_METHODS
     measures: tuple[str, ...] = MASKED_MEASURES
     causal_measures: tuple[str, ...] = CAUSAL_MEASURES
+    causal_methods: tuple[str, ...] = CONTEXTUAL_METHODS
+    causal_max_steps: int | None = None
     n_fit_pairs: int = 500
     inlp_iterations: int = 10
     sentence_debias_components: int = 1
@@ -635,7 +643,9 @@ class LMFitData:
     plain: list[str]
 
     @classmethod
-    def build(cls, config: ContextualStudyConfig) -> LMFitData:
+    def build(cls, config: ContextualStudyConfig, methods: Sequence[str] | None = None) -> LMFitData:
+        """The fitting text of ``methods`` (default: ``config.methods``; the CDS text only when ``cds`` is
+        among them)."""
         from biaskit.data.counterfactual import cds, targets_in
         from biaskit.debiasing.cds import cds_gap_corpus
         from biaskit.debiasing.sentence_debias import counterfactual_sentence_pairs, gendered_sentences
@@ -644,7 +654,7 @@ class LMFitData:
         pairs = counterfactual_sentence_pairs(config.n_fit_pairs, seed=config.random_state)
         male, female = gendered_sentences(pairs)
         gap = cds_gap_corpus(config.n_train, seed=config.random_state)
-        if "cds" not in config.methods:
+        if "cds" not in (config.methods if methods is None else methods):
             swapped: list[str] = []
         elif config.cds_text == "gap":
             swapped = list(gap.sentences)
@@ -678,9 +688,9 @@ def debias_language_model(method: str, lm: Any, data: LMFitData, config: Context
     if method in ("cds", "dropout"):
         from biaskit.training.fine_tune import fine_tune, fine_tune_record
 
-        if lm.kind != "masked":
-            raise ValueError(f"{method} fine-tunes a masked LM; {lm.name} is {lm.kind}")
-        cfg = config.fine_tune_config()
+        cfg = config.fine_tune_config()  # masked: masked-LM objective; causal: next-token
+        if lm.kind == "causal" and config.causal_max_steps is not None:
+            cfg = replace(cfg, max_steps=config.causal_max_steps)
         if method == "cds":
             tuned = fine_tune(lm, data.cds, config=cfg, progress=False)
         else:
@@ -688,8 +698,9 @@ def debias_language_model(method: str, lm: Any, data: LMFitData, config: Context
 
             tuned = dropout_debias(lm, data.plain, config=cfg)
         rec = fine_tune_record(tuned)
-        return tuned, {"sentences": len(data.cds), "steps": rec.get("steps"), "seconds": rec.get("train_seconds"),
-                       "final_loss": rec.get("final_loss")}  # fmt: skip
+        return tuned, {"sentences": len(data.cds if method == "cds" else data.plain), "steps": rec.get("steps"),
+                       "seconds": rec.get("train_seconds"), "final_loss": rec.get("final_loss"),
+                       "objective": "causal" if lm.kind == "causal" else "masked"}  # fmt: skip
     raise ValueError(f"unknown language-model debiasing method {method!r}; choose from {CONTEXTUAL_METHODS}")
 
 
@@ -751,7 +762,8 @@ def run_contextual_study(
     progress: bool = False,
 ) -> DebiasingStudyResult:
     """Every language-model method on the planted masked controls (``en-planted-sXX``) and, with
-    ``causal``, the projection methods on their causal twins (``en-clm-planted-sXX``).
+    ``causal``, ``config.causal_methods`` on their causal twins (``en-clm-planted-sXX``; CDS and dropout
+    fine-tune them with the next-token objective, cached like the masked fine-tunes).
 
     Calibrated measures: ``config.measures`` (masked) / ``config.causal_measures`` (causal), with the
     calibration's items and its label-permutation test.  Recovery tests: Gonen & Goldberg's three on
@@ -773,15 +785,18 @@ def run_contextual_study(
 
     directions = dict(control_directions() if directions is None else directions)
     targets = list(directions)
-    data = LMFitData.build(config)
+    data = LMFitData.build(config, (*config.methods, *(config.causal_methods if causal else ())))
     kinds = ["masked", *(["causal"] if causal else [])]
     rows, cost_rows = [], []
     fitted: dict[str, dict[float, dict[str, Any]]] = {}
-    n_steps = sum(len(skews) * (1 + len(config.methods if k == "masked" else
-                                         [m for m in config.methods if m in PROJECTION_METHODS])) for k in kinds)  # fmt: skip
+    unknown = [m for m in (*config.methods, *config.causal_methods) if m not in CONTEXTUAL_METHODS]
+    if unknown:
+        raise ValueError(f"unknown language-model debiasing method(s) {unknown}; choose from {CONTEXTUAL_METHODS}")
+    kind_methods = {"masked": tuple(config.methods), "causal": tuple(config.causal_methods)}
+    n_steps = sum(len(skews) * (1 + len(kind_methods[k])) for k in kinds)
     bar = tqdm(total=n_steps, disable=not progress, desc="debiasing language models")
     for kind in kinds:
-        methods = config.methods if kind == "masked" else tuple(m for m in config.methods if m in PROJECTION_METHODS)
+        methods = kind_methods[kind]
         measures = config.measures if kind == "masked" else config.causal_measures
         label = "masked LM" if kind == "masked" else "causal LM"
         for s in skews:
