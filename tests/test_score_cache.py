@@ -159,3 +159,81 @@ def test_a_cache_record_without_checksum_or_garbage_is_not_used(tmp_path, caplog
     (msg,) = _warnings(caplog)
     assert str(path) in msg and "3 damaged record(s)" in msg and "line(s) [2, 3, 4] of 4" in msg
     assert path.read_bytes() == good.encode()
+
+
+# --------------------------------------------------------------------------------------- the score command
+@pytest.mark.parametrize(
+    ("model", "metric", "budget", "base"),
+    [
+        ("tiny", "sz", 96, "transformers.models.bert.modeling_bert.BertModel"),
+        ("tiny-causal", "ll", 24, "transformers.models.gpt2.modeling_gpt2.GPT2Model"),
+    ],
+)
+def test_a_score_job_killed_mid_chunk_and_resumed_writes_the_same_csv_bytes(
+    model, metric, budget, base, tmp_path, monkeypatch, capsys, one_torch_thread
+):
+    """``python -m biaskit score``: interrupted in the middle of a chunk (the model's forward pass raises, as
+    a Ctrl-C would), with a half-written record at the end of the cache and a damaged one inside, then
+    started again: the CSV is byte for byte that of an uninterrupted job, and only the missing rows were
+    computed (the tiny models' scores change in the last bits with the batches: 57 of 60 sentences
+    between two token budgets, so a resumed job that batched differently would fail here)."""
+    import importlib
+
+    from biaskit.__main__ import main
+
+    sents = [
+        f"the {w} told the {o} that {p} would {v} {t} ."
+        for w in ("nurse", "doctor", "teacher", "pilot", "engineer")
+        for o in ("patient", "boss", "child")
+        for p in ("he", "she")
+        for v in ("come back", "leave")
+        for t in ("soon", "today")
+    ][:60]
+    text = tmp_path / "s.txt"
+    text.write_text("\n".join(sents) + "\n", encoding="utf-8")
+    args = [
+        "score",
+        model,
+        str(text),
+        "--metric",
+        metric,
+        "--batch-tokens",
+        str(budget),
+        "--no-progress",
+        "--out",
+    ]
+    module, name = base.rsplit(".", 1)
+    cls = getattr(importlib.import_module(module), name)
+    real, calls = cls.forward, {"n": 0, "stop": None}
+
+    def counted(self, *a, **kw):  # every forward pass of the model; the kill comes at pass "stop"
+        calls["n"] += 1
+        if calls["stop"] is not None and calls["n"] >= calls["stop"]:
+            raise KeyboardInterrupt("simulated kill")
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(cls, "forward", counted)
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache-a"))
+    assert main([*args, str(tmp_path / "a.csv")]) == 0
+    n_passes = calls["n"]
+    assert n_passes > 10
+    calls.update(n=0, stop=n_passes // 2)
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache-b"))
+    with pytest.raises(KeyboardInterrupt):
+        main([*args, str(tmp_path / "b.csv")])
+    calls["stop"] = None
+    (cache,) = (tmp_path / "cache-b").rglob("*.jsonl")
+    written = cache.read_bytes()
+    n_written = written.count(b"\n")
+    assert 0 < n_written < len(sents)  # killed part-way: some chunks are on disk, not all
+    lines = written.decode().splitlines(keepends=True)
+    # a record cut mid-write at the end, and one damaged record inside a chunk: the resumed job recomputes
+    # that row in its chunk's own batches, so its bits do not depend on what else was cached
+    lines[1] = _change_one_digit(lines[1])
+    cache.write_text("".join(lines) + lines[0][:50], encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, str(tmp_path / "c.csv")]) == 0
+    out = capsys.readouterr().out
+    assert f"({len(sents) - n_written + 1} computed, {n_written - 1} from the cache)" in out
+    a, c = (tmp_path / "a.csv").read_bytes(), (tmp_path / "c.csv").read_bytes()
+    assert a == c and len(pd.read_csv(tmp_path / "c.csv")) == len(sents)
