@@ -78,6 +78,10 @@ def test_row_variant_reproduces_the_named_pairs(cm):
         b = cc.dpccb_matrix(cm, normalize=axis)
         assert b.loc["EverythingElse", "Document_Related"] < 0.15
         assert b.loc["Quote_Related", "Document_Related"] < 0.15
+    # row-normalised, their values at the printed precision (docs/records/validation.json)
+    b = cc.dpccb_matrix(cm, normalize="true")
+    assert b.loc["EverythingElse", "Document_Related"] == pytest.approx(0.083, abs=5e-4)
+    assert b.loc["Quote_Related", "Document_Related"] == pytest.approx(0.069, abs=5e-4)
 
 
 def test_prune(cm):

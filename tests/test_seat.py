@@ -202,6 +202,7 @@ def test_seat_static_equals_weat_on_googlenews_sent_weat7(googlenews):
     assert got.effect_size == pytest.approx(ref.effect_size, rel=1e-6)
     assert got.p_value == pytest.approx(ref.p_value, rel=1e-9)
     assert got.effect_size > 0.3  # math ~ male in GoogleNews word2vec (sanity, not a published value)
+    assert got.effect_size == pytest.approx(0.7244, abs=5e-5)  # the d docs/records/validation.json shows
 
 
 def test_not_embeddable_sentences_are_dropped_and_listed_or_raise():
