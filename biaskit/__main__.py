@@ -494,8 +494,29 @@ def _register_score(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16 or float16")
+    p.add_argument(
+        "--max-unk-share",
+        type=_unk_share_arg,
+        default=0.2,  # biaskit.lm.tokenizers.MAX_UNK_SHARE (not imported: the CLI starts without torch)
+        help="stop when more than this share of the text's tokens are the model's unknown token [UNK] "
+        "(the wrong model or tokenizer for the text's language); 'none': report only (default %(default)s)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_score)
+
+
+def _unk_share_arg(value: str) -> float | None:
+    if value.strip().lower() == "none":
+        return None
+    try:
+        share = float(value)
+    except ValueError:
+        share = -1.0
+    if not 0 <= share <= 1:
+        raise argparse.ArgumentTypeError(
+            f"--max-unk-share must be a share in [0, 1] or 'none', got {value!r}"
+        )
+    return share
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
@@ -515,6 +536,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             batch_tokens=args.batch_tokens,
             progress=not args.no_progress,
+            max_unk_share=args.max_unk_share,
         )
     else:
         from biaskit.studies.distributed import score_sentences_distributed
@@ -531,6 +553,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             device=args.device,
             dtype=args.dtype,
             progress=not args.no_progress,
+            max_unk_share=args.max_unk_share,
         )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -137,6 +137,26 @@ def test_scoring_text_the_model_cannot_read_stops_with_the_share_an_example_and_
         score_sentences(lm, SPANISH, max_unk_share=-0.1, progress=False)
 
 
+def test_the_score_command_stops_on_text_the_model_cannot_read(tmp_path, capsys):
+    from biaskit.__main__ import main
+
+    text = tmp_path / "zh.txt"
+    text.write_text("\n".join(UNREADABLE) + "\n", encoding="utf-8")
+    args = ["score", "tiny", str(text), "--no-progress", "--out", str(tmp_path / "s.csv")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert (
+        "100.0% of the" in err
+        and "are [UNK], above max_unk_share=0.2" in err
+        and "E.g. row 0, sentence" in err
+    )
+    assert not (tmp_path / "s.csv").exists()
+    assert main([*args, "--max-unk-share", "none"]) == 0  # report only
+    with pytest.raises(SystemExit):
+        main([*args, "--max-unk-share", "1.5"])
+    assert "--max-unk-share must be a share in [0, 1] or 'none', got '1.5'" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------------------- the CDS lexicon
 def test_an_empty_gender_swap_lexicon_is_an_error(tmp_path):
     empty = tmp_path / "empty.json"

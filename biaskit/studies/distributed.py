@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from biaskit.lm.tokenizers import MAX_UNK_SHARE
 from biaskit.metrics.pmi import SentenceIncidence
 
 __all__ = ["cluster_client", "score_sentences_distributed", "sharded_cooccurrence", "sharded_incidence"]
@@ -244,6 +245,7 @@ def _score_chunk(
     batch_size: int | None,
     unk: str,
     batch_tokens: int | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> Any:
     """One task: score ``chunk`` with the worker's copy of ``model`` into the shared cache."""
     from biaskit.lm import get_lm, score_sentences
@@ -261,6 +263,7 @@ def _score_chunk(
         cache=True,
         progress=False,
         unk=unk,  # type: ignore[arg-type]
+        max_unk_share=max_unk_share,
     )
 
 
@@ -280,6 +283,7 @@ def score_sentences_distributed(
     dtype: str | None = None,
     cache_folder: str | Path | None = None,
     progress: bool = True,
+    max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> Any:
     """:func:`biaskit.lm.score_sentences` of a large dataset, chunk by chunk on Dask workers.
 
@@ -291,6 +295,8 @@ def score_sentences_distributed(
     again after an interruption, only what was not written is computed (``n_computed`` /
     ``n_cached`` of the result say how much).  A task whose worker dies is run again on another.
     ``batch_tokens`` / ``batch_size``: the forward passes of each task, as in :func:`biaskit.lm.score_sentences`.
+    ``max_unk_share``: as in :func:`biaskit.lm.score_sentences`, checked on each chunk (a chunk whose share of
+    ``[UNK]`` tokens is above it stops the job with a ``ValueError``; its rows are numbered within the chunk).
 
     Returns one :class:`biaskit.lm.PLLScores` for all sentences: rows numbered from 0 over the whole
     input, the chunks' validation reports joined.  Scores equal the one-process scores up to
@@ -322,6 +328,7 @@ def score_sentences_distributed(
                 batch_size,
                 unk,
                 batch_tokens,
+                max_unk_share,
                 pure=False,
                 retries=1,
             )
