@@ -313,6 +313,69 @@ def _prepare_run(
 # =============================================================================================
 # training
 # =============================================================================================
+def _train_objective(
+    sentences: Sequence[Any],
+    out_dir: str | Path,
+    config: MLMTrainingConfig | None,
+    *,
+    objective: str,
+    desc: str,
+    build_model: Callable[[MLMTrainingConfig, Any], Any],
+    pretrained_class: str | None,
+    tokenizer: Any,
+    held_out: Sequence[str] | None,
+    resume: bool,
+    progress: bool,
+    callback: Callable[[int, float], None] | None,
+    init_model: str | Path | None = None,
+    max_unk_share: float | None = MAX_UNK_SHARE,
+    prepare_data: Callable[[Any, list[list[int]], str], tuple[list[list[int]], str]] | None = None,
+) -> TrainingResult:
+    """The body :func:`train_masked_lm`, :func:`train_causal_lm` and :func:`train_xlnet_lm` share.
+
+    :func:`_prepare_run` for ``objective``, then the model: ``init_model`` loaded with the
+    ``transformers`` class named ``pretrained_class`` (float32), else ``build_model(config, tokenizer)``;
+    ``prepare_data(tokenizer, encoded, data_key)`` may rework the encoded text and its key (XLNet's
+    packing); then :func:`train_loop` with the objective and the progress bar's ``desc``.
+    """
+    config = config or MLMTrainingConfig()
+    run = _prepare_run(
+        sentences,
+        out_dir,
+        config,
+        tokenizer,
+        init_model,
+        resume,
+        objective=objective,
+        max_unk_share=max_unk_share,
+    )
+    out, record, state, tokenizer, encoded, data_key = run
+    if prepare_data is not None:
+        encoded, data_key = prepare_data(tokenizer, encoded, data_key)
+    if init_model is not None and pretrained_class is not None:
+        import transformers
+
+        model_class = getattr(transformers, pretrained_class)
+        model = model_class.from_pretrained(str(init_model), dtype=torch.float32)
+    else:
+        model = build_model(config, tokenizer)
+    return train_loop(
+        model,
+        tokenizer,
+        encoded,
+        out,
+        config,
+        data_key=data_key,
+        record=record,
+        state=state,
+        held_out=held_out,
+        progress=progress,
+        callback=callback,
+        desc=desc,
+        objective=objective,
+    )
+
+
 def train_masked_lm(
     sentences: Sequence[Any],
     out_dir: str | Path,
@@ -372,37 +435,21 @@ def train_masked_lm(
     training time, steps, tokens/s, final training loss (mean of the last
     ``min(10, steps)`` step losses) and held-out PPPL.
     """
-    config = config or MLMTrainingConfig()
-    run = _prepare_run(
+    return _train_objective(
         sentences,
         out_dir,
         config,
-        tokenizer,
-        init_model,
-        resume,
         objective="masked",
-        max_unk_share=max_unk_share,
-    )
-    out, record, state, tokenizer, encoded, data_key = run
-    if init_model is not None:
-        from transformers import BertForMaskedLM
-
-        model = BertForMaskedLM.from_pretrained(str(init_model), dtype=torch.float32)
-    else:
-        model = _build_model(config, tokenizer)
-    return train_loop(
-        model,
-        tokenizer,
-        encoded,
-        out,
-        config,
-        data_key=data_key,
-        record=record,
-        state=state,
+        desc="masked LM",
+        build_model=_build_model,
+        pretrained_class="BertForMaskedLM",
+        tokenizer=tokenizer,
         held_out=held_out,
+        resume=resume,
         progress=progress,
         callback=callback,
-        desc="masked LM",
+        init_model=init_model,
+        max_unk_share=max_unk_share,
     )
 
 
@@ -442,38 +489,21 @@ def train_causal_lm(
     end, stored as ``held_out_ppl`` (``held_out_pppl`` stays ``None``).  A checkpoint of a masked
     run is never resumed as a causal one (the recorded configuration includes the objective).
     """
-    config = config or MLMTrainingConfig()
-    run = _prepare_run(
+    return _train_objective(
         sentences,
         out_dir,
         config,
-        tokenizer,
-        init_model,
-        resume,
         objective="causal",
-        max_unk_share=max_unk_share,
-    )
-    out, record, state, tokenizer, encoded, data_key = run
-    if init_model is not None:
-        from transformers import AutoModelForCausalLM
-
-        model = AutoModelForCausalLM.from_pretrained(str(init_model), dtype=torch.float32)
-    else:
-        model = _build_causal_model(config, tokenizer)
-    return train_loop(
-        model,
-        tokenizer,
-        encoded,
-        out,
-        config,
-        data_key=data_key,
-        record=record,
-        state=state,
+        desc="causal LM",
+        build_model=_build_causal_model,
+        pretrained_class="AutoModelForCausalLM",
+        tokenizer=tokenizer,
         held_out=held_out,
+        resume=resume,
         progress=progress,
         callback=callback,
-        desc="causal LM",
-        objective="causal",
+        init_model=init_model,
+        max_unk_share=max_unk_share,
     )
 
 
@@ -510,25 +540,25 @@ def train_xlnet_lm(
     """
     from biaskit.training.objectives import pack_sequences
 
+    def packed(tokenizer: Any, encoded: list[list[int]], data_key: str) -> tuple[list[list[int]], str]:
+        if not pack:
+            return encoded, data_key
+        segments = pack_sequences(encoded, config.max_length, tokenizer.cls_token_id, tokenizer.sep_token_id)
+        return segments, data_key + "|packed"
+
     config = config or MLMTrainingConfig()
-    run = _prepare_run(sentences, out_dir, config, tokenizer, None, resume, objective="permutation")
-    out, record, state, tokenizer, encoded, data_key = run
-    if pack:
-        encoded = pack_sequences(encoded, config.max_length, tokenizer.cls_token_id, tokenizer.sep_token_id)
-        data_key += "|packed"
-    model = _build_xlnet_model(config, tokenizer)
-    return train_loop(
-        model,
-        tokenizer,
-        encoded,
-        out,
+    return _train_objective(
+        sentences,
+        out_dir,
         config,
-        data_key=data_key,
-        record=record,
-        state=state,
+        objective="permutation",
+        desc="XLNet",
+        build_model=_build_xlnet_model,
+        pretrained_class=None,
+        tokenizer=tokenizer,
         held_out=held_out,
+        resume=resume,
         progress=progress,
         callback=callback,
-        desc="XLNet",
-        objective="permutation",
+        prepare_data=packed,
     )
