@@ -6,8 +6,13 @@ under ``cache_dir()/indirect_bias/<model>-<cache id>/<key>.npz``, keyed by a has
 full run of the indirect score (minutes on a GPU, an hour-scale batch job on CPU for the base models)
 resumes call by call.  Like the sentence-score cache (:mod:`biaskit.lm.cache`) the folder is named after
 the model and its fingerprint, and a record of another :data:`SLOT_CACHE_VERSION` is never read; a file is
-written to a temporary name and renamed, so an interrupted write leaves no half file, and an unreadable
-one is logged and recomputed.
+written to a temporary name and renamed, so an interrupted write leaves no half file.
+
+Integrity: each file stores, beside the two arrays, its format (:data:`SLOT_CACHE_FORMAT`) and the sha256 of
+the arrays' dtype, shape and bytes (:func:`slot_cache_checksum`).  On read (:func:`read_slot_cache`) a file
+whose checksum does not match (one changed number), a truncated file, bytes that do not decode, a file of
+an earlier format (no checksum) and arrays of another shape than the call's are never used: a WARNING
+names the file and why, and the caller recomputes the call (and overwrites the file).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +31,28 @@ from biaskit.core.paths import cache_dir, cache_name
 from biaskit.data.louis_alexandre import FeatureSet, TemplateSet
 from biaskit.lm.xlnet import BridgeLM
 
-__all__ = ["SLOT_CACHE_VERSION", "read_slot_cache", "slot_cache_key", "slot_cache_path", "write_slot_cache"]
+__all__ = [
+    "SLOT_CACHE_FORMAT",
+    "SLOT_CACHE_VERSION",
+    "read_slot_cache",
+    "slot_cache_checksum",
+    "slot_cache_key",
+    "slot_cache_path",
+    "write_slot_cache",
+]
 
 logger = logging.getLogger(__name__)
 
 #: version of the key layout; a changed version gives new keys (the old files are not read)
 SLOT_CACHE_VERSION = 1
+
+#: version of the file layout; a file of another format is not used (recomputed, with a WARNING).
+#: 2: the file stores ``format`` and ``sha256`` (:func:`slot_cache_checksum`) beside the arrays
+#: (1: the arrays only).  Unlike :data:`SLOT_CACHE_VERSION` it is not part of the key, so an old file
+#: is found, reported and replaced rather than left behind unread.
+SLOT_CACHE_FORMAT = 2
+
+_ARRAYS = ("log_p_tgt", "log_p_prior")
 
 
 def slot_cache_key(
@@ -60,21 +82,71 @@ def slot_cache_path(bridge: BridgeLM, key: str) -> Path:
     return cache_dir() / "indirect_bias" / f"{cache_name(bridge.name, 50)}-{bridge.cache_id()}" / f"{key}.npz"
 
 
-def read_slot_cache(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(log_p_tgt, log_p_prior)`` stored at ``path``; None when there is no file or it is unreadable (logged)."""
+def slot_cache_checksum(log_p_tgt: np.ndarray, log_p_prior: np.ndarray) -> str:
+    """The sha256 (hex) of the two arrays as stored: the format, then each array's name, dtype, shape and
+    C-order bytes."""
+    h = hashlib.sha256(f"biaskit slot cache|{SLOT_CACHE_FORMAT}".encode())
+    for name, a in zip(_ARRAYS, (log_p_tgt, log_p_prior), strict=True):
+        a = np.ascontiguousarray(a)
+        h.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def read_slot_cache(
+    path: Path, shape: tuple[int, int, int] | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(log_p_tgt, log_p_prior)`` stored at ``path``, or None when there is no file or it must not be used.
+
+    A file that cannot be read or decoded (truncated, damaged bytes), of an earlier format (no checksum),
+    whose checksum does not match its arrays, or (given ``shape``, the ``(templates, context words,
+    predicted words)`` of the call) whose arrays have another shape, is not used: a WARNING names the file
+    and why, and None is returned so that the caller recomputes (and overwrites the file).
+    """
     if not path.exists():
         return None
-    try:
-        with np.load(path) as z:
-            return z["log_p_tgt"], z["log_p_prior"]
-    except (OSError, ValueError, KeyError):
-        logger.warning("cache file %s is unreadable; recomputing", path)
+    why = _check(path, shape)
+    if isinstance(why, str):
+        logger.warning("slot-score cache %s: %s; it is not used and is recomputed", path, why)
         return None
+    return why
+
+
+def _check(path: Path, shape: tuple[int, int, int] | None) -> tuple[np.ndarray, np.ndarray] | str:
+    """The arrays of a sound file, or the reason it is not used."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            names = set(z.files)
+            if "sha256" not in names or "format" not in names:
+                return f"a file of an earlier cache format (no checksum; this biaskit writes format {SLOT_CACHE_FORMAT})"
+            fmt = int(z["format"])
+            if fmt != SLOT_CACHE_FORMAT:
+                return f"a file of cache format {fmt} (this biaskit writes format {SLOT_CACHE_FORMAT})"
+            stored = str(z["sha256"])
+            tgt, prior = z["log_p_tgt"], z["log_p_prior"]
+    except Exception as exc:  # any failure to decode a damaged zip or npy is reported, never raised
+        return f"unreadable: truncated or damaged ({type(exc).__name__}: {exc})"
+    if slot_cache_checksum(tgt, prior) != stored:
+        return "checksum mismatch (the stored numbers were changed)"
+    if shape is not None and (tgt.shape != tuple(shape) or prior.shape != (shape[0], shape[2])):
+        return f"arrays of shape {tgt.shape} / {prior.shape}, not {tuple(shape)} / {(shape[0], shape[2])}"
+    return tgt, prior
 
 
 def write_slot_cache(path: Path, log_p_tgt: np.ndarray, log_p_prior: np.ndarray) -> None:
-    """Store one call's log-probabilities (written to a temporary file, then renamed)."""
+    """Store one call's log-probabilities with their format and checksum (written to a temporary file,
+    then renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, log_p_tgt=log_p_tgt, log_p_prior=log_p_prior)
-    tmp.replace(path)
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+    log_p_tgt, log_p_prior = np.ascontiguousarray(log_p_tgt), np.ascontiguousarray(log_p_prior)
+    try:
+        np.savez(
+            tmp,
+            log_p_tgt=log_p_tgt,
+            log_p_prior=log_p_prior,
+            format=np.int64(SLOT_CACHE_FORMAT),
+            sha256=np.str_(slot_cache_checksum(log_p_tgt, log_p_prior)),
+        )
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

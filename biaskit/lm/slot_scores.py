@@ -138,10 +138,10 @@ def slot_scores(
     )
     fs_kept = FeatureSet(fs.category, tuple(kept), {c: fs.forms[c] for c in kept})
     path = slot_cache_path(bridge, slot_cache_key(bridge, templates, ctx, fs_kept, rules))
-    hit = read_slot_cache(path) if cache else None
+    n_t, n_c, n_k = len(templates), len(ctx), len(kept)
+    hit = read_slot_cache(path, (n_t, n_c, n_k)) if cache else None
     if hit is not None:
         return SlotScores(templates.key, tuple(ctx), tuple(kept), hit[0], hit[1], dropped, n_cached=1)
-    n_t, n_c, n_k = len(templates), len(ctx), len(kept)
     sentences: list[str] = []
     which: list[int] = []
     cand_rows: list[np.ndarray] = []
