@@ -78,7 +78,7 @@ from typing import Any
 
 from biaskit.core.paths import cache_dir, cache_name
 from biaskit.lm import CausalLM, MaskedLM, quiet_hf_progress
-from biaskit.training.loop import MAX_UNK_SHARE
+from biaskit.lm.tokenizers import MAX_UNK_SHARE
 from biaskit.training.pretrain import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
