@@ -54,6 +54,7 @@ __all__ = [
     "REGISTRY",
     "UnknownMetricError",
     "calibration_support",
+    "metric_table",
     "register_metric",
     "register_metrics",
 ]
@@ -417,6 +418,37 @@ def register_metrics(*declarations: Mapping[str, Any], **shared: Any) -> list[Me
     metrics are registered in the order given, each as :func:`register_metric` would.
     """
     return [register_metric(**{**shared, **d}) for d in declarations]
+
+
+#: the fields of a row of :func:`metric_table`, in order
+METRIC_TABLE_FIELDS = (
+    "name",
+    "label",
+    "test",
+    "citation",
+    "section",
+    "entry_point",
+    "summary",
+    "returns",
+    "calibration",
+)
+
+
+def metric_table(*rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Declarations for :func:`register_metrics` from rows of a module's table of metrics, one row a metric:
+    ``(name, label, test, citation, section, entry_point, summary, returns, calibration)``
+    (:data:`METRIC_TABLE_FIELDS`; ``returns="TestResult"`` and ``calibration=None`` are
+    :func:`register_metric`'s defaults), optionally followed by a dict of further fields of that metric
+    (``model_kinds``, ``inputs``, ...).  ``ValueError`` for a row of another length."""
+    out = []
+    for row in rows:
+        n = len(METRIC_TABLE_FIELDS)
+        if len(row) not in (n, n + 1):
+            raise ValueError(f"metric table row {row[:1]!r}: give the {n} fields {METRIC_TABLE_FIELDS}")
+        out.append(
+            {**dict(zip(METRIC_TABLE_FIELDS, row[:n], strict=True)), **(row[n] if len(row) > n else {})}
+        )
+    return out
 
 
 def calibration_support(*measures: tuple[str, str, str, str]) -> CalibrationSupport:

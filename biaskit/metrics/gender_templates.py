@@ -58,9 +58,9 @@ from scipy import stats as sps
 
 from biaskit.core.io import ValidationReport, check_csv_header, issue_record, read_csv_lines, read_json_file
 from biaskit.core.registry import (
-    CalibrationMeasure,
-    CalibrationSupport,
-    register_metric,
+    calibration_support,
+    metric_table,
+    register_metrics,
 )
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import t_test_mean
@@ -910,6 +910,37 @@ def _values_and_labels(values: Any, column: str, label_column: str) -> tuple[np.
     return arr, labels
 
 
+def _zero_mean_t_test(
+    values: np.ndarray,
+    alternative: Alternative,
+    confidence: float,
+    *,
+    method: str,
+    h0: str,
+    h1: Mapping[str, str],
+    details: Mapping[str, Any],
+) -> TestResult:
+    """:func:`biaskit.core.stats.t_test_mean` of ``values`` against 0 (``h1`` by alternative) as a
+    :class:`TestResult` named ``method``, its details followed by ``details`` (:func:`ppd_test`,
+    :func:`sld_test`)."""
+    res = t_test_mean(values, 0.0, alternative, confidence=confidence, h0=h0, h1=h1[alternative])
+    return TestResult(
+        statistic=res.statistic,
+        p_value=res.p_value,
+        method=method,
+        alternative=res.alternative,
+        n=res.n,
+        effect_size=res.effect_size,
+        ci=res.ci,
+        confidence=res.confidence,
+        null_value=0.0,
+        estimate=res.estimate,
+        h0=res.h0,
+        h1=res.h1,
+        details={**res.details, **details},
+    )
+
+
 def ppd_test(
     ppd_values: Any,
     *,
@@ -940,33 +971,18 @@ def ppd_test(
     else:
         arr, labels = _values_and_labels(ppd_values, "ppd", "sentence")
         unit = "sentence (PPD)"
-    res = t_test_mean(
+    return _zero_mean_t_test(
         arr,
-        0.0,
         alternative,
-        confidence=confidence,
+        confidence,
+        method="Barza templates: one-sample t test of the mean pronoun probability difference (PPD) = 0",
         h0="no gender lean of the pronoun (mean P(he) - P(she) = 0)",
         h1={
             "two-sided": "a gender lean of the pronoun (mean P(he) - P(she) differs from 0)",
             "greater": "a lean to the male pronoun (mean P(he) - P(she) > 0)",
             "less": "a lean to the female pronoun (mean P(he) - P(she) < 0)",
-        }[alternative],
-    )
-    return TestResult(
-        statistic=res.statistic,
-        p_value=res.p_value,
-        method="Barza templates: one-sample t test of the mean pronoun probability difference (PPD) = 0",
-        alternative=res.alternative,
-        n=res.n,
-        effect_size=res.effect_size,
-        ci=res.ci,
-        confidence=res.confidence,
-        null_value=0.0,
-        estimate=res.estimate,
-        h0=res.h0,
-        h1=res.h1,
+        },
         details={
-            **res.details,
             "unit": unit,
             "effect_size_name": "Cohen's d (mean / SD)",
             "per_item": {"label": labels, "value": arr.tolist()},
@@ -1002,33 +1018,18 @@ def sld_test(
     d = sentence_likelihood_difference(pll_1, pll_2, signed=True)
     if labels is not None and len(labels) != d.size:
         raise ValueError(f"labels has {len(labels)} entries for {d.size} pairs")
-    res = t_test_mean(
+    return _zero_mean_t_test(
         d,
-        0.0,
         alternative,
-        confidence=confidence,
+        confidence,
+        method="Barza sentence pairs: one-sample t test of the mean signed likelihood difference = 0",
         h0="no preference between the two sentences of a pair (mean signed difference = 0)",
         h1={
             "two-sided": "a preference for one sentence of the pairs (mean signed difference differs from 0)",
             "greater": "a preference for the first sentences (mean signed difference > 0)",
             "less": "a preference for the second sentences (mean signed difference < 0)",
-        }[alternative],
-    )
-    return TestResult(
-        statistic=res.statistic,
-        p_value=res.p_value,
-        method="Barza sentence pairs: one-sample t test of the mean signed likelihood difference = 0",
-        alternative=res.alternative,
-        n=res.n,
-        effect_size=res.effect_size,
-        ci=res.ci,
-        confidence=res.confidence,
-        null_value=0.0,
-        estimate=res.estimate,
-        h0=res.h0,
-        h1=res.h1,
+        },
         details={
-            **res.details,
             "asld": float(np.abs(d).mean()),
             "effect_size_name": "Cohen's d (mean / SD)",
             "per_pair": {
@@ -1262,44 +1263,9 @@ def compare_sbe(
 
 
 # --------------------------------------------------------------------------- the registry
-register_metric(
-    "barza_templates",
-    label="Barza templates (PPD / APPD)",
-    family="language models",
-    inputs=("templates",),
-    model_kinds=("masked",),
-    directional=True,
-    test="one-sample t test of the mean pronoun probability difference against 0",
-    citation="Barza 2023 (template-based evaluation, after Bartl et al. 2020)",
-    section="seed 002 section 4.2",
-    entry_point=ppd_test,
-    summary="P(he) - P(she) at the pronoun of gender-neutral templates, per profession",
-    returns="TestResult (one-sample t test of the mean PPD; per_item values in details); "
-    "template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models",
-    calibration=CalibrationSupport(
-        (CalibrationMeasure("barza_tbe", "Barza templates, mean PPD", "mean", "masked"),)
-    ),
-)
-register_metric(
-    "barza_pairs",
-    label="Barza sentence pairs (SLD / ASLD)",
-    family="language models",
-    inputs=("sentence pairs",),
-    model_kinds=("masked", "causal"),
-    directional=True,
-    test="one-sample t test of the signed likelihood difference against 0",
-    citation="Barza 2023 (sentence-based evaluation)",
-    section="seed 002 section 4.3",
-    entry_point=sld_test,
-    summary="(absolute) sentence likelihood difference of gender-swapped sentence pairs",
-    returns="TestResult (one-sample t test of the mean signed SLD; ASLD and per_pair values in details); "
-    "asld gives the float ASLD, asld_confidence_interval and paired_difference_test intervals and tests",
-    calibration=CalibrationSupport(
-        (
-            CalibrationMeasure("barza_sld", "Barza sentence pairs, mean signed SLD", "mean", "masked"),
-            CalibrationMeasure(
-                "causal_sld", "Barza sentence pairs, causal mean signed LLD", "mean", "causal"
-            ),
-        )
-    ),
-)
+#: name, label, test, citation, seed section, entry point, what it gives, what it returns, calibration, inputs and model kinds
+_BARZA_METRICS = (
+    ("barza_templates", "Barza templates (PPD / APPD)", "one-sample t test of the mean pronoun probability difference against 0", "Barza 2023 (template-based evaluation, after Bartl et al. 2020)", "seed 002 section 4.2", ppd_test, "P(he) - P(she) at the pronoun of gender-neutral templates, per profession", "TestResult (one-sample t test of the mean PPD; per_item values in details); template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models", calibration_support(("barza_tbe", "Barza templates, mean PPD", "mean", "masked")), {"inputs": ("templates",), "model_kinds": ("masked",)}),
+    ("barza_pairs", "Barza sentence pairs (SLD / ASLD)", "one-sample t test of the signed likelihood difference against 0", "Barza 2023 (sentence-based evaluation)", "seed 002 section 4.3", sld_test, "(absolute) sentence likelihood difference of gender-swapped sentence pairs", "TestResult (one-sample t test of the mean signed SLD; ASLD and per_pair values in details); asld gives the float ASLD, asld_confidence_interval and paired_difference_test intervals and tests", calibration_support(("barza_sld", "Barza sentence pairs, mean signed SLD", "mean", "masked"), ("causal_sld", "Barza sentence pairs, causal mean signed LLD", "mean", "causal")), {"inputs": ("sentence pairs",), "model_kinds": ("masked", "causal")}),
+)  # fmt: skip
+register_metrics(*metric_table(*_BARZA_METRICS), family="language models", directional=True)

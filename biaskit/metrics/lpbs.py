@@ -72,10 +72,9 @@ import pandas as pd
 from biaskit.core.paths import data_dir
 from biaskit.core.permutation import ExactMode, partitions_label, permutation_details
 from biaskit.core.registry import (
-    CalibrationMeasure,
-    CalibrationSupport,
     GridCall,
     GridSupport,
+    calibration_support,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -701,7 +700,5 @@ register_metric(
             "static": "lpbs needs a language model",
         },
     ),
-    calibration=CalibrationSupport(
-        (CalibrationMeasure("lpbs", "LPBS (Kurita), mean difference", "groups", "masked"),)
-    ),
+    calibration=calibration_support(("lpbs", "LPBS (Kurita), mean difference", "groups", "masked")),
 )

@@ -48,7 +48,7 @@ import pandas as pd
 from gensim.models import KeyedVectors
 
 from biaskit.core.permutation import random_relabellings, tally_null
-from biaskit.core.registry import register_metric
+from biaskit.core.registry import register_metrics
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.core.stats import binomial_test, correlation
 from biaskit.metrics.direct_bias import BiasDirection
@@ -502,7 +502,9 @@ def contextual_recovery(
     kv = contextual_word_vectors(lm, [*words, *pool])
     y, _ = _binary_labels(labels, len(words))
     out = {
-        "cluster": cluster_recovery(kv, y, words=words, n_permutations=n_permutations, random_state=random_state),
+        "cluster": cluster_recovery(
+            kv, y, words=words, n_permutations=n_permutations, random_state=random_state
+        ),
         "classifier": classifier_recovery(kv, y, words=words, random_state=random_state),
     }
     if pool_bias is not None:
@@ -515,56 +517,35 @@ def contextual_recovery(
 # --------------------------------------------------------------------------- registry
 _SECTION = "seed 000 section 3.4.1 and seed 002 sections 2.3.1, 2.6.1 (citing Gonen & Goldberg 2019)"
 
-register_metric(
-    "gg_clustering",
-    label="Recovery: k-means clustering accuracy (Gonen & Goldberg)",
+#: the three tests on word vectors: name, label, directional, test, entry point, what it asks
+_GG_TESTS = (
+    ("gg_clustering", "Recovery: k-means clustering accuracy (Gonen & Goldberg)", False, "permutation test of the labels against the fixed clustering", cluster_recovery, "Whether words labelled by gender still fall into two gendered clusters after debiasing."),
+    ("gg_classifier", "Recovery: RBF-SVM classification accuracy (Gonen & Goldberg)", False, "exact binomial test of the held-out accuracy against the majority share", classifier_recovery, "Whether a classifier can still recover a word's gender from its debiased vector."),
+    ("gg_neighbours", "Recovery: bias by neighbours (Gonen & Goldberg)", True, "permutation test of the Pearson correlation (one-sided)", neighbour_recovery, "Correlation of a word's original bias with the male share of its nearest neighbours."),
+)  # fmt: skip
+register_metrics(
+    *(
+        dict(
+            name=name, label=label, directional=directional, test=test, entry_point=entry_point, summary=what
+        )
+        for name, label, directional, test, entry_point, what in _GG_TESTS
+    ),
+    dict(
+        name="gg_contextual",
+        label="Recovery on a language model's word representations (Gonen & Goldberg)",
+        family="language models",
+        model_kinds=("masked", "causal"),
+        directional=False,
+        test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
+        citation=GG_CITATION
+        + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
+        entry_point=contextual_recovery,
+        returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
+        summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
+    ),
     family="word vectors",
     inputs=("word sets",),
     model_kinds=("static",),
-    directional=False,
-    test="permutation test of the labels against the fixed clustering",
     citation=GG_CITATION + ", section 4",
     section=_SECTION,
-    entry_point=cluster_recovery,
-    summary="Whether words labelled by gender still fall into two gendered clusters after debiasing.",
-)
-register_metric(
-    "gg_classifier",
-    label="Recovery: RBF-SVM classification accuracy (Gonen & Goldberg)",
-    family="word vectors",
-    inputs=("word sets",),
-    model_kinds=("static",),
-    directional=False,
-    test="exact binomial test of the held-out accuracy against the majority share",
-    citation=GG_CITATION + ", section 4",
-    section=_SECTION,
-    entry_point=classifier_recovery,
-    summary="Whether a classifier can still recover a word's gender from its debiased vector.",
-)
-register_metric(
-    "gg_neighbours",
-    label="Recovery: bias by neighbours (Gonen & Goldberg)",
-    family="word vectors",
-    inputs=("word sets",),
-    model_kinds=("static",),
-    directional=True,
-    test="permutation test of the Pearson correlation (one-sided)",
-    citation=GG_CITATION + ", section 4",
-    section=_SECTION,
-    entry_point=neighbour_recovery,
-    summary="Correlation of a word's original bias with the male share of its nearest neighbours.",
-)
-register_metric(
-    "gg_contextual",
-    label="Recovery on a language model's word representations (Gonen & Goldberg)",
-    family="language models",
-    inputs=("word sets",),
-    model_kinds=("masked", "causal"),
-    directional=False,
-    test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
-    citation=GG_CITATION + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
-    section=_SECTION,
-    entry_point=contextual_recovery,
-    returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
-    summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
 )

@@ -32,8 +32,7 @@ import pandas as pd
 
 from biaskit.core import stats as bstats
 from biaskit.core.registry import (
-    CalibrationMeasure,
-    CalibrationSupport,
+    calibration_support,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -302,14 +301,12 @@ register_metric(
     section="seed 000 sections 4.3, 4.4.3",
     entry_point=agreement_test,
     summary="whether a pair's preference survives a paraphrase of both sentences",
-    calibration=CalibrationSupport(
+    calibration=calibration_support(
         (
-            CalibrationMeasure(
-                "thesis_robustness",
-                "Thesis robustness: cp preference kept under paraphrase (%)",
-                "agreement",
-                "masked",
-            ),
+            "thesis_robustness",
+            "Thesis robustness: cp preference kept under paraphrase (%)",
+            "agreement",
+            "masked",
         )
     ),
 )

@@ -51,10 +51,9 @@ import pandas as pd
 from biaskit.core.io import read_json
 from biaskit.core.paths import data_dir, wordlists_dir
 from biaskit.core.registry import (
-    CalibrationMeasure,
-    CalibrationSupport,
     GridCall,
     GridSupport,
+    calibration_support,
     register_metric,
 )
 from biaskit.core.results import TestResult
@@ -623,7 +622,5 @@ register_metric(
     entry_point=seat,
     summary="WEAT on sentence encodings of bleached template sentences",
     grid=GridSupport("sentences", grid_cell, grid_methods, {"causal": _NOT_CAUSAL}),
-    calibration=CalibrationSupport(
-        (CalibrationMeasure("seat", "SEAT, mean difference of s", "groups", "masked"),)
-    ),
+    calibration=calibration_support(("seat", "SEAT, mean difference of s", "groups", "masked")),
 )

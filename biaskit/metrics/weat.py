@@ -94,9 +94,8 @@ from biaskit.core.permutation import (
     tally_null,
 )
 from biaskit.core.registry import (
-    CalibrationMeasure,
-    CalibrationSupport,
     GridSupport,
+    calibration_support,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -722,7 +721,5 @@ register_metric(
             "causal": "not for a causal language model (sentence encodings come from masked models or word vectors here)"
         },
     ),
-    calibration=CalibrationSupport(
-        (CalibrationMeasure("weat", "WEAT (word2vec), mean difference of s", "groups", "static"),)
-    ),
+    calibration=calibration_support(("weat", "WEAT (word2vec), mean difference of s", "groups", "static")),
 )
