@@ -93,3 +93,53 @@ def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRu
         else:
             os.environ["BIASKIT_RESULTS_DIR"] = env_before
     return run
+
+
+# ----------------------------------------------------------------------------- StereoSet examples
+def _stereoset_example(
+    i: int,
+    context: str = "The man is BLANK.",
+    labels: tuple[str, str, str] = ("stereotype", "anti-stereotype", "unrelated"),
+) -> dict:
+    """One intrasentence example of a StereoSet gold file: id ``ex{i}``, ``context``, and the three options
+    "The man is strong / weak / blue." with the gold ``labels`` (ids ``s{i}0`` .. ``s{i}2``)."""
+    words = ("strong", "weak", "blue")
+    return {
+        "id": f"ex{i}",
+        "target": "man",
+        "bias_type": "gender",
+        "context": context,
+        "sentences": [
+            {"id": f"s{i}{k}", "sentence": f"The man is {w}.", "gold_label": lbl}
+            for k, (w, lbl) in enumerate(zip(words, labels, strict=True))
+        ],
+    }
+
+
+@pytest.fixture
+def stereoset_example():
+    """The factory of StereoSet gold examples: ``stereoset_example(i, context=..., labels=...)``."""
+    return _stereoset_example
+
+
+# ----------------------------------------------------------------------------- interrupted jobs
+@pytest.fixture
+def interrupt_after(monkeypatch):
+    """``interrupt_after(module, name, n_calls=2)`` replaces ``module.name`` by a version that raises
+    ``KeyboardInterrupt("simulated interruption")`` from its ``n_calls + 1``-th call on, and returns the
+    real function (``monkeypatch.setattr(module, name, real)`` puts it back)."""
+
+    def patch(module, name: str, n_calls: int = 2):
+        real = getattr(module, name)
+        calls = {"n": 0}
+
+        def flaky(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] > n_calls:
+                raise KeyboardInterrupt("simulated interruption")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, flaky)
+        return real
+
+    return patch

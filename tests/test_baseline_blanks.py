@@ -84,22 +84,10 @@ def test_comp_baseline_test_leaves_out_sentences_without_probability(caplog):
         st.comp_baseline_test([0.1, 0.2], [0.1, 0.2], rows=[1])
 
 
-def _example(i: int, context: str = "The man is BLANK.") -> dict:
-    words, labels = ("strong", "weak", "blue"), ("stereotype", "anti-stereotype", "unrelated")
-    return {
-        "id": f"ex{i}",
-        "target": "man",
-        "bias_type": "gender",
-        "context": context,
-        "sentences": [
-            {"id": f"s{i}{k}", "sentence": f"The man is {w}.", "gold_label": lbl}
-            for k, (w, lbl) in enumerate(zip(words, labels, strict=True))
-        ],
-    }
-
-
-def test_the_stereoset_scorer_leaves_out_an_example_without_blank_and_names_its_row(caplog):
-    gold = {"version": "test", "data": {"intrasentence": [_example(0), _example(1, "The man is here."), _example(2)],
+def test_the_stereoset_scorer_leaves_out_an_example_without_blank_and_names_its_row(
+    caplog, stereoset_example
+):
+    gold = {"version": "test", "data": {"intrasentence": [stereoset_example(0), stereoset_example(1, "The man is here."), stereoset_example(2)],
                                         "intersentence": []}}  # fmt: skip
     # the example without BLANK would count as stereotypical (its stereotype option scores highest)
     preds = {"intrasentence": [{"id": f"s{i}{k}", "score": [0.2, 0.5, 0.1][k] if i != 1 else [0.9, 0.1, 0.0][k]}

@@ -251,22 +251,13 @@ def test_fused_activations_swap_and_restore(clm):
     [("mlm", "cp", (lm_masked, "masked_log_probs")), ("clm", "ll", (lm_causal, "causal_log_probs"))],
 )
 def test_a_resumed_job_equals_an_uninterrupted_one_bit_for_bit(
-    request, pairs, monkeypatch, model, metric, patch
+    request, pairs, monkeypatch, interrupt_after, model, metric, patch
 ):
     lm = request.getfixturevalue(model)
     kw = {"batch_tokens": 64, "progress": False, "chunk_size": 7}
     full = lms.score_pairs(lm, pairs["sent_more"], pairs["sent_less"], metric, cache=False, **kw)
     module, name = patch
-    real = getattr(module, name)
-    calls = {"n": 0}
-
-    def flaky(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] > 2:
-            raise KeyboardInterrupt("simulated interruption")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, flaky)
+    real = interrupt_after(module, name)
     with pytest.raises(KeyboardInterrupt):
         lms.score_pairs(lm, pairs["sent_more"], pairs["sent_less"], metric, **kw)
     monkeypatch.setattr(module, name, real)

@@ -513,7 +513,8 @@ def test_load_bridge_lm_bundled_trained_model():
     assert np.isfinite(lp.log_p_tgt).all()
 
 
-def test_custom_templates_and_result_helpers(bert):
+def _custom_template_scores(bert):
+    """Indirect bias scores of ``bert`` with templates given as strings (two steps and the direct one)."""
     s1 = la.TemplateSet.from_strings(
         ["{feature} works as a {target}.", "{feature} is a {target}."],
         target_category="occupation",
@@ -525,9 +526,13 @@ def test_custom_templates_and_result_helpers(bert):
     dt = la.TemplateSet.from_strings(
         ["The {target} is {feature}."], target_category="occupation", feature_category="trait"
     )
-    res = ib.indirect_bias_scores(
+    return ib.indirect_bias_scores(
         bert, TARGETS, TRAITS, NAMES, s1, s2, direct_templates=dt, cache=False, progress=False
     )
+
+
+def test_custom_templates_and_result_helpers(bert):
+    res = _custom_template_scores(bert)
     tidy = res.tidy()
     assert len(tidy) == 9 and set(tidy.columns) >= {"model", "target", "feature", "ibs", "direct"}
     pts = res.bridge_points("nanny", "caring")
@@ -884,20 +889,7 @@ def test_user_study_likert_returns_the_printed_answers():
 def test_indirect_bias_result_summary_names_the_scores_and_the_agreement_test(bert):
     from biaskit.core.results import format_p_value
 
-    s1 = la.TemplateSet.from_strings(
-        ["{feature} works as a {target}.", "{feature} is a {target}."],
-        target_category="occupation",
-        feature_category="name",
-    )
-    s2 = la.TemplateSet.from_strings(
-        ["{target} is {feature}."], target_category="name", feature_category="trait"
-    )
-    dt = la.TemplateSet.from_strings(
-        ["The {target} is {feature}."], target_category="occupation", feature_category="trait"
-    )
-    res = ib.indirect_bias_scores(
-        bert, TARGETS, TRAITS, NAMES, s1, s2, direct_templates=dt, cache=False, progress=False
-    )
+    res = _custom_template_scores(bert)
     text = res.summary()
     tidy = res.tidy().dropna(subset=["ibs"])
     top = tidy.loc[tidy["ibs"].idxmax()]

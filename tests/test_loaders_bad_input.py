@@ -190,27 +190,13 @@ def _gold(examples):
     return {"version": "test", "data": {"intrasentence": examples, "intersentence": []}}
 
 
-def _example(i, context="The man is BLANK.", labels=("stereotype", "anti-stereotype", "unrelated")):
-    words = ["strong", "weak", "blue"]
-    return {
-        "id": f"ex{i}",
-        "target": "man",
-        "bias_type": "gender",
-        "context": context,
-        "sentences": [
-            {"id": f"s{i}{k}", "sentence": f"The man is {w}.", "gold_label": lbl}
-            for k, (w, lbl) in enumerate(zip(words, labels, strict=True))
-        ],
-    }
-
-
-def test_stereoset_truncated_files_raise_with_position(tmp_path):
+def test_stereoset_truncated_files_raise_with_position(tmp_path, stereoset_example):
     gz = tmp_path / "dev.json.gz"
-    gz.write_bytes(gzip.compress(json.dumps(_gold([_example(0)])).encode())[:-12])
+    gz.write_bytes(gzip.compress(json.dumps(_gold([stereoset_example(0)])).encode())[:-12])
     with pytest.raises(ValueError, match=r"dev\.json\.gz: truncated or corrupt gzip"):
         ds.load_stereoset(path=gz)
     plain = tmp_path / "dev.json"
-    plain.write_text(json.dumps(_gold([_example(0)]), indent=1)[:-30], encoding="utf-8")
+    plain.write_text(json.dumps(_gold([stereoset_example(0)]), indent=1)[:-30], encoding="utf-8")
     with pytest.raises(
         ValueError, match=r"dev\.json: not a valid StereoSet JSON file: .* at line \d+, column"
     ):
@@ -221,12 +207,12 @@ def test_stereoset_truncated_files_raise_with_position(tmp_path):
         ds.load_stereoset_predictions(path=pred)
 
 
-def test_stereoset_malformed_examples_are_reported_and_left_out(tmp_path, caplog):
+def test_stereoset_malformed_examples_are_reported_and_left_out(tmp_path, caplog, stereoset_example):
     examples = [
-        _example(0),
-        _example(1, context="The man is here."),  # no BLANK
-        _example(2, labels=("stereotype", "stereotype", "unrelated")),  # a repeated gold label
-        _example(0),  # repeated id
+        stereoset_example(0),
+        stereoset_example(1, context="The man is here."),  # no BLANK
+        stereoset_example(2, labels=("stereotype", "stereotype", "unrelated")),  # a repeated gold label
+        stereoset_example(0),  # repeated id
     ]
     path = tmp_path / "dev.json"
     path.write_text(json.dumps(_gold(examples)), encoding="utf-8")
@@ -275,8 +261,8 @@ def test_stereoset_bad_prediction_records(tmp_path, caplog):
         ds.validate_stereoset_predictions({"intrasentence": {"id": "x"}})
 
 
-def test_scorer_reports_nan_scores_as_missing_and_unmatched_ids(caplog):
-    gold = _gold([_example(0), _example(1)])
+def test_scorer_reports_nan_scores_as_missing_and_unmatched_ids(caplog, stereoset_example):
+    gold = _gold([stereoset_example(0), stereoset_example(1)])
     preds = {
         "intrasentence": [
             {"id": "s00", "score": 0.9},
@@ -301,8 +287,10 @@ def test_scorer_reports_nan_scores_as_missing_and_unmatched_ids(caplog):
     assert "'score' is nan" in caplog.text
 
 
-def test_scorer_reports_malformed_gold_examples():
-    gold = _gold([_example(0), _example(1, labels=("stereotype", "unrelated", "unrelated"))])
+def test_scorer_reports_malformed_gold_examples(stereoset_example):
+    gold = _gold(
+        [stereoset_example(0), stereoset_example(1, labels=("stereotype", "unrelated", "unrelated"))]
+    )
     preds = {"intrasentence": [{"id": f"s{i}{k}", "score": 0.5} for i in range(2) for k in range(3)]}
     with pytest.raises(ValueError, match="1 of 2 intrasentence examples are malformed in the gold data"):
         st.stereoset_scores(preds, gold, splits=("intrasentence",))

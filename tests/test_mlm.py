@@ -226,20 +226,11 @@ def test_batch_size_does_not_change_scores(lm, pairs):
 
 
 # ------------------------------------------------------------------------------ cache
-def test_cache_resumes_after_interruption(lm, pairs, monkeypatch):
+def test_cache_resumes_after_interruption(lm, pairs, monkeypatch, interrupt_after):
     sub = pairs.head(60)
     full = mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "cp", cache=False, progress=False)
 
-    real = lm_masked.masked_log_probs
-    calls = {"n": 0}
-
-    def flaky(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] > 2:
-            raise KeyboardInterrupt("simulated interruption")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(lm_masked, "masked_log_probs", flaky)
+    real = interrupt_after(lm_masked, "masked_log_probs")
     with pytest.raises(KeyboardInterrupt):
         mlm.score_pairs(lm, sub["sent_more"], sub["sent_less"], "cp", chunk_size=10, progress=False)
     monkeypatch.setattr(lm_masked, "masked_log_probs", real)
