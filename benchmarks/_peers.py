@@ -85,6 +85,22 @@ def interleaved(fns: dict[str, Callable[[], Any]], repeat: int, clock: Callable[
 
 
 # ------------------------------------------------------------------------------------------------ models
+def _seeded_random_lm(lm_class, model_class, cfg, base, name: str, device: str, dtype: torch.dtype):
+    """``model_class(cfg)`` with weights drawn from torch seed 0 (the global RNG left as it was), moved to
+    ``device`` / ``dtype`` in eval mode, wrapped as ``lm_class`` with ``base``'s tokenizer and casing."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = model_class(cfg).eval().to(device=device, dtype=dtype)
+    return lm_class(
+        model=model,
+        tokenizer=base.tokenizer,
+        name=name,
+        lowercase=base.lowercase,
+        in_process=True,
+        is_fallback=True,
+    )
+
+
 def base_shaped_causal(device: str = "cpu", dtype: torch.dtype = torch.float32):
     """A random GPT-2 of GPT-2 small's shape (12 x 768) with ``en-clm``'s tokenizer and 8,000-word output layer."""
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -104,16 +120,8 @@ def base_shaped_causal(device: str = "cpu", dtype: torch.dtype = torch.float32):
         eos_token_id=c.eos_token_id,
         pad_token_id=c.pad_token_id,
     )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = GPT2LMHeadModel(cfg).eval().to(device=device, dtype=dtype)
-    return CausalLM(
-        model=model,
-        tokenizer=base.tokenizer,
-        name="gpt2-small-shape(random, en-clm tokenizer)",
-        lowercase=base.lowercase,
-        in_process=True,
-        is_fallback=True,
+    return _seeded_random_lm(
+        CausalLM, GPT2LMHeadModel, cfg, base, "gpt2-small-shape(random, en-clm tokenizer)", device, dtype
     )
 
 
@@ -134,16 +142,8 @@ def base_shaped_masked(device: str = "cpu", dtype: torch.dtype = torch.float32):
         max_position_embeddings=max(128, c.max_position_embeddings),
         pad_token_id=c.pad_token_id,
     )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        model = BertForMaskedLM(cfg).eval().to(device=device, dtype=dtype)
-    return MaskedLM(
-        model=model,
-        tokenizer=base.tokenizer,
-        name="bert-base-shape(random, en-mlm tokenizer)",
-        lowercase=base.lowercase,
-        in_process=True,
-        is_fallback=True,
+    return _seeded_random_lm(
+        MaskedLM, BertForMaskedLM, cfg, base, "bert-base-shape(random, en-mlm tokenizer)", device, dtype
     )
 
 

@@ -115,20 +115,27 @@ def _causal(quick: bool, repeat: int) -> list[dict[str, Any]]:
             rows.append(_skip(name, why))
         if label != "en-clm":  # the roofline at GPT-2 small's shape
             flops = P.causal_flops(lm, b["tokens"], b["tokens"])
-            sg = max(P.sgemm_gflops(P.layer_shapes(lm)) for _ in range(2))
+            name = f"roofline: causal ll, {label}, {len(sents)} sentences, vs 1-thread sgemm"
             rows.append(
-                {
-                    "name": f"roofline: causal ll, {label}, {len(sents)} sentences, vs 1-thread sgemm",
-                    "naive_s": flops / sg / 1e9,
-                    "fast_s": best["biaskit"],
-                    "gflops": flops / best["biaskit"] / 1e9,
-                    "sgemm_gflops": sg,
-                    **pad,
-                    "note": f"{flops / best['biaskit'] / 1e9:.1f} GFLOP/s of {sg:.1f} (sgemm on the layer shapes, "
-                    f"2048 rows); ratio = share of sgemm reached; {b['tokens']:,} tokens read, {pad_note}",
-                }
+                _roofline(name, lm, flops, best["biaskit"], pad, f"{b['tokens']:,} tokens read, {pad_note}")
             )
     return rows
+
+
+def _roofline(name: str, lm, flops: float, seconds: float, pad: dict[str, Any], read: str) -> dict[str, Any]:
+    """A roofline row: ``flops`` done in ``seconds`` against the best of two 1-thread sgemm runs on ``lm``'s
+    layer shapes (``naive_s``: the time at that rate; the note ends with ``read``)."""
+    sg = max(P.sgemm_gflops(P.layer_shapes(lm)) for _ in range(2))
+    return {
+        "name": name,
+        "naive_s": flops / sg / 1e9,
+        "fast_s": seconds,
+        "gflops": flops / seconds / 1e9,
+        "sgemm_gflops": sg,
+        **pad,
+        "note": f"{flops / seconds / 1e9:.1f} GFLOP/s of {sg:.1f} (sgemm on the layer shapes, 2048 rows); "
+        f"ratio = share of sgemm reached; {read}",
+    }
 
 
 # ================================================================================================ masked
@@ -206,19 +213,8 @@ def _masked(quick: bool, repeat: int) -> list[dict[str, Any]]:
                 rows.append(_skip(name, why))
             if label != "en-mlm" and metric == "cp":
                 flops = P.masked_flops(lm, lens)
-                sg = max(P.sgemm_gflops(P.layer_shapes(lm)) for _ in range(2))
-                rows.append(
-                    {
-                        "name": f"roofline: masked cp, {label}, {b['rows']:,} masked copies, vs 1-thread sgemm",
-                        "naive_s": flops / sg / 1e9,
-                        "fast_s": best["biaskit"],
-                        "gflops": flops / best["biaskit"] / 1e9,
-                        "sgemm_gflops": sg,
-                        **pad,
-                        "note": f"{flops / best['biaskit'] / 1e9:.1f} GFLOP/s of {sg:.1f} (sgemm on the layer "
-                        f"shapes, 2048 rows); ratio = share of sgemm reached; {pad_note}",
-                    }
-                )
+                name = f"roofline: masked cp, {label}, {b['rows']:,} masked copies, vs 1-thread sgemm"
+                rows.append(_roofline(name, lm, flops, best["biaskit"], pad, pad_note))
     return rows
 
 

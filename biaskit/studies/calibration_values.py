@@ -256,6 +256,18 @@ def _pair_values(lm, pairs: pd.DataFrame, metric: str, *, progress: bool) -> tup
     return sc["sent_more_score"].to_numpy(float), sc["sent_less_score"].to_numpy(float)
 
 
+def _pair_metric(key: str, kind: Kind, lm, pairs: pd.DataFrame, method: str, progress: bool) -> MetricValues:
+    """``key``'s values on the control ``pairs``: the male-minus-female score by ``method``
+    (:func:`_pair_values`), one unit a pair."""
+    male, female = _pair_values(lm, pairs, method, progress=progress)
+    return MetricValues(key, kind, pairs["target"].to_numpy(object), male - female, male, female)
+
+
+def _blank_metric(key: str, kind: Kind, blanks: pd.DataFrame, values: np.ndarray, unit: str) -> MetricValues:
+    """``key``'s ``values`` on the control ``blanks`` (one a ``unit``), each labelled by its target."""
+    return MetricValues(key, kind, blanks["target"].to_numpy(object), values, unit=unit)
+
+
 def _next_word_values(lm, blanks: pd.DataFrame) -> np.ndarray:
     """P(he) - P(she) as the next token after the text before each blank (a causal model)."""
     from biaskit.metrics.gender_templates import causal_pronoun_probabilities
@@ -295,18 +307,15 @@ def causal_language_model_values(
             if k in want:
                 out[k] = MetricValues(k, kind, tgt, male - female, male, female)
     if "causal_shared" in want:
-        male, female = _pair_values(lm, pairs, "shared", progress=progress)
-        out["causal_shared"] = MetricValues("causal_shared", "sign", tgt, male - female, male, female)
+        out["causal_shared"] = _pair_metric("causal_shared", "sign", lm, pairs, "shared", progress)
     if "causal_next_word" in want:
-        b = control_blanks(targets, BLANK_TEMPLATES)
-        out["causal_next_word"] = MetricValues(
-            "causal_next_word", "sign", b["target"].to_numpy(object), _next_word_values(lm, b), unit="blank"
+        blanks = control_blanks(targets, BLANK_TEMPLATES)
+        out["causal_next_word"] = _blank_metric(
+            "causal_next_word", "sign", blanks, _next_word_values(lm, blanks), "blank"
         )
     if "causal_sld" in want:
-        sp = control_pairs(targets, SLD_TEMPLATES)
-        male, female = _pair_values(lm, sp, "ll", progress=progress)
-        out["causal_sld"] = MetricValues(
-            "causal_sld", "mean", sp["target"].to_numpy(object), male - female, male, female
+        out["causal_sld"] = _pair_metric(
+            "causal_sld", "mean", lm, control_pairs(targets, SLD_TEMPLATES), "ll", progress
         )
     return out
 
@@ -365,21 +374,16 @@ def language_model_values(
                 for k, kind in (("thesis_ks", "ks"), ("thesis_kl", "kl")):
                     if k in want:
                         out[k] = MetricValues(k, kind, tgt, male - female, male, female)
-    if "stereoset_ss" in want:
-        b = control_blanks(targets, BLANK_TEMPLATES)
-        out["stereoset_ss"] = MetricValues(
-            "stereoset_ss", "sign", b["target"].to_numpy(object), _blank_values(lm, b), unit="blank"
-        )
-    if "barza_tbe" in want:
-        b = control_blanks(targets, TBE_TEMPLATES)
-        out["barza_tbe"] = MetricValues(
-            "barza_tbe", "mean", b["target"].to_numpy(object), _blank_values(lm, b), unit="template"
-        )
+    for key, kind, templates, unit in (
+        ("stereoset_ss", "sign", BLANK_TEMPLATES, "blank"),
+        ("barza_tbe", "mean", TBE_TEMPLATES, "template"),
+    ):
+        if key in want:
+            blanks = control_blanks(targets, templates)
+            out[key] = _blank_metric(key, kind, blanks, _blank_values(lm, blanks), unit)
     if "barza_sld" in want:
-        sp = control_pairs(targets, SLD_TEMPLATES)
-        male, female = _pair_values(lm, sp, "sz", progress=progress)
-        out["barza_sld"] = MetricValues(
-            "barza_sld", "mean", sp["target"].to_numpy(object), male - female, male, female
+        out["barza_sld"] = _pair_metric(
+            "barza_sld", "mean", lm, control_pairs(targets, SLD_TEMPLATES), "sz", progress
         )
     if "lpbs" in want:
         half = len(targets) // 2

@@ -484,10 +484,35 @@ def _train_xlnet_threads(name: str, *, progress: bool, work: Path, device: str) 
         "tokenizer_from": tok_from,
         "initialised_from": None,
         **extra,
+        **_run_record(res, config, train, held, quality="pppl", float32=res.held_out_pppl, bundled=bundled),
+    }
+    _store_record(out, name, held, rec)
+    logger.info("%s: held-out PPPL %.1f (float16 stored), %.0f s", name, bundled, res.train_seconds)
+    return rec
+
+
+def _write_record(out: Path, record: dict[str, Any]) -> None:
+    (out / TRAINING_JSON).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+
+
+def _run_record(
+    res: Any,
+    config: MLMTrainingConfig,
+    train: Sequence[str],
+    held: Sequence[str],
+    *,
+    quality: str,
+    float32: float | None,
+    bundled: float,
+) -> dict[str, Any]:
+    """The fields of a bundled model's record that describe its training run, in the record's order:
+    the sentence counts, the held-out ``quality`` (``pppl`` or ``ppl``) in float32 and as bundled, the
+    :class:`~biaskit.training.config.TrainingResult`'s figures, the configuration and the environment."""
+    return {
         "n_train_sentences": len(train),
         "n_held_out_sentences": len(held),
-        "held_out_pppl_float32": res.held_out_pppl,
-        "bundled_held_out_pppl": bundled,
+        f"held_out_{quality}_float32": float32,
+        f"bundled_held_out_{quality}": bundled,
         "held_out_tokens": res.held_out_tokens,
         "train_seconds": res.train_seconds,
         "tokens_per_second": res.tokens_per_second,
@@ -499,16 +524,14 @@ def _train_xlnet_threads(name: str, *, progress: bool, work: Path, device: str) 
         "config": asdict(config),
         "environment": _environment(),
     }
-    _write_record(out, rec)
+
+
+def _store_record(out: Path, name: str, held: Sequence[str], record: dict[str, Any]) -> None:
+    """Write a bundled model's record, check it (:func:`record_check`) and its new files' sha256, so that
+    it loads at once (:func:`biaskit.lm.catalogue.verify_model`)."""
+    _write_record(out, record)
     record_check(name, held)
-    # its new files' sha256, so that it loads at once (biaskit.lm.catalogue.verify_model)
     write_manifest([name])
-    logger.info("%s: held-out PPPL %.1f (float16 stored), %.0f s", name, bundled, res.train_seconds)
-    return rec
-
-
-def _write_record(out: Path, record: dict[str, Any]) -> None:
-    (out / TRAINING_JSON).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
 
 
 def _environment() -> dict[str, str]:
@@ -583,25 +606,17 @@ def _train_lm(
         ),
         "initialised_from": None if init_model is None else Path(init_model).name,
         **extra,
-        "n_train_sentences": len(train),
-        "n_held_out_sentences": len(held),
-        f"held_out_{quality}_float32": res.held_out_ppl if causal else res.held_out_pppl,
-        f"bundled_held_out_{quality}": bundled,
-        "held_out_tokens": res.held_out_tokens,
-        "train_seconds": res.train_seconds,
-        "tokens_per_second": res.tokens_per_second,
-        "tokens_seen": res.tokens_seen,
-        "steps": res.steps,
-        "final_loss": res.final_loss,
-        "device": res.device,
-        "n_parameters": res.n_parameters,
-        "config": asdict(config),
-        "environment": _environment(),
+        **_run_record(
+            res,
+            config,
+            train,
+            held,
+            quality=quality,
+            float32=res.held_out_ppl if causal else res.held_out_pppl,
+            bundled=bundled,
+        ),
     }
-    _write_record(out, rec)
-    record_check(name, held)
-    # its new files' sha256, so that it loads at once (biaskit.lm.catalogue.verify_model)
-    write_manifest([name])
+    _store_record(out, name, held, rec)
     logger.info(
         "%s: held-out %s %.1f (float16 stored), %.0f s", name, quality.upper(), bundled, res.train_seconds
     )
