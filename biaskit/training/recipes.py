@@ -637,34 +637,23 @@ def train_model(
         return _W2V_TRAINERS[name](t0)
     if name in XLNET_NAMES:
         return _train_xlnet(name, progress=progress, work=work, device=device)
-    if name in CLM_NAMES:
-        from transformers import AutoTokenizer
-
-        clm_config, clm_init = recipe(name)
-        train, held, extra = recipe_data(name)
-        # same vocabulary as the masked twin: its tokenizer (from scratch only; a continued model keeps the
-        # tokenizer of the model it starts from, which is en-mlm-balanced's too)
-        tok = AutoTokenizer.from_pretrained(str(model_path(masked_twin(name)))) if clm_init is None else None
-        return _train_lm(
-            name,
-            train,
-            held,
-            replace(clm_config, device=device),
-            tokenizer=tok,
-            causal=True,
-            extra=extra,
-            progress=progress,
-            work=work,
-            init_model=None if clm_init is None else model_path(clm_init),
-        )
     config, init = recipe(name)
     train, held, extra = recipe_data(name)
+    causal = name in CLM_NAMES
+    tok = None
+    if causal and init is None:
+        from transformers import AutoTokenizer
+
+        # same vocabulary as the masked twin: its tokenizer (from scratch only; a continued model keeps the
+        # tokenizer of the model it starts from, which is en-mlm-balanced's too)
+        tok = AutoTokenizer.from_pretrained(str(model_path(masked_twin(name))))
     return _train_lm(
         name,
         train,
         held,
         replace(config, device=device),
-        causal=False,
+        tokenizer=tok,
+        causal=causal,
         extra=extra,
         progress=progress,
         work=work,
