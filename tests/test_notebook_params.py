@@ -118,6 +118,10 @@ def test_a_mistyped_model_names_the_model_and_the_fix(tmp_path, monkeypatch):
         check_values({"model": ok}, rules)
     check_values({"xlnet_model": ""}, {"xlnet_model": Model("", stand_ins=("tiny-xlnet",), empty=True)})
     assert "not allowed" in _error({"model": ""}, rules)
+    # a notebook that runs masked models only (15) names its one stand-in: the causal one is refused as such
+    msg = _error({"model": "tiny-causal"}, {"model": Model("auto", stand_ins=("tiny",))})
+    assert "'tiny-causal' is a random stand-in this notebook does not run; allowed: 'auto', 'tiny', " in msg
+    assert "download" not in msg
 
 
 # ----------------------------------------------------------------------------- quick runs
