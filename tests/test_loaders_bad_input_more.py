@@ -224,7 +224,7 @@ def test_tgb_pairs_cut_mid_row_is_left_out_with_a_warning(
     path = barza / "tgb_published_pairs.csv"
     raw = path.read_bytes()
     path.write_bytes(raw[: raw.index(b"the actuary is having") + 40])  # line 5 cut inside its 2nd field
-    with caplog.at_level(logging.WARNING, logger="biaskit.metrics.gender_templates"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.barza"):
         df = gt.load_tgb_pairs("tgb")
     assert list(df["sent_stereo"].str[:20]) == [
         "To make work life be",
@@ -233,7 +233,7 @@ def test_tgb_pairs_cut_mid_row_is_left_out_with_a_warning(
     ]
     rep = df.attrs["report"]
     assert (rep.n_loaded, rep.n_records, rep.skipped_lines) == (3, 4, [5])
-    (msg,) = _warnings(caplog, "biaskit.metrics.gender_templates")
+    (msg,) = _warnings(caplog, "biaskit.data.barza")
     assert "loaded 3 of 4 data records" in msg
     assert "malformed CSV row: 2 fields, header has 4 (too few: truncated?) (lines 5)" in msg
 
@@ -248,13 +248,13 @@ def test_tgb_pairs_empty_sentence_and_blank_line_are_reported(
     )
     lines.insert(3, "\r\n")  # line 4
     path.write_text("".join(lines), encoding="utf-8", newline="")
-    with caplog.at_level(logging.WARNING, logger="biaskit.metrics.gender_templates"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.barza"):
         df = gt.load_tgb_pairs("all")
     assert len(df) == 9 and list(df["set"]).count("thesis_other") == 5
     assert df["sent_anti"].notna().all()
     rep = df.attrs["report"]
     assert (rep.n_loaded, rep.n_records, rep.skipped_lines) == (9, 10, [7])
-    (msg,) = [m for m in _warnings(caplog, "biaskit.metrics.gender_templates") if "thesis_other" in m]
+    (msg,) = [m for m in _warnings(caplog, "biaskit.data.barza") if "thesis_other" in m]
     assert "loaded 5 of 6 data records" in msg
     assert "empty sent_anti: record left out (lines 7)" in msg and "blank line (lines 4)" in msg
 
@@ -270,11 +270,11 @@ def test_tgb_examples_malformed_rows_are_no_longer_padded_with_none(
     text = text.replace("Be his sexy spring chicken.,section", "Be his sexy spring chicken.,extra,section", 1)
     text += "benevolent_sexism,,section 9\r\n"
     path.write_text(text, encoding="utf-8", newline="")
-    with caplog.at_level(logging.WARNING, logger="biaskit.metrics.gender_templates"):
+    with caplog.at_level(logging.WARNING, logger="biaskit.data.barza"):
         df = gt.load_tgb_examples()
     assert list(df.columns) == ["category", "sentence", "source"]
     assert len(df) == 5 and df["source"].str.startswith("section 4.1.1.1").all()
-    (msg,) = _warnings(caplog, "biaskit.metrics.gender_templates")
+    (msg,) = _warnings(caplog, "biaskit.data.barza")
     assert "loaded 5 of 8 data records; 3 issue(s)" in msg
     assert "2 fields, header has 3 (too few: truncated?) (lines 4)" in msg
     assert "4 fields, header has 3 (too many: unquoted comma?) (lines 5)" in msg
