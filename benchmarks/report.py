@@ -76,6 +76,11 @@ def _roofline_rows(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _target(goal: str, met: bool, detail: str) -> str:
+    """One target's line: the goal, reached or not, and the figures behind it."""
+    return f"- {goal}: **{'reached' if met else 'not reached'}** ({detail})."
+
+
 def _targets(rows: list[dict[str, Any]]) -> list[str]:
     """The issue's targets, reached or not, from the rows."""
     ok = [r for r in rows if not r.get("skipped") and r.get("module") == "bench_peers"]
@@ -87,7 +92,7 @@ def _targets(rows: list[dict[str, Any]]) -> list[str]:
         ratios = ", ".join(f"{r['naive_s'] / r['fast_s']:.2f}× ({r['name'].split(', ')[1]})" for r in causal)
         met = all(r["naive_s"] / r["fast_s"] >= 1.2 for r in causal)
         out.append(
-            f"- causal log-likelihood at least 1.2× lm-evaluation-harness on both models: **{'reached' if met else 'not reached'}** ({ratios})."
+            _target("causal log-likelihood at least 1.2× lm-evaluation-harness on both models", met, ratios)
         )
     if roof:
         shares = ", ".join(
@@ -96,7 +101,9 @@ def _targets(rows: list[dict[str, Any]]) -> list[str]:
         )
         met = all(r["gflops"] / r["sgemm_gflops"] >= 0.9 for r in roof)
         out.append(
-            f"- causal and masked scorers at 90 % or more of the one-thread sgemm throughput: **{'reached' if met else 'not reached'}** ({shares})."
+            _target(
+                "causal and masked scorers at 90 % or more of the one-thread sgemm throughput", met, shares
+            )
         )
     if slower:
         names = ", ".join(

@@ -394,11 +394,11 @@ def same(
     policy: OOVPolicy = "drop",
     lowercase: bool = False,
 ) -> float:
-    """SAME on word lists looked up in ``embeddings``; see :func:`same_vectors` (signed by default, as the tables imply)."""
-    w, _ = lookup_vectors(embeddings, W, name="SAME targets W", policy=policy, lowercase=lowercase)
-    a1, _ = lookup_vectors(embeddings, A1, name="SAME attribute A1", policy=policy, lowercase=lowercase)
-    a2, _ = lookup_vectors(embeddings, A2, name="SAME attribute A2", policy=policy, lowercase=lowercase)
-    return same_vectors(w, a1, a2, absolute=absolute)["same"]
+    """SAME on word lists looked up in ``embeddings``; see :func:`same_vectors` (signed by default, as the tables imply).
+
+    The ``value`` of :func:`same_result`, without the per-word values.
+    """
+    return same_result(embeddings, W, A1, A2, absolute=absolute, policy=policy, lowercase=lowercase).value
 
 
 @dataclass(frozen=True)

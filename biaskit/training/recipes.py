@@ -689,18 +689,29 @@ def _train_es_w2v(t0: float) -> dict[str, Any]:
     out = models_dir() / "es-w2v"
     out.mkdir(parents=True, exist_ok=True)
     kv.save_word2vec_format(str(out / "vectors.bin"), binary=True)
+    return _store_w2v_record(
+        out,
+        "es-w2v",
+        t0,
+        corpus="europarl-es-sample, biaskit.data.corpus.load_corpus default preprocessing (the thesis's)",
+        n_sentences=len(sents),
+        vocabulary=len(kv.index_to_key),
+    )
+
+
+def _store_w2v_record(out: Path, name: str, t0: float, **fields: Any) -> dict[str, Any]:
+    """Write a bundled word2vec model's record (its name and command, ``fields``, the parameters, the
+    time since ``t0`` and the environment, in that order) and its files' sha256; return the record."""
     rec = {
-        "name": "es-w2v",
-        "command": "python -m biaskit train-models es-w2v",
-        "corpus": "europarl-es-sample, biaskit.data.corpus.load_corpus default preprocessing (the thesis's)",
-        "n_sentences": len(sents),
-        "vocabulary": len(kv.index_to_key),
+        "name": name,
+        "command": f"python -m biaskit train-models {name}",
+        **fields,
         "params": W2V_PARAMS,
         "train_seconds": time.perf_counter() - t0,
         "environment": _environment(),
     }
     _write_record(out, rec)
-    write_manifest(["es-w2v"])
+    write_manifest([name])
     return rec
 
 
@@ -745,18 +756,13 @@ def _train_planted_w2v(t0: float) -> dict[str, Any]:
         fname = f"s{round(s * 100):02d}.bin"
         small.save_word2vec_format(str(out / fname), binary=True)
         files[fname] = {"planted_s": s, "vocabulary_trained": len(kv.index_to_key), "kept": len(words)}
-    rec = {
-        "name": "en-planted-w2v",
-        "command": "python -m biaskit train-models en-planted-w2v",
-        "corpus": "the control corpora of en-planted-sXX (BUG with a planted gender skew)",
-        "files": files,
-        "params": W2V_PARAMS,
-        "train_seconds": time.perf_counter() - t0,
-        "environment": _environment(),
-    }
-    _write_record(out, rec)
-    write_manifest(["en-planted-w2v"])
-    return rec
+    return _store_w2v_record(
+        out,
+        "en-planted-w2v",
+        t0,
+        corpus="the control corpora of en-planted-sXX (BUG with a planted gender skew)",
+        files=files,
+    )
 
 
 # =============================================================================================
