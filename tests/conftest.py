@@ -23,6 +23,14 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("BIASKIT_RESULTS_DIR", str(base / "results"))
 
 
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch) -> Path:
+    """An empty cache folder of this test's own (``BIASKIT_CACHE_DIR``), not the session's shared one."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """Torch and the BLAS libraries on one thread for a whole test module, restored afterwards

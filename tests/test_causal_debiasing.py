@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+# the eight gendered sentences the tiny models of the language-model debiasing tests read
+from test_lm_debiasing import TEXTS
+
 from biaskit.data.counterfactual import cds
 from biaskit.debiasing.dropout import dropout_debias, with_dropout
 from biaskit.lm import CausalLM, tiny_causal_lm
@@ -23,17 +26,9 @@ from biaskit.training.fine_tune import (
     set_dropout,
 )
 
-TEXTS = [
-    "he is a doctor and his wife is a nurse .",
-    "she is a doctor and her husband is a nurse .",
-    "the man said he would come .",
-    "the woman said she would come .",
-    "my brother is an engineer .",
-    "my sister is an engineer .",
-    "this is the teacher .",
-    "that is the pilot .",
-]
-CFG = replace(BARTL, epochs=1, batch_size=4, learning_rate=1e-3, max_steps=3, device="cpu", checkpoint_every=0)
+CFG = replace(
+    BARTL, epochs=1, batch_size=4, learning_rate=1e-3, max_steps=3, device="cpu", checkpoint_every=0
+)
 GPT2_RATES = ("attn_pdrop", "resid_pdrop", "embd_pdrop")
 
 
@@ -92,11 +87,12 @@ def test_causal_fine_tune_is_cached_and_found_again(clm, one_torch_thread):
     folder = Path(first.name)
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     again = fine_tune(clm, TEXTS, config=CFG, progress=False)
-    assert again.name == first.name and (folder / "model.safetensors").stat().st_mtime_ns == stamp  # not retrained
+    assert (
+        again.name == first.name and (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    )  # not retrained
     found = find_fine_tuned(clm, TEXTS, config=CFG)
     assert found is not None and found.name == first.name and found.kind == "causal"
     assert find_fine_tuned(clm, TEXTS[:4], config=CFG) is None  # other data: another run
-
 
 
 def test_a_damaged_causal_checkpoint_is_refused(clm, tmp_path, one_torch_thread):
@@ -120,7 +116,9 @@ def test_set_dropout_maps_gpt2_modules(clm):
     rates = dropout_rates(model)
     assert rates and all(p == (0.15 if n.endswith("attn.attn_dropout") else 0.2) for n, p in rates.items())
     assert "transformer.drop" in rates and rates["transformer.drop"] == 0.2  # embd_pdrop
-    assert all(getattr(model.config, f) == getattr(clm.model.config, f) for f in GPT2_RATES)  # config untouched
+    assert all(
+        getattr(model.config, f) == getattr(clm.model.config, f) for f in GPT2_RATES
+    )  # config untouched
     with pytest.raises(ValueError):
         set_dropout(model, hidden=1.0)
 
@@ -150,7 +148,9 @@ def test_causal_dropout_debias_trains_with_the_rates_and_saves_the_original_ones
 
 
 def test_cds_swaps_both_ways():
-    out = cds(["he is a doctor and his wife is a nurse .", "she said her brother is a pilot ."], p=1.0).sentences
+    out = cds(
+        ["he is a doctor and his wife is a nurse .", "she said her brother is a pilot ."], p=1.0
+    ).sentences
     assert out == ["she is a doctor and her husband is a nurse .", "he said his sister is a pilot ."]
     # Hall Maudslay et al.'s p = 1/2: some sentences swapped, some kept, in both directions
     src = ["he is a doctor .", "she is a doctor ."] * 20
@@ -177,7 +177,9 @@ def test_study_rows_for_a_causal_control(one_torch_thread):
         g = e[e["method"] == method].set_index("measure")
         assert set(g.index) == {"causal_sld", *ds.RECOVERY_TESTS}
         sld = g.loc["causal_sld"]
-        assert sld["family"] == "calibrated" and sld["before"] > 0 and sld["p_before"] < 0.05  # the plan is found
+        assert (
+            sld["family"] == "calibrated" and sld["before"] > 0 and sld["p_before"] < 0.05
+        )  # the plan is found
         assert sld["verdict"] in ("intact", "hidden", "removed")
         assert np.isfinite(sld["share_left"]) and sld["ci_low"] <= sld["share_left"] <= sld["ci_high"]
         assert sld["share_left"] == pytest.approx((sld["after"] - 0) / (sld["before"] - 0))

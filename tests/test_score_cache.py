@@ -9,7 +9,6 @@ import hashlib
 import json
 import logging
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -35,13 +34,6 @@ def mlm(one_torch_thread):
 @pytest.fixture(scope="module")
 def clm(one_torch_thread):
     return tiny_causal_lm(seed=7)
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
-    return folder
 
 
 def _warnings(caplog) -> list[str]:

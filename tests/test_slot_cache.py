@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,13 +28,6 @@ def bert(one_torch_thread):
 @pytest.fixture(scope="module")
 def templates():
     return la.load_louis_alexandre_templates()["name-trait"].subset(3)
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
-    return folder
 
 
 def _warnings(caplog) -> list[str]:
@@ -94,7 +86,9 @@ def test_a_slot_cache_file_stores_its_format_and_the_sha256_of_its_arrays(bert, 
 
 
 @pytest.mark.parametrize("where", ["log_p_tgt", "log_p_prior"])
-def test_a_flipped_byte_in_a_slot_cache_file_is_named_and_recomputed(bert, templates, cache_dir, caplog, where):
+def test_a_flipped_byte_in_a_slot_cache_file_is_named_and_recomputed(
+    bert, templates, cache_dir, caplog, where
+):
     fresh, path = _fresh_and_cached(bert, templates, cache_dir)
     raw = bytearray(path.read_bytes())
     at = raw.find(np.ascontiguousarray(getattr(fresh, where)).tobytes())
