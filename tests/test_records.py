@@ -286,7 +286,7 @@ ONE_OFF = ["benchmarks_1", "benchmarks_2", "benchmarks_3", "benchmarks_4", "benc
 #: still only "recorded by hand" in README.md at 46eb479: the notebooks' default runs when each row was written
 #: (a few numbers tied to results/*.json through from_results).  Seeds 000 and 001, substitutes and
 #: models_readme have every measured number tied (from_results / from_file)
-UNTRACED = ["coverage_seed002", "coverage_seed003", "coverage_seed004"]  # fmt: skip
+UNTRACED: list[str] = []  # every record is tied to results, files or tests
 
 
 @pytest.mark.parametrize("path", sorted(RECORDS.glob("*.json")), ids=lambda p: p.name)
