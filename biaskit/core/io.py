@@ -27,6 +27,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import zlib
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,8 +49,10 @@ __all__ = [
     "read_csv_lines",
     "read_json",
     "read_json_file",
+    "cache_file_problem",
     "sha256_file",
     "unique_in_order",
+    "write_cache_checksum",
 ]
 
 H = TypeVar("H", bound=Hashable)
@@ -95,6 +98,48 @@ def sha256_file(path: str | Path) -> str:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+#: the suffix of a cache file's sha256 sidecar (``corpus.pkl`` -> ``corpus.pkl.sha256``)
+CACHE_CHECKSUM_SUFFIX = ".sha256"
+
+
+def _cache_sidecar(path: Path) -> Path:
+    return path.with_name(path.name + CACHE_CHECKSUM_SUFFIX)
+
+
+def write_cache_checksum(path: str | Path) -> None:
+    """Write the sha256 of the cache file ``path`` beside it (``path.sha256``), atomically.
+
+    Call it after the cache file itself is in place; :func:`cache_file_problem` checks it before the
+    file is used."""
+    path = Path(path)
+    side = _cache_sidecar(path)
+    tmp = side.with_name(side.name + ".tmp")
+    tmp.write_text(f"{sha256_file(path)}  {path.name}\n", encoding="utf-8")
+    os.replace(tmp, side)
+
+
+def cache_file_problem(path: str | Path) -> str | None:
+    """Why the cache file ``path`` must not be used, or None when it matches the sha256 beside it.
+
+    A file without its ``.sha256`` sidecar (written by an earlier biaskit, or by a run killed between the
+    two writes), an unreadable sidecar, or a file whose sha256 differs from the recorded one (a changed or
+    truncated byte) gives a reason to report; the caller logs it with the path and recomputes."""
+    path = Path(path)
+    side = _cache_sidecar(path)
+    try:
+        recorded = side.read_text(encoding="utf-8").split()
+    except FileNotFoundError:
+        return f"it has no checksum file {side.name} (written by an earlier biaskit, or cut short)"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"its checksum file {side.name} is unreadable ({type(exc).__name__})"
+    if not recorded or len(recorded[0]) != 64:
+        return f"its checksum file {side.name} is unreadable"
+    got = sha256_file(path)
+    if got != recorded[0]:
+        return f"its sha256 {got[:16]}... differs from the {recorded[0][:16]}... recorded when it was written"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

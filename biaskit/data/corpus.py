@@ -44,6 +44,7 @@ from typing import Literal
 
 from tqdm.auto import tqdm
 
+from biaskit.core.io import cache_file_problem, write_cache_checksum
 from biaskit.core.paths import cache_dir, data_dir, resolve_user_path, wordlists_dir
 from biaskit.data.downloads import sha256_file
 
@@ -674,7 +675,10 @@ def load_corpus(
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()[:20]
     safe_label = re.sub(r"[^A-Za-z0-9_.-]", "_", label)
     cache_path = cache_dir() / "corpus" / f"{safe_label}-{key}.pkl"
-    if cache and cache_path.exists():
+    problem = cache_file_problem(cache_path) if cache and cache_path.exists() else None
+    if problem is not None:
+        logger.warning("not using the corpus cache %s: %s; preprocessing again", cache_path, problem)
+    elif cache and cache_path.exists():
         try:
             with open(cache_path, "rb") as fh:
                 cached = pickle.load(fh)
@@ -710,6 +714,7 @@ def load_corpus(
                     protocol=pickle.HIGHEST_PROTOCOL,
                 )
             os.replace(tmp, cache_path)
+            write_cache_checksum(cache_path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -56,6 +56,7 @@ from typing import Literal
 import numpy as np
 from gensim.models import KeyedVectors
 
+from biaskit.core.io import cache_file_problem, write_cache_checksum
 from biaskit.core.linalg import unit_rows
 from biaskit.core.paths import cache_dir, resolve_user_path
 from biaskit.data.wordlists import OOVPolicy, ResolvedWords, resolve_words
@@ -751,7 +752,10 @@ def train_word2vec(
     }
     key = _corpus_hash(sents, params)
     path = cache_dir() / "word2vec" / f"{key}.kv"
-    if cache and path.exists():
+    problem = cache_file_problem(path) if cache and path.exists() else None
+    if problem is not None:
+        logger.warning("not using the cached word2vec model %s: %s; training it again", path, problem)
+    elif cache and path.exists():
         logger.info("loading cached word2vec model %s", path)
         return load_vectors(path, "kv")
     n_tokens = sum(len(s) for s in sents)
@@ -774,8 +778,9 @@ def train_word2vec(
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.kv")
-        kv.save(str(tmp))
+        kv.save(str(tmp), separately=[])  # one file (no .npy beside it), so that one checksum covers it
         tmp.replace(path)
+        write_cache_checksum(path)
     return kv
 
 
