@@ -52,7 +52,7 @@ checkpoints and bit-identical resuming, CUDA when available.
 ``en-clm-planted-sXX``), :func:`fine_tune` runs the same loop, optimiser, schedule, clipping, cache and
 checkpoints with the next-token objective of :func:`biaskit.training.pretrain.train_causal_lm` (Radford et
 al. 2019): each sentence is ``[BOS] w_1 .. w_n [EOS]`` (the model's prefix token,
-:attr:`biaskit.lm.CausalLM.prefix_token_id`, is put in front when its tokenizer does not add it) and the loss
+:attr:`biaskit.lm.base.CausalLM.prefix_token_id`, is put in front when its tokenizer does not add it) and the loss
 is :math:`-\frac{1}{\sum_i (|x_i|-1)}\sum_i\sum_{t\ge 1}\log P_\theta(x_{i,t}\mid x_{i,<t})`.  The
 masking fields and ``bartl_pad_quirk`` are not read; the run's cache key records ``"objective": "causal"``.
 
