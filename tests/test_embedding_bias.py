@@ -482,3 +482,17 @@ def test_indirect_bias_does_not_embed_words_outside_a_fasttext_vocabulary():
     with pytest.raises(KeyError, match="not in the vocabulary"):  # ... indirect_bias does not
         indirect_bias(ft, "doctors", "nurse", np.ones(8))
     assert np.isfinite(indirect_bias(ft, "doctor", "nurse", ft["he"] - ft["she"]))
+
+
+@pytest.mark.parametrize("name", ["RND", "ECT", "RIPA"])
+def test_n_permutations_zero_gives_the_estimate_without_a_test(name):
+    """n_permutations=0 skips the permutation test: same estimate and per-word details, p_value None."""
+    w, kv = _toy()
+    T, A = [w["x"], w["y"]], [w["a"]]
+    cls = {"RND": RND, "ECT": ECT, "RIPA": RIPA}[name]
+    kw = {} if name == "ECT" else {"n_bootstrap": 0}  # ECT has no bootstrap interval
+    with_test = cls(n_permutations=200, exact=False, **kw).run(T, A, kv)
+    without = cls(n_permutations=0, **kw).run(T, A, kv)
+    assert without.p_value is None and "no test (n_permutations=0)" in without.method
+    assert without.estimate == with_test.estimate
+    assert "n_evaluated" not in without.details and "n_evaluated" in with_test.details

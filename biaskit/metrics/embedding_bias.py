@@ -44,7 +44,8 @@ of the observed one count as ties (as extreme).  Re-splits are evaluated in batc
 matrix products (no Python loop per re-split), except RNSB, which refits its classifier.  The
 draws, the counting and these conventions are :mod:`biaskit.core.permutation`'s (the engine WEAT,
 LPBS and the calibration study share); unlike WEAT's, the re-splits here are drawn with
-replacement.
+replacement.  ``n_permutations=0`` runs no test (RND, ECT, RIPA, RNSB): the result has the estimate,
+its per-word details and its bootstrap interval, and ``p_value`` None, as WEFE's metrics give it.
 """
 
 from __future__ import annotations
@@ -215,6 +216,11 @@ def _perm_label(perm: dict[str, Any], what: str) -> str:
     return f"{perm['permutation_method']}, {perm['n_evaluated']:,} of {perm['n_total']:,} {what}"
 
 
+def _with_test(name: str, perm: dict[str, Any], what: str, test: str = "permutation test") -> str:
+    """``TestResult.method``: the metric and its test, or that no test ran (``n_permutations=0``)."""
+    return f"{name}, {test} ({_perm_label(perm, what)})" if perm else f"{name}, no test (n_permutations=0)"
+
+
 def _perm_details(perm: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in perm.items() if k != "p_value"}
 
@@ -254,6 +260,9 @@ class _PermutationSettings:
         return self.run(*args, **kwargs)  # type: ignore[attr-defined]
 
     def _perm(self, observed: float, null_stats: Any, masks: Any, n_total: int, alternative: Any, what: str):
+        """The permutation test's p-value and details; ``{}`` (no test) when ``n_permutations == 0``."""
+        if self.n_permutations == 0:
+            return {}
         return _permutation_test(
             observed,
             null_stats,
@@ -335,8 +344,8 @@ class RND(_PermutationSettings):
         n1, n2 = T.names
         return TestResult(
             statistic=value,
-            p_value=perm["p_value"],
-            method=f"RND ({self.distance}), permutation test ({_perm_label(perm, 're-splits of the targets')})",
+            p_value=perm.get("p_value"),
+            method=_with_test(f"RND ({self.distance})", perm, "re-splits of the targets"),
             alternative=self.alternative,
             n=len(A.words[0]),
             estimate=value,
@@ -440,8 +449,8 @@ class ECT(_PermutationSettings):
         n1, n2 = T.names
         return TestResult(
             statistic=value,
-            p_value=perm["p_value"],
-            method=f"ECT (Spearman), permutation test ({_perm_label(perm, 're-splits of the targets')})",
+            p_value=perm.get("p_value"),
+            method=_with_test("ECT (Spearman)", perm, "re-splits of the targets"),
             alternative=self.alternative,
             n=len(A.words[0]),
             estimate=value,
@@ -612,8 +621,8 @@ class RIPA(_PermutationSettings):
         n1, n2 = T.names
         return TestResult(
             statistic=value,
-            p_value=perm["p_value"],
-            method=f"RIPA, sign-flip permutation test ({_perm_label(perm, 'swap patterns')})",
+            p_value=perm.get("p_value"),
+            method=_with_test("RIPA", perm, "swap patterns", "sign-flip permutation test"),
             alternative=self.alternative,
             n=len(A.words[0]),
             estimate=value,
