@@ -202,17 +202,18 @@ def test_validation_note_says_the_column_is_asserted():
 
 
 # ----------------------------------------------------------------------------- results of a default run
-def _from_results_checks() -> list[tuple[str, dict, dict]]:
+def _checks(kind: str) -> list[tuple[str, dict, dict]]:
+    """(record file, entry, check) for every ``kind`` check (``from_results`` / ``from_file``) of the records."""
     out = []
     for path in sorted(RECORDS.glob("*.json")):
         rec = json.loads(path.read_text(encoding="utf-8"))
         for entry in rec["entries"]:
-            for check in entry.get("from_results", []):
+            for check in entry.get(kind, []):
                 out.append((path.name, entry, check))
     return out
 
 
-FROM_RESULTS = _from_results_checks()
+FROM_RESULTS = _checks("from_results")
 
 
 def test_from_results_checks_show_their_number_in_the_entry():
@@ -246,17 +247,7 @@ def test_record_number_equals_the_notebooks_results(record, entry, check):
 
 
 # ----------------------------------------------------------------------------- committed files (training.json)
-def _from_file_checks() -> list[tuple[str, dict, dict]]:
-    out = []
-    for path in sorted(RECORDS.glob("*.json")):
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        for entry in rec["entries"]:
-            for check in entry.get("from_file", []):
-                out.append((path.name, entry, check))
-    return out
-
-
-FROM_FILE = _from_file_checks()
+FROM_FILE = _checks("from_file")
 
 
 def test_from_file_checks_show_their_number_in_the_entry():

@@ -49,7 +49,11 @@ __all__ = [
     "read_csv_lines",
     "read_json",
     "read_json_file",
+    "CHECKSUM_SUFFIX",
     "cache_file_problem",
+    "checksum_line",
+    "checksum_sidecar",
+    "recorded_sha256",
     "sha256_file",
     "unique_in_order",
     "write_cache_checksum",
@@ -100,12 +104,29 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-#: the suffix of a cache file's sha256 sidecar (``corpus.pkl`` -> ``corpus.pkl.sha256``)
-CACHE_CHECKSUM_SUFFIX = ".sha256"
+#: the suffix of a file's sha256 sidecar (``corpus.pkl`` -> ``corpus.pkl.sha256``): the cache files here and
+#: the training checkpoints (:mod:`biaskit.training.loop`) use the same format, ``"<sha256>  <name>\n"``
+CHECKSUM_SUFFIX = ".sha256"
 
 
-def _cache_sidecar(path: Path) -> Path:
-    return path.with_name(path.name + CACHE_CHECKSUM_SUFFIX)
+def checksum_sidecar(path: str | Path) -> Path:
+    """The sha256 sidecar of ``path``: ``path`` + :data:`CHECKSUM_SUFFIX`."""
+    path = Path(path)
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
+def checksum_line(data_file: str | Path, name: str) -> str:
+    """The sidecar text for ``data_file`` recorded under the file name ``name``: ``"<sha256>  <name>\\n"``."""
+    return f"{sha256_file(data_file)}  {name}\n"
+
+
+def recorded_sha256(side: str | Path) -> str | None:
+    """The sha256 a sidecar records, or None when it is missing, unreadable or holds no 64-digit sum."""
+    try:
+        text = Path(side).read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text[0] if text and len(text[0]) == 64 else None
 
 
 def write_cache_checksum(path: str | Path) -> None:
@@ -114,9 +135,9 @@ def write_cache_checksum(path: str | Path) -> None:
     Call it after the cache file itself is in place; :func:`cache_file_problem` checks it before the
     file is used."""
     path = Path(path)
-    side = _cache_sidecar(path)
+    side = checksum_sidecar(path)
     tmp = side.with_name(side.name + ".tmp")
-    tmp.write_text(f"{sha256_file(path)}  {path.name}\n", encoding="utf-8")
+    tmp.write_text(checksum_line(path, path.name), encoding="utf-8")
     os.replace(tmp, side)
 
 
@@ -126,19 +147,15 @@ def cache_file_problem(path: str | Path) -> str | None:
     A file without its ``.sha256`` sidecar (written by an earlier biaskit, or by a run killed between the
     two writes), an unreadable sidecar, or a file whose sha256 differs from the recorded one (a changed or
     truncated byte) gives a reason to report; the caller logs it with the path and recomputes."""
-    path = Path(path)
-    side = _cache_sidecar(path)
-    try:
-        recorded = side.read_text(encoding="utf-8").split()
-    except FileNotFoundError:
+    side = checksum_sidecar(path)
+    if not side.exists():
         return f"it has no checksum file {side.name} (written by an earlier biaskit, or cut short)"
-    except (OSError, UnicodeDecodeError) as exc:
-        return f"its checksum file {side.name} is unreadable ({type(exc).__name__})"
-    if not recorded or len(recorded[0]) != 64:
+    recorded = recorded_sha256(side)
+    if recorded is None:
         return f"its checksum file {side.name} is unreadable"
     got = sha256_file(path)
-    if got != recorded[0]:
-        return f"its sha256 {got[:16]}... differs from the {recorded[0][:16]}... recorded when it was written"
+    if got != recorded:
+        return f"its sha256 {got[:16]}... differs from the {recorded[:16]}... recorded when it was written"
     return None
 
 

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from biaskit.core.io import ChecksumError, sha256_file
+from biaskit.core.io import (
+    CHECKSUM_SUFFIX,
+    ChecksumError,
+    checksum_line,
+    checksum_sidecar,
+    recorded_sha256,
+    sha256_file,
+)
 from biaskit.lm.tokenizers import MAX_UNK_SHARE, as_text, check_unk_share
 from biaskit.training.config import MLMTrainingConfig, TrainingResult
 from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity, xlnet_pseudo_perplexity
@@ -63,8 +70,6 @@ __all__ = [
 CHECKPOINT_DIR = "checkpoint"
 CHECKPOINT_FILE = "state.pt"
 TRAINING_JSON = "training.json"
-#: the checkpoint's sha256 sidecar: ``state.pt.sha256``, written after the checkpoint
-CHECKSUM_SUFFIX = ".sha256"
 
 
 def data_hash(encoded: list[list[int]]) -> str:
@@ -76,10 +81,6 @@ def data_hash(encoded: list[list[int]]) -> str:
     return h.hexdigest()[:16]
 
 
-def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + CHECKSUM_SUFFIX)
-
-
 def _atomic_torch_save(obj: Any, path: Path) -> None:
     """``torch.save`` to ``path`` atomically, then its sha256 to ``path.sha256`` (:data:`CHECKSUM_SUFFIX`).
 
@@ -89,18 +90,11 @@ def _atomic_torch_save(obj: Any, path: Path) -> None:
     """
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
-    side, side_tmp = _sidecar(path), _sidecar(path).with_name(_sidecar(path).name + ".tmp")
-    side_tmp.write_text(f"{sha256_file(tmp)}  {path.name}\n", encoding="utf-8")
+    side = checksum_sidecar(path)
+    side_tmp = side.with_name(side.name + ".tmp")
+    side_tmp.write_text(checksum_line(tmp, path.name), encoding="utf-8")
     os.replace(tmp, path)
     os.replace(side_tmp, side)
-
-
-def _recorded_sum(side: Path) -> str | None:
-    try:
-        text = side.read_text(encoding="utf-8").split()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return text[0] if text and len(text[0]) == 64 else None
 
 
 def _damaged_checkpoint(ckpt_file: Path, problem: str) -> ChecksumError:
@@ -116,11 +110,11 @@ def verify_checkpoint(ckpt_file: Path) -> bool:
     """Check ``state.pt`` against its sha256 sidecar (``state.pt.sha256``): True when it matches,
     :class:`~biaskit.core.io.ChecksumError` with the command to discard it when it differs (or the sidecar
     is unreadable), False when there is no sidecar (a checkpoint written before biaskit wrote them)."""
-    side = _sidecar(ckpt_file)
+    side = checksum_sidecar(ckpt_file)
     if not side.exists() and not side.with_name(side.name + ".tmp").exists():
         return False
     got = sha256_file(ckpt_file)
-    sums = [_recorded_sum(side), _recorded_sum(side.with_name(side.name + ".tmp"))]
+    sums = [recorded_sha256(side), recorded_sha256(side.with_name(side.name + ".tmp"))]
     if got in sums:
         return True
     if not any(sums):
@@ -223,7 +217,7 @@ def load_checkpoint(
             "and its sha256 is recorded now",
             ckpt_file,
         )
-        _sidecar(ckpt_file).write_text(f"{sha256_file(ckpt_file)}  {ckpt_file.name}\n", encoding="utf-8")
+        checksum_sidecar(ckpt_file).write_text(checksum_line(ckpt_file, ckpt_file.name), encoding="utf-8")
     saved = {**{k: v for k, v in (defaults or {}).items() if k not in state["config"]}, **state["config"]}
     if saved != record:
         raise ValueError(
