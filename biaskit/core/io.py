@@ -21,18 +21,25 @@ files stay light to import (:mod:`biaskit.data.corpus` uses :func:`sha256_file`)
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import gzip
 import hashlib
 import io
 import json
 import logging
 import os
+import shutil
+import stat
+import tempfile
 import zlib
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from biaskit.core.paths import SHARED_CACHE_ENV
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,13 +56,20 @@ __all__ = [
     "read_csv_lines",
     "read_json",
     "read_json_file",
+    "CACHE_SIDECAR_FORMAT",
     "CHECKSUM_SUFFIX",
+    "DiskFullError",
+    "atomic_path",
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
     "cache_file_problem",
     "checksum_line",
     "checksum_sidecar",
     "recorded_sha256",
     "sha256_file",
     "unique_in_order",
+    "unsafe_permissions",
     "write_cache_checksum",
 ]
 
@@ -129,33 +143,218 @@ def recorded_sha256(side: str | Path) -> str | None:
     return text[0] if text and len(text[0]) == 64 else None
 
 
-def write_cache_checksum(path: str | Path) -> None:
-    """Write the sha256 of the cache file ``path`` beside it (``path.sha256``), atomically.
+#: the format of a cache file's sidecar written by :func:`write_cache_checksum` (JSON: file name, cache
+#: key, sha256 and size); a sidecar of another format (the plain ``"<sha256>  <name>"`` line of biaskit before
+#: it) makes its file unusable, so it is rebuilt
+CACHE_SIDECAR_FORMAT = 2
 
-    Call it after the cache file itself is in place; :func:`cache_file_problem` checks it before the
-    file is used."""
+
+class DiskFullError(OSError):
+    """A write ran out of space (``ENOSPC``) or quota (``EDQUOT``).  The message names the file and the
+    bytes it needed; the target file is left as it was (no partial file)."""
+
+
+def _disk_full(exc: OSError, path: Path, needed: int | None) -> DiskFullError:
+    try:
+        free = shutil.disk_usage(path.parent).free
+        free_txt = f"; {free:,} bytes are free there"
+    except OSError:
+        free_txt = ""
+    need_txt = f" (at least {needed:,} bytes)" if needed else ""
+    err = DiskFullError(
+        exc.errno,
+        f"no space left to write {path}{need_txt}{free_txt}: free some space on that disk, or write "
+        f"elsewhere (another --out, or BIASKIT_CACHE_DIR / BIASKIT_RESULTS_DIR on a larger disk); "
+        f"{path.name} was left as it was",
+    )
+    err.filename = str(path)
+    return err
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+@contextlib.contextmanager
+def atomic_path(
+    path: str | os.PathLike[str], *, suffix: str | None = None, private: bool = False
+) -> Iterator[Path]:
+    """A unique temporary path in ``path``'s folder to write ``path`` to; renamed onto ``path`` on success.
+
+    For writers that take a file name (``np.savez``, ``safetensors.torch.save_file``, ``torch.save``,
+    ``fig.savefig``): ``with atomic_path(out) as tmp: writer(tmp)``.  The temporary name is made by
+    :func:`tempfile.mkstemp` (unique across processes and threads, so parallel writers never share or
+    delete each other's file) and keeps ``suffix`` (default: ``path``'s own suffix) so that writers that
+    choose a format from the name still do.  On success it is moved onto ``path`` with :func:`os.replace`
+    (atomic on one file system: a reader sees the old file or the new one, never half of one); on any
+    failure it is removed and ``path`` is left as it was.  A full disk raises :class:`DiskFullError`
+    naming ``path``.  The folder is created when missing.  The file gets the permissions of a plain new
+    file (``0o666`` less the umask), or ``0o600`` with ``private=True`` (cache files).
+    """
     path = Path(path)
-    side = checksum_sidecar(path)
-    tmp = side.with_name(side.name + ".tmp")
-    tmp.write_text(checksum_line(path, path.name), encoding="utf-8")
-    os.replace(tmp, side)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sfx = path.suffix if suffix is None else suffix
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{sfx}")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        os.chmod(tmp, 0o600 if private else 0o666 & ~_UMASK)
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if _is_disk_full(exc) and not isinstance(exc, DiskFullError):
+            raise _disk_full(exc, path, None) from exc  # type: ignore[arg-type]
+        raise
 
 
-def cache_file_problem(path: str | Path) -> str | None:
-    """Why the cache file ``path`` must not be used, or None when it matches the sha256 beside it.
+@contextlib.contextmanager
+def atomic_write(
+    path: str | os.PathLike[str],
+    mode: str = "w",
+    *,
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+    private: bool = False,
+) -> Iterator[IO[Any]]:
+    """Open a unique temporary file beside ``path`` for writing; on success it replaces ``path`` atomically.
 
-    A file without its ``.sha256`` sidecar (written by an earlier biaskit, or by a run killed between the
-    two writes), an unreadable sidecar, or a file whose sha256 differs from the recorded one (a changed or
-    truncated byte) gives a reason to report; the caller logs it with the path and recomputes."""
+    ``with atomic_write(out) as fh: fh.write(text)``.  ``mode`` is ``"w"`` (text, ``encoding``) or ``"wb"``.
+    The data are flushed and fsync'ed before the rename, so a crash leaves the old file or the whole new
+    one.  A failure inside the block, or a full disk (:class:`DiskFullError`, naming ``path`` and the bytes
+    it needed), removes the temporary file and leaves ``path`` untouched.  See :func:`atomic_path`.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write writes a whole file: mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    with atomic_path(path, private=private) as tmp:
+        kwargs: dict[str, Any] = {} if mode == "wb" else {"encoding": encoding, "newline": newline}
+        with open(tmp, mode, **kwargs) as fh:
+            try:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                if _is_disk_full(exc) and not isinstance(exc, DiskFullError):
+                    raise _disk_full(exc, path, _written(fh)) from exc
+                raise
+
+
+def _written(fh: IO[Any]) -> int | None:
+    try:
+        return fh.tell() or None
+    except (OSError, ValueError):
+        return None
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, private: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_write`); a full disk raises
+    :class:`DiskFullError` naming ``path`` and ``len(data)``."""
+    path = Path(path)
+    try:
+        with atomic_write(path, "wb", private=private) as fh:
+            fh.write(data)
+    except DiskFullError as exc:
+        raise _disk_full(exc, path, len(data)) from exc.__cause__
+
+
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8", private: bool = False
+) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode(encoding), private=private)
+
+
+def write_cache_checksum(path: str | Path, key: str) -> None:
+    """Record the sha256 of the cache file ``path`` beside it (``path.sha256``), with its name and cache key.
+
+    The sidecar is JSON, ``{"format": 2, "file": name, "key": key, "sha256": ..., "size": ...}``, written
+    atomically under a unique temporary name (parallel writers never collide).  ``key`` is what the
+    cache entry was computed from (the digest in its file name, or a longer description): a file swapped
+    in from another entry, even together with its sidecar, is refused by :func:`cache_file_problem`
+    because the sidecar names another file or key.  Call it after the cache file itself is in place.
+    """
+    path = Path(path)
+    record = {
+        "format": CACHE_SIDECAR_FORMAT,
+        "file": path.name,
+        "key": str(key),
+        "sha256": sha256_file(path),
+        "size": path.stat().st_size,
+    }
+    atomic_write_text(checksum_sidecar(path), json.dumps(record, sort_keys=True) + "\n", private=True)
+
+
+def cache_file_problem(path: str | Path, key: str) -> str | None:
+    """Why the cache file ``path`` must not be used, or None when its sidecar vouches for it.
+
+    Refused, with the reason returned for the caller to log (with the path) before it recomputes:
+
+    * a file or folder that others may write, or owned by another user (:func:`unsafe_permissions`);
+    * no ``.sha256`` sidecar (written by an earlier biaskit, or by a run killed between the two writes),
+      an unreadable sidecar or one of an earlier format;
+    * a sidecar that names another file or another cache key (a file swapped in with its sidecar);
+    * a size or sha256 that differs from the recorded one (a changed or truncated byte).
+    """
+    path = Path(path)
+    bad = unsafe_permissions(path)
+    if bad:
+        return bad
     side = checksum_sidecar(path)
     if not side.exists():
         return f"it has no checksum file {side.name} (written by an earlier biaskit, or cut short)"
-    recorded = recorded_sha256(side)
-    if recorded is None:
-        return f"its checksum file {side.name} is unreadable"
+    try:
+        record = json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return f"its checksum file {side.name} is unreadable or of an earlier biaskit's format"
+    if not isinstance(record, dict) or record.get("format") != CACHE_SIDECAR_FORMAT:
+        return f"its checksum file {side.name} is of an earlier biaskit's format"
+    if record.get("file") != path.name:
+        return f"its checksum file {side.name} belongs to another file ({str(record.get('file'))[:80]!r})"
+    if record.get("key") != str(key):
+        return f"its checksum file {side.name} belongs to another cache entry (key {str(record.get('key'))[:40]!r})"
+    recorded = record.get("sha256")
+    if not isinstance(recorded, str) or len(recorded) != 64:
+        return f"its checksum file {side.name} holds no sha256"
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if record.get("size") != size:
+        return f"its size {size:,} bytes differs from the {record.get('size')} bytes recorded when it was written"
     got = sha256_file(path)
     if got != recorded:
         return f"its sha256 {got[:16]}... differs from the {recorded[:16]}... recorded when it was written"
+    return None
+
+
+def unsafe_permissions(path: str | Path) -> str | None:
+    """Why ``path`` (a cache file or folder) could have been written by someone else, or None.
+
+    A file or folder owned by another user, or writable by the group or by everyone, is not trusted
+    (whoever can write it can plant a file and its checksum).  Not checked on Windows, and skipped when
+    ``BIASKIT_SHARED_CACHE=1`` declares a deliberately shared cache (:func:`biaskit.core.paths.cache_dir`).
+    """
+    if os.name != "posix" or os.environ.get(SHARED_CACHE_ENV, "") == "1":
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_uid != os.getuid():
+        return f"it is owned by another user (uid {st.st_uid}), so it could hold anything"
+    if st.st_mode & 0o022:
+        return f"it is writable by other users (mode {stat.S_IMODE(st.st_mode):o}), so it could hold anything"
     return None
 
 

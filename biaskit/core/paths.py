@@ -119,10 +119,53 @@ def notebooks_dir() -> Path:
     return bundled_dir("notebooks")
 
 
+#: environment variable that declares a deliberately shared cache folder (for Dask workers of one team)
+SHARED_CACHE_ENV = "BIASKIT_SHARED_CACHE"
+
+
+class UnsafeCacheError(PermissionError):
+    """The cache folder could have been written by someone else: it is owned by another user or writable
+    by the group or by everyone.  biaskit reads what it finds in its cache, so it refuses such a folder;
+    the message names the folder and the fix."""
+
+
 def cache_dir() -> Path:
-    """Folder for downloads and cached expensive results (created on demand)."""
-    path = Path(os.environ.get("BIASKIT_CACHE_DIR", Path.home() / ".cache" / "biaskit"))
-    path.mkdir(parents=True, exist_ok=True)
+    """Folder for downloads and cached expensive results: ``BIASKIT_CACHE_DIR``, else ``~/.cache/biaskit``.
+
+    The cache is private.  A missing folder is created with mode ``0o700`` (whatever the umask); a
+    relative ``BIASKIT_CACHE_DIR`` is taken from the caller's folder (:func:`resolve_user_path`).  An
+    existing folder owned by another user, or writable by the group or by everyone, raises
+    :class:`UnsafeCacheError` naming the fix (``chmod 700``, or another folder), since whoever can write
+    there could plant a file biaskit would read.  A cache shared on purpose (one folder every Dask worker
+    sees) is declared with ``BIASKIT_SHARED_CACHE=1``; the check is then skipped, and every file is still
+    verified against its checksum and cache key before use (docs: *Bad input and security*).
+    """
+    env = os.environ.get("BIASKIT_CACHE_DIR", "").strip()
+    path = resolve_user_path(env) if env else Path.home() / ".cache" / "biaskit"
+    if not path.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        else:
+            os.chmod(path, 0o700)  # mkdir's mode is reduced by the umask; 0o700 whatever it is
+    if os.name == "posix" and os.environ.get(SHARED_CACHE_ENV, "") != "1":
+        st = path.stat()
+        if st.st_uid != os.getuid():
+            raise UnsafeCacheError(
+                f"the biaskit cache folder {path} belongs to another user (uid {st.st_uid}): biaskit would read "
+                "files it did not write. Point BIASKIT_CACHE_DIR at a folder of your own (e.g. "
+                "~/.cache/biaskit), or, for a cache shared on purpose by your Dask workers, set "
+                f"{SHARED_CACHE_ENV}=1"
+            )
+        if st.st_mode & 0o022:
+            raise UnsafeCacheError(
+                f"the biaskit cache folder {path} is writable by other users (mode {st.st_mode & 0o777:o}): "
+                f"anyone could plant a file biaskit would read. Fix: `chmod 700 {path}`, or point "
+                "BIASKIT_CACHE_DIR at a private folder; for a cache shared on purpose by your Dask workers, "
+                f"set {SHARED_CACHE_ENV}=1"
+            )
     return path
 
 
