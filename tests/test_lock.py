@@ -68,6 +68,7 @@ USED = {
     "dask": "dask",
     "distributed": "distributed",
     "pytest": "pytest",
+    "xdist": "pytest-xdist",
 }
 
 
