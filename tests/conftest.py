@@ -1,4 +1,4 @@
-"""Shared pytest fixtures.  Tests never use the network and never read ../shared."""
+"""Shared pytest fixtures.  Tests never use the network and never read files outside the repository."""
 
 from __future__ import annotations
 

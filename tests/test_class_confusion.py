@@ -3,8 +3,8 @@
 Expected values: the pairs and values the dissertation names (Coverage->Document 0.543,
 Billing->Payment 0.212, Coverage->Quote 0.197, EverythingElse->Escalation 0.154, with
 the row-normalised variant) and the two pairs the printed Eq. 3.1 gives
-(Document->Coverage 0.179, Payment->Billing 0.159), recomputed in
-``/work/shared/reference/seed003_sayenju_extraction.md`` Appendix B; plus naive loops.
+(Document->Coverage 0.179, Payment->Billing 0.159), recomputed by hand from the printed
+matrix; plus naive loops.
 """
 
 from __future__ import annotations
