@@ -1,4 +1,4 @@
-"""The metric registry: every bias metric of biaskit declared once, beside its code (issue 31).
+"""The metric registry: every bias metric of biaskit declared once, beside its code.
 
 A metric module declares each of its metrics with :func:`register_metric`; everything that lists,
 runs or documents metrics reads them here instead of keeping a list of its own: the batch grid

@@ -1,6 +1,6 @@
 """Language models, masked and causal: loading, scoring, caching and the models biaskit provides.
 
-One home, one file per concern (seed 000 chapter 4 and the causal extension of issue 16):
+One home, one file per concern (seed 000 chapter 4, extended to causal models):
 
 =============================  ======================================================================================
 :mod:`biaskit.lm.base`         :class:`MaskedLM`, :class:`CausalLM` (model + tokenizer + what scoring needs)

@@ -1,4 +1,4 @@
-"""Bias metrics, one module per family, each declared once in the metric registry (issue 31).
+"""Bias metrics, one module per family, each declared once in the metric registry.
 
 Importing :mod:`biaskit.metrics` imports every metric module below, in this order, and each registers
 its metrics into :data:`biaskit.core.registry.REGISTRY` (the order is the registry's order, which the

@@ -206,7 +206,7 @@ class TableExplorer(_Explorer):
 
     def interactive_html(self) -> str:
         """The table as it is shown, whole (every row and column, zoomable), as one self-contained HTML
-        page with plotly.js inline: it works offline, e.g. beside the static report (issue 18).
+        page with plotly.js inline: it works offline, e.g. beside the static report.
         Hover shows target, feature and score; the clicks need the live widget."""
         o = self.order()
         fig = table_plotly(self.view(), sorted_axis=o.axis if o.phase else None, attribute=o.attribute)

@@ -1,5 +1,5 @@
 """The live explorers of indirect bias scores: plotly ``FigureWidget`` inside ipywidgets (seed 004
-sections 4.1-4.2, zones A-E; issue 18).
+sections 4.1-4.2, zones A-E).
 
 :class:`TableWidget` and :class:`ScatterWidget` are built by :meth:`TableExplorer.widget
 <biaskit.report.explorer_views.TableExplorer.widget>` and :meth:`ScatterExplorer.widget
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: rows and columns of the table drawn per page: 589 traits or 99 occupations stay readable by paging
-#: (and plotly's zoom), never by dropping labels (issue 18)
+#: (and plotly's zoom), never by dropping labels
 ROWS_PER_PAGE = 40
 COLUMNS_PER_PAGE = 40
 _ERROR_STYLE = "color:#b00020;font-family:system-ui,sans-serif;margin:2px 0"
@@ -52,7 +52,7 @@ _NOTE_STYLE = "color:#57606a;font-family:system-ui,sans-serif;margin:2px 0"
 
 
 def error_line(exc: BaseException) -> str:
-    """One readable line for an exception shown inside a widget (seed 004 section 4.1, issue 18).
+    """One readable line for an exception shown inside a widget (seed 004 section 4.1).
 
     A ``KeyError`` reads as its message (not as ``"'nurse'"`` with quotes); blanks and line breaks
     collapse, so a message never becomes a traceback-like block.
@@ -82,7 +82,7 @@ def _restyle(fig: Any, new: Any, keys: Sequence[str]) -> None:
 
 
 def sync_figure_state(fig: Any) -> None:
-    """Copy what a plotly ``FigureWidget`` shows into the state a reloaded page draws it from (issue 32).
+    """Copy what a plotly ``FigureWidget`` shows into the state a reloaded page draws it from.
 
     plotly sends every later change (``restyle``, ``update_layout``) as a one-off message and keeps the
     synchronised ``_widget_data`` / ``_widget_layout`` at the figure it was built with; a browser reload
@@ -103,7 +103,7 @@ def sync_figure_state(fig: Any) -> None:
 
 class _LiveView:
     """Common plumbing of the two live views: the error line, the note line and the guard that turns
-    any exception of a handler into one readable line inside the widget (issue 18: never a traceback,
+    any exception of a handler into one readable line inside the widget (never a traceback,
     never only in the log console)."""
 
     fallback_html = ""
@@ -136,7 +136,7 @@ class _LiveView:
         self._guarded(action, *args)
         # The kernel may take the reader's next choice while a handler still runs (a new FigureWidget
         # lets it read messages), and the muted handler would lose it: apply what the controls show
-        # now, so that the controls and the view never disagree (issue 18).
+        # now, so that the controls and the view never disagree.
         resync = None if self.last_error else self._resync()
         if resync is not None:
             self._guarded(resync)
@@ -217,7 +217,7 @@ class _LiveView:
     )
 
     def _ipython_display_(self) -> None:
-        """The view after a hint line shown only where it cannot be drawn (issue 32): a saved notebook reopened
+        """The view after a hint line shown only where it cannot be drawn: a saved notebook reopened
         without running the cell shows the static figure and the hint, never "Error displaying widget"."""
         from biaskit.report.widgets import display_live
 

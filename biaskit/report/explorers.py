@@ -4,7 +4,7 @@ Louis-Alexandre (2022) built two D3.js prototypes over precomputed Indirect Loga
 Bias Scores (IBS, :mod:`biaskit.metrics.indirect_bias`); this module rebuilds them for Jupyter, and keeps
 every rule that decides *what is shown* in plain, browser-free code that the tests exercise.
 
-**Why plotly** (issue 18).  The views are explored by clicking (seed 004 section 4.1.2: a header click
+**Why plotly**.  The views are explored by clicking (seed 004 section 4.1.2: a header click
 re-sorts, a cell or point click opens its details, hover names it).  They are drawn with one
 interactive library, plotly's ``go.FigureWidget`` inside ipywidgets (:class:`TableWidget`,
 :class:`ScatterWidget`): it is maintained, already pinned for the project, and its click and hover
@@ -46,7 +46,7 @@ Both views have the **search box** the study participants asked for (section 5.2
 case-insensitive substring filter (table) or highlight (scatter).  Both render a static matplotlib
 figure (:meth:`TableExplorer.figure`, :meth:`ScatterExplorer.figure`) for papermill and HTML output.
 
-**The live views** (:meth:`TableExplorer.widget`, :meth:`ScatterExplorer.widget`; issue 18) keep the
+**The live views** (:meth:`TableExplorer.widget`, :meth:`ScatterExplorer.widget`) keep the
 controls true to the view: options that depend on another choice (Features on Targets and Model,
 Attribute on Colour by) are recomputed when it changes, the controls start from the explorer's state,
 details are recomputed or cleared with a note when the table or plot changes, a long table is paged

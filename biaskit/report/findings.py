@@ -14,7 +14,7 @@ the run does not reproduce, it says which.
 * :func:`gender_specific_words` — what CDS breaks (notebook 15; seed 002 section 6.2);
 * :func:`label_free` — the label-free corpus-bias method (notebook 15; seed 002 section 5.2.1);
 * :func:`planted_direction_split` — a pooled share read by planted direction (notebook 14);
-* :func:`causal_debiasing` — the debiasing methods on the planted causal controls (notebook 17, issue 36).
+* :func:`causal_debiasing` — the debiasing methods on the planted causal controls (notebook 17).
 """
 
 from __future__ import annotations

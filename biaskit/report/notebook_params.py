@@ -1,4 +1,4 @@
-"""The parameters of a study notebook, checked before anything runs (issue 32, "fail loudly").
+"""The parameters of a study notebook, checked before anything runs (fail loudly, before any work).
 
 Every numbered notebook calls :func:`check_parameters` at the top of the code cell right after its
 ``parameters`` cell, with one rule per parameter::
@@ -260,7 +260,7 @@ def _user_path(value: str) -> Path:
     """``value`` as the user meant it: relative to the folder they started from (``BIASKIT_CALLER_CWD``)."""
     try:
         from biaskit.core.paths import resolve_user_path
-    except ImportError:  # pragma: no cover - before the library's resolver (issue 32) is in
+    except ImportError:  # pragma: no cover - without the library's path resolver
         p = Path(value).expanduser()
         base = os.environ.get("BIASKIT_CALLER_CWD", "").strip()
         return p if p.is_absolute() else Path(base or os.getcwd()) / p
@@ -430,7 +430,7 @@ class Model(Rule):
         return self._not_found(value)
 
     def _not_found(self, value: str) -> str:
-        try:  # the library's message (issue 32): what was looked for, did you mean, how to get it
+        try:  # the library's message: what was looked for, did you mean, how to get it
             from biaskit.lm.builtin import model_not_found_error
         except ImportError:  # pragma: no cover - before the library side is in
             model_not_found_error = None

@@ -14,7 +14,7 @@ plain HTML fallback that the static report shows instead of the live form.
 When ipywidgets is not installed, :func:`seed_word_form` logs that and returns
 ``None`` instead of failing.
 
-**Reopened without its kernel** (issue 32), a saved notebook still holds the
+**Reopened without its kernel**, a saved notebook still holds the
 widget's output, but no model for it: JupyterLab would show "Error displaying
 widget: model not found" there (its widget renderer wins over the HTML fallback
 of the same output whenever the notebook is trusted).  :func:`display_live`
@@ -180,7 +180,7 @@ class SeedWordForm:
                 value=format_words(list(words)),
                 description="words" if roles is not None else str(label),
                 # "auto" (not 100%): the box fills the row beside its label without overflowing it, so
-                # the form never scrolls sideways (issue 18)
+                # the form never scrolls sideways
                 layout=w.Layout(width="auto", height="4.5em"),
                 style={"description_width": "12em"},
             )
@@ -193,7 +193,7 @@ class SeedWordForm:
                 )
                 rows.append(self.name_boxes[label])
             rows.append(self.boxes[label])
-        # width "auto": the button is as wide as its label, never cut to "Run with these…" (issue 18)
+        # width "auto": the button is as wide as its label, never cut to "Run with these…"
         self.button = w.Button(
             description=button_label,
             button_style="primary",

@@ -267,7 +267,7 @@ def _monotone(effects: Sequence[float], ceiling: float | None = None) -> bool:
 
 def finds_planted(rows: pd.DataFrame, column: str = "p_value", level: float = 0.01) -> bool:
     """Whether the first of ``rows`` (a row of :attr:`CalibrationResult.effects`) finds the plan: it
-    points to the planted gender and its p-value in ``column`` is below ``level`` (issue 13: s = 0.8, 0.01).
+    points to the planted gender and its p-value in ``column`` is below ``level`` (the calibration criterion: s = 0.8, level 0.01).
 
     A p-value of exactly 0 (a z test whose tail underflows) counts as found; a missing one does not.
     """

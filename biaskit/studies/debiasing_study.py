@@ -1,4 +1,4 @@
-r"""Debiasing against a bias we planted: does each method remove it, or only hide it? (issue 36)
+r"""Debiasing against a bias we planted: does each method remove it, or only hide it?
 
 The planted controls (:mod:`biaskit.training.recipes`, notebook 14) give a bias of known strength: 40
 professions, each tied to a randomly chosen gender in a share ``s`` of its training sentences

@@ -1,4 +1,4 @@
-"""Scale-out on Dask (issue 17): clusters, sharded corpus counts and chunked language-model scoring.
+"""Scale-out on Dask: clusters, sharded corpus counts and chunked language-model scoring.
 
 Three jobs outgrow one process, and each runs here on `dask.distributed` (an existing engine; no
 home-made scheduler):

@@ -142,7 +142,7 @@ def run_experiments(
     :func:`biaskit.core.paths.resolve_user_path`); their paths are in ``df.attrs["outputs"]``.  A cell that raises is recorded with
     ``status="error"`` and its message (traceback in the log); the others still run.
 
-    ``scheduler`` says where the cells run (issue 17):
+    ``scheduler`` says where the cells run:
 
     * ``"local"`` (default): one after another in this process;
     * ``"dask"``: on a :class:`distributed.LocalCluster` of ``n_workers`` processes (default: one per
@@ -239,7 +239,7 @@ def run_experiments(
 
 
 # =============================================================================================
-# executing the cells: in process, or one task per model on Dask (issue 17)
+# executing the cells: in process, or one task per model on Dask
 # =============================================================================================
 @dataclass(frozen=True)
 class _GridData:

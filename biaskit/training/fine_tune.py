@@ -1,6 +1,6 @@
 r"""Fine-tune any masked or causal language model on a list of sentences, with Bartl et al.'s (2020) procedure.
 
-Project issue 14, first building block.  Seed 002 (Barza 2023) debiases BERT by counterfactual
+Seed 002 (Barza 2023) debiases BERT by counterfactual
 data substitution (CDS, :func:`biaskit.data.counterfactual.cds`) followed by masked-LM fine-tuning,
 "following the exact fine-tuning procedure of Bartl et al. (2020)" (seed 002 sections 4.4 and
 5.1; extraction section 2.2.3), and measures a corpus's bias by fine-tuning the debiased model
@@ -48,7 +48,7 @@ The training loop itself is :mod:`biaskit.training.pretrain`'s (shared with
 :func:`biaskit.training.pretrain.train_masked_lm`): deterministic given the seed, a tqdm progress bar,
 checkpoints and bit-identical resuming, CUDA when available.
 
-**Causal models** (issue 36).  Given a causal LM (:class:`biaskit.lm.CausalLM`, e.g. the planted controls
+**Causal models**.  Given a causal LM (:class:`biaskit.lm.CausalLM`, e.g. the planted controls
 ``en-clm-planted-sXX``), :func:`fine_tune` runs the same loop, optimiser, schedule, clipping, cache and
 checkpoints with the next-token objective of :func:`biaskit.training.pretrain.train_causal_lm` (Radford et
 al. 2019): each sentence is ``[BOS] w_1 .. w_n [EOS]`` (the model's prefix token,

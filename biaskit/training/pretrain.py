@@ -1,6 +1,6 @@
 r"""Train small language models on any corpus: WordPiece tokenizer + BERT-layout masked LM or GPT-2-layout causal LM.
 
-Project issue 13, step 1: models trained here on real text (and later on corpora with
+Models trained here on real text (and on corpora with
 planted biases of known strength), so that the workbench's metrics mean something offline.
 
 * :func:`train_wordpiece_tokenizer` -- a BERT WordPiece tokenizer (``[PAD] [UNK] [CLS]
