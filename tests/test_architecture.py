@@ -1,5 +1,4 @@
-"""The package's shape: one-way layers by folder, no cycle, no private name imported across modules
-(issues 16 and 31).
+"""The package's shape: one-way layers by folder, no cycle, no private name imported across modules.
 
 Imports are read from the source with :mod:`ast`: module-level *and* function-level ones (a lazy
 import inside a function still makes a dependency a reader has to untangle), ``if TYPE_CHECKING``

@@ -1,4 +1,4 @@
-"""Items without a BLANK (issue 32, item 5): the thesis's baseline E^Comp and the StereoSet scorer leave them
+"""Items without a BLANK: the thesis's baseline E^Comp and the StereoSet scorer leave them
 out with a WARNING naming their real rows (file lines or input positions), never counting them as
 stereotypical; a side with no scorable word has no probability (NaN), not 0."""
 

@@ -1,4 +1,4 @@
-"""Token-budget batching of every scorer, prefix-tree packing of causal sentences, resumable caching (issue 35).
+"""Token-budget batching of every scorer, prefix-tree packing of causal sentences, resumable caching.
 
 Scores must not depend on how the work is cut into forward passes beyond float rounding: different token
 budgets and row caps agree to 1e-5, the prefix-tree rows of a causal model agree with one row per sentence,

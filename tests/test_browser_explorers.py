@@ -1,6 +1,6 @@
 """The explorers of notebook 13 and the seed-word form of notebook 00 in a real JupyterLab and Chromium.
 
-Seed 004 (sections 4.1-4.2, and issue 18) describes views that are explored by clicking: a column or
+Seed 004 (sections 4.1-4.2) describes views that are explored by clicking: a column or
 row header re-sorts the table, a cell or a point opens its details, hover shows a name and its score,
 and every drop-down keeps the other controls true to the view.  These tests do what a reader does:
 
@@ -16,7 +16,7 @@ and every drop-down keeps the other controls true to the view.  These tests do w
   sets are too small to reach alpha, and words its verdict with the reader's set names;
 * reload the page (the notebook saved first): the explorer views are drawn again from the running kernel,
   not blank; save, shut the kernel down and open the notebook again: each explorer's cell shows its static
-  figure and the one line "Run this cell to explore", never "Error displaying widget" (issue 32).
+  figure and the one line "Run this cell to explore", never "Error displaying widget".
 
 Screenshots go to the test's temporary folder (``tmp_path``) for inspection.  Without Chromium
 (``scripts/install_chromium.sh`` installs it; ``BIASKIT_CHROMIUM`` names another binary), Playwright

@@ -1,4 +1,4 @@
-"""The corpus and word2vec caches are checked against the sha256 written beside them (issue 32).
+"""The corpus and word2vec caches are checked against the sha256 written beside them.
 
 A changed byte, a cut-short file, a missing or garbled checksum file: the cache file is named in a WARNING
 with the reason, never used, and the result is computed again (equal to a fresh computation)."""

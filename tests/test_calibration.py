@@ -292,7 +292,7 @@ def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_t
 
 
 def test_bundled_causal_controls(plan, one_torch_thread):
-    """The causal twins of the controls (issue 13).  At s = 0.8 the log-likelihood, next-word and sentence-pair
+    """The causal twins of the controls.  At s = 0.8 the log-likelihood, next-word and sentence-pair
     readings find the plan with their own test and the label test (p < 0.01); the thesis's KS test on the
     log-likelihoods finds it with the label test but only at p = 0.018 with its own; the ``shared`` reading
     finds it (56.4 % of 640 pairs, p = 0.001) but does not grow with s.  Split by template order, the shared
@@ -505,7 +505,7 @@ def test_effects_by_item_group_measures_each_group_on_its_own():
 
 
 def test_effects_by_planted_direction_against_plain_counts():
-    """Issue 34 item 7: a model that leans to *she* everywhere, plus a plan; the split counts by hand."""
+    """Split by planted direction: a model that leans to *she* everywhere, plus a plan; counts by hand."""
     rng = np.random.default_rng(3)
     targets = [t for t in TARGETS for _ in range(10)]
     tg = np.array(targets, dtype=object)

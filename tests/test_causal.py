@@ -1,4 +1,4 @@
-"""Causal (decoder) language models through the same public scorers as masked ones (issue 16).
+"""Causal (decoder) language models through the same public scorers as masked ones.
 
 Every causal score is checked against an independent computation: a token-by-token loop that feeds
 each prefix alone (no batching, no padding, full logits), and for CrowS-Pairs a transcription of
@@ -329,7 +329,7 @@ def test_scorer_perplexity_of_a_bundled_causal_model_equals_the_training_code(on
 
 @pytest.mark.parametrize("name", ["tiny", "tiny-causal"])
 def test_half_precision_weights_score_close_to_float32_and_cache_apart(name, pairs):
-    """Issue 17: dtype= loads the weights in bfloat16; the scores move little and never share a cache entry."""
+    """dtype= loads the weights in bfloat16; the scores move little and never share a cache entry."""
     full = lms.get_lm(name, seed=5)
     half = lms.get_lm(name, seed=5, dtype="bfloat16")
     assert next(half.model.parameters()).dtype == torch.bfloat16

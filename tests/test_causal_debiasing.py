@@ -1,4 +1,4 @@
-"""Issue 36: CDS fine-tuning and dropout debiasing on causal (GPT-2-layout) models, and their rows in the
+"""CDS fine-tuning and dropout debiasing on causal (GPT-2-layout) models, and their rows in the
 ground-truth study on the planted causal controls (``en-clm-planted-sXX``)."""
 
 from __future__ import annotations

@@ -273,7 +273,7 @@ def test_dpccb_steps_on_the_printed_matrix(cm, axis):
         assert s.denominators["deny"] == 0 and s.pruned.shape == (2, 2)
 
 
-# --------------------------------------------------------------------------- summary() (issue 31)
+# --------------------------------------------------------------------------- summary()
 def test_dpccb_steps_summary_lists_the_pairs_over_the_threshold(cm):
     steps = cc.dpccb_steps(cm, normalize="true", threshold=0.15)
     pd.testing.assert_frame_equal(steps.pairs, cc.dpccb_pairs(steps.beta, threshold=0.15))

@@ -1,4 +1,4 @@
-"""biaskit.debiasing.cds and the before/after helpers of gender_templates (issue 14: seed 002 chapters 5-6)."""
+"""biaskit.debiasing.cds and the before/after helpers of gender_templates (seed 002 chapters 5-6)."""
 
 from __future__ import annotations
 

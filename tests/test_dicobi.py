@@ -287,7 +287,7 @@ def test_mlm_word_vectors_last_four_layers():
         dc.mlm_word_vectors(lm.model, lm.tokenizer, words, layers=(-9,))
 
 
-# --------------------------------------------------------------------------- summary() and the result objects (issue 31)
+# --------------------------------------------------------------------------- summary() and the result objects
 def test_dicobi_summary_states_the_value_and_where_it_is_attained(rng):
     ex = dc.load_dicobi_experiments()["dicobi_example"]
     kv = {w: rng.normal(size=12) for w in ex["X"] + ex["Y"] + ex["A"] + ex["B"]}

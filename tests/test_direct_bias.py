@@ -272,7 +272,7 @@ def test_pca_direction_helper(rand_kv):
         pca_direction(rand_kv, [])
 
 
-# ----------------------------------------------------------------------------- results explain themselves (issue 31)
+# ----------------------------------------------------------------------------- results explain themselves
 def test_experiment_summary_passes_alpha_to_every_test(rand_kv):
     groups = {f"g{i}": [f"w{j}" for j in range(i * 6, i * 6 + 6)] for i in range(10)}
     res = direct_bias_experiment(rand_kv, groups, np.ones(12), n_resamples=99, n_random_directions=50)

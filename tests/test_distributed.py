@@ -1,4 +1,4 @@
-"""Corpus counts sharded over Dask workers equal the one-process counts exactly (issue 17)."""
+"""Corpus counts sharded over Dask workers equal the one-process counts exactly."""
 
 from __future__ import annotations
 

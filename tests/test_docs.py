@@ -1,4 +1,4 @@
-"""The documentation site (issue 33): ``make docs`` builds with zero warnings, the API reference covers
+"""The documentation site: ``make docs`` builds with zero warnings, the API reference covers
 the registry's metrics and the lm layer, every internal link resolves, nothing is loaded from the
 network, numbers from runs are generated from their records, and headless Chromium opens the pages
 with no console error.  Also the README: at most 12 KB, the quickstart verbatim, no run numbers.

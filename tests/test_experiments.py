@@ -256,7 +256,7 @@ def test_summary_and_latex_escape_and_mark_significance():
 
 
 def test_a_causal_model_runs_crows_with_log_likelihoods_and_skips_the_masked_only_metrics(grid, tmp_path):
-    """Issue 16: a causal model goes through the same experiment configuration as a masked one."""
+    """A causal model goes through the same experiment configuration as a masked one."""
     from biaskit.lm import get_lm, score_pairs, tiny_causal_lm
     from biaskit.metrics.crows import crows_score
 
@@ -325,7 +325,7 @@ def test_plot_results_centres_each_rows_bars_on_its_label():
             plt.close(fig)
 
 
-# --- strict means strict (issue 32) --------------------------------------------------------------------
+# --- strict means strict -----------------------------------------------------------------------------
 def test_a_misspelled_dataset_id_stops_the_grid_before_any_cell(grid, tmp_path):
     cfg = _config(grid)
     cfg["datasets"] = [{"name": "weat", "path": "may2019:weat77"}]

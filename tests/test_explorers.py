@@ -382,7 +382,7 @@ def test_widgets_build_headless(store):
 
 
 # =============================================================================================
-# the live views (seed 004 sections 4.1-4.2; issue 18), driven without a browser: the plotly click
+# the live views (seed 004 sections 4.1-4.2), driven without a browser: the plotly click
 # callbacks are called as the front end calls them, and every control is read back
 
 

@@ -1,11 +1,11 @@
-"""Issue 34, "say only what the numbers show": the sentences built from a run's numbers, and the stale claims.
+"""Say only what the numbers show: the sentences built from a run's numbers, and the stale claims.
 
 ``biaskit.report.findings`` builds the notebooks' findings from the values they save.  Each builder is
 checked here on real values: the printed confusion matrix of seed 003 (computed live), and the values of
 the default runs of notebooks 03, 14 and 15 copied from their JSON (``# from results/...`` below).
 ``tests/test_notebooks.py::test_generated_findings_match_their_json`` rebuilds every stored sentence
 from the JSON of the reproduced run.  The last test greps the notebooks, the README and the
-documentation for the statements issue 34 removed.
+documentation for stale statements that were removed.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def _texts() -> list[tuple[str, str]]:
 def test_stale_statement_is_gone(item):
     pattern = re.compile(STALE[item])
     found = [f"{name}: {m.group(0)!r}" for name, text in _texts() for m in pattern.finditer(text)]
-    assert not found, f"issue 34 item {item} is back in: {found}"
+    assert not found, f"the stale statement {item} is back in: {found}"
 
 
 def test_one_word_weat_is_not_called_exact():

@@ -1,4 +1,4 @@
-"""biaskit.training.fine_tune: masked-LM fine-tuning with Bartl et al.'s (2020) preset (issue 14)."""
+"""biaskit.training.fine_tune: masked-LM fine-tuning with Bartl et al.'s (2020) preset."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Formats are read from the bytes, not trusted from the name (issue 32, item 3): vector files whatever
+"""Formats are read from the bytes, not trusted from the name: vector files whatever
 their extension, model folders that are incomplete, truncated or of the other kind, sentence encoders on a
 causal model."""
 

@@ -1,4 +1,4 @@
-"""Paths a user gives the batch grid start from the folder they started in (issue 31).
+"""Paths a user gives the batch grid start from the folder they started in.
 
 The configuration file, its models' and datasets' paths, ``output_dir`` and ``python -m biaskit run``'s
 arguments go through :func:`biaskit.core.paths.resolve_user_path`: relative to ``BIASKIT_CALLER_CWD``

@@ -89,7 +89,7 @@ RESULTS = {
 }
 
 
-#: What a notebook run writes since issue 12: a finding, headline numbers and its parameters.
+#: What a notebook run writes now: a finding, headline numbers and its parameters.
 FINDING = "Squares grow fast: the bias score is 1.23 standard deviations (p < 0.001)."
 HEADLINE = {"WEAT effect size d": 1.2345678912345, "WEAT p-value": 4.2e-05, "pairs": 1503}
 
@@ -198,7 +198,7 @@ def _make_results_dir(d: Path, payload: dict[str, Any] | None) -> Path:
 
 @pytest.fixture
 def results_dir(tmp_path: Path) -> Path:
-    """A results folder as `make reproduce` left it before issue 12: one study, one figure, old JSON."""
+    """A results folder as an older `make reproduce` left it: one study, one figure, old JSON."""
     return _make_results_dir(tmp_path / "results", OLD_PAYLOAD)
 
 
@@ -645,7 +645,7 @@ def test_cli(results_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "make reproduce" in capsys.readouterr().err
 
 
-# ----------------------------------------------------------------------------- index layout (issue 12)
+# ----------------------------------------------------------------------------- index layout
 
 
 #: The parts of a study box on the index: (tag, class) -> part.

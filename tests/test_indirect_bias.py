@@ -884,7 +884,7 @@ def test_user_study_likert_returns_the_printed_answers():
 
 
 # =============================================================================================
-# summary() (issue 31: every registered metric explains its result)
+# summary() (every registered metric explains its result)
 # =============================================================================================
 def test_indirect_bias_result_summary_names_the_scores_and_the_agreement_test(bert):
     from biaskit.core.results import format_p_value

@@ -1,4 +1,4 @@
-"""biaskit installed from its wheels, outside the repository, offline (issue 33).
+"""biaskit installed from its wheels, outside the repository, offline.
 
 ``packaging/build_dists.py`` builds the code wheel and the companion data wheel ``biaskit-data``;
 they are installed with ``pip --no-index --no-deps`` into a fresh virtual environment in a temporary

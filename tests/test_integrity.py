@@ -1,4 +1,4 @@
-"""Integrity on disk (issue 32, item 2): the bundled models are checked against their sha256 manifest when
+"""Integrity on disk: the bundled models are checked against their sha256 manifest when
 loaded by name, once per process and folder; training checkpoints carry a sha256 and a damaged one stops
 the run with the command that discards it."""
 

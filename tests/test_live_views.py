@@ -1,4 +1,4 @@
-"""Live views that survive a reload and a reopen (issue 32, item 3): what the kernel sends, without a browser.
+"""Live views that survive a reload and a reopen: what the kernel sends, without a browser.
 
 A live view (an explorer of notebook 13, the seed-word form of notebook 00) is displayed as two outputs: a
 one-line hint, hidden by its own CSS while the view is drawn, and the widget's bundle with an HTML

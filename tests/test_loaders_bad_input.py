@@ -1,4 +1,4 @@
-"""Issue 12: bad input is never dropped without the user seeing it.
+"""Bad input is never dropped without the user seeing it.
 
 Every loader is fed a small truncated or malformed file (written into ``tmp_path``).  Each test
 checks that a WARNING (visible with default logging) names the count and the file lines or

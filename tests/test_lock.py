@@ -103,7 +103,7 @@ def _all_pins() -> dict[str, str]:
     return {**pins, **no_deps, "torch": _makefile_torch()}
 
 
-#: extras pinned in a file of their own, not in requirements.lock (the peers of ``make bench``, issue 35)
+#: extras pinned in a file of their own, not in requirements.lock (the peers of ``make bench``)
 SEPARATE_PINS = {"bench": "requirements-bench.txt"}
 
 

@@ -1,4 +1,4 @@
-"""Model names never guess (issue 32, item 1): a name that names nothing here is an error saying what was
+"""Model names never guess: a name that names nothing here is an error saying what was
 looked for and how to get it; random stand-ins run only when asked for; relative paths start from the
 caller's folder (``BIASKIT_CALLER_CWD``) for models, vectors, corpora and word lists alike."""
 

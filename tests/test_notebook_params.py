@@ -1,5 +1,5 @@
 """Notebook parameters are checked before anything runs, and a quick run never overrides a value the user gave
-(issue 32, "fail loudly"; :mod:`biaskit.report.notebook_params`).
+(fail loudly; :mod:`biaskit.report.notebook_params`).
 
 The fast tests check the rules, the reading of each notebook's rules from its ``.ipynb`` and the command
 line's refusal before a kernel starts.  Two slow tests run a notebook: a wrong value stops the kernel at its

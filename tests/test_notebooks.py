@@ -93,7 +93,7 @@ GENERATED_FINDINGS = ["03_weat", "12_class_confusion_and_domain_bias", "14_calib
 @pytest.mark.slow
 @pytest.mark.parametrize("stem", GENERATED_FINDINGS)
 def test_generated_findings_match_their_json(stem, reproduced_results):
-    """Issue 34: a sentence built from a run's numbers is stored beside them and rebuilds to the same words."""
+    """A sentence built from a run's numbers is stored beside them and rebuilds to the same words."""
     from biaskit.report.findings import stored_and_rebuilt
 
     _require(reproduced_results, stem)

@@ -292,7 +292,7 @@ def test_frequency_baseline_edge_cases():
         P.frequency_baseline(["x"], ["a"], ["b"], sents, unit="doc")
 
 
-# ----------------------------------------------------------------------------- summary() (issue 31)
+# ----------------------------------------------------------------------------- summary()
 
 
 def test_bias_pmi_summary_states_the_value_the_ratio_the_counts_and_the_wald_test(toy):

@@ -1,4 +1,4 @@
-"""Published tables as data files (issue 31): checked by sha256 before use, refused when altered."""
+"""Published tables as data files: checked by sha256 before use, refused when altered."""
 
 from __future__ import annotations
 

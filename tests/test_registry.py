@@ -1,4 +1,4 @@
-"""The metric registry (issue 31): every metric declared once, read by the grid, the calibration and the CLI.
+"""The metric registry: every metric declared once, read by the grid, the calibration and the CLI.
 
 The toy metric below is defined in this test module only.  Registering it is all it takes for the
 batch grid, the calibration and ``python -m biaskit metrics`` to run and list it: no other file of
@@ -274,7 +274,7 @@ def _returned_type(entry_point):
 
 
 def test_every_metric_returns_a_test_result_or_a_result_that_summarises_itself():
-    """Issue 31, item 2: every registered entry point returns a TestResult or a documented result object
+    """Every registered entry point returns a TestResult or a documented result object
     with ``summary(alpha=0.05) -> str``, and its registration's ``returns`` names that type first."""
     bad = {}
     for m in biaskit.metrics.registered_metrics():

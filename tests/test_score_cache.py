@@ -1,4 +1,4 @@
-"""Integrity of the sentence-score cache (issue 32): every record carries the sha256 of its payload; a record
+"""Integrity of the sentence-score cache: every record carries the sha256 of its payload; a record
 changed by one digit or one byte, a truncated file and records of the earlier format (no checksum) are
 reported with a WARNING naming the file and the number of records, never used, and recomputed, so the
 scores equal a fresh computation."""

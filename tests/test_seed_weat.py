@@ -1,4 +1,4 @@
-"""The seed-word form of the guided tour says what it did in the reader's words (issue 32, item 4):
+"""The seed-word form of the guided tour says what it did in the reader's words:
 :func:`biaskit.report.seed_weat.seed_weat` on the tour's real vectors (word2vec GoogleNews, the 13,000-word
 subset) and Caliskan et al.'s WEAT 7 sets, and the form (:mod:`biaskit.report.widgets`) with name boxes."""
 

@@ -1,4 +1,4 @@
-"""Integrity of the slot-score cache (issue 32): every ``.npz`` file of :mod:`biaskit.lm.slot_cache` stores
+"""Integrity of the slot-score cache: every ``.npz`` file of :mod:`biaskit.lm.slot_cache` stores
 the sha256 of its arrays; a flipped byte, a truncated file, a changed number, bytes that are not a cache
 file, a file of the earlier format (no checksum) and arrays of another shape are reported with a WARNING
 naming the file, never used, and recomputed, so the scores equal a fresh computation."""

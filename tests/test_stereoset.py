@@ -150,7 +150,7 @@ def test_comp_baseline_sets_sums_the_word_probabilities(one_torch_thread):
         sum(reference_fill_blank(lm, c, w) for w in ws if w) for c, ws in zip(contexts, ster, strict=True)
     ]
     exp_a = [sum(reference_fill_blank(lm, c, w) for w in ws) for c, ws in zip(contexts, anti, strict=True)]
-    exp_s[3] = np.nan  # no scorable word on that side: no probability, not 0 (issue 32)
+    exp_s[3] = np.nan  # no scorable word on that side: no probability, not 0
     np.testing.assert_allclose(table["p_ster"], exp_s, atol=1e-7)
     np.testing.assert_allclose(table["p_anster"], exp_a, atol=1e-7)
     assert list(table["n_ster"]) == [2, 2, 3, 0] and list(table["n_anster"]) == [2, 2, 1, 1]

@@ -24,7 +24,7 @@ def test_every_bundled_model_is_present_and_small():
         rec = tm.training_record(name)
         assert rec["command"] == f"python -m biaskit train-models {name}"
         assert rec["train_seconds"] > 0
-    # 10 masked / word2vec folders (about 27 MB) and 8 causal twins (about 3 MB each, issue 16)
+    # 10 masked / word2vec folders (about 27 MB) and 8 causal twins (about 3 MB each)
     assert total < 60e6, f"bundled models take {total / 1e6:.1f} MB"
 
 

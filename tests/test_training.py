@@ -1,4 +1,4 @@
-"""biaskit.training.pretrain: WordPiece tokenizer + small BERT masked LM trained here (issue 13, step 1)."""
+"""biaskit.training.pretrain: WordPiece tokenizer + small BERT masked LM trained here."""
 
 from __future__ import annotations
 

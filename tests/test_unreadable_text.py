@@ -1,4 +1,4 @@
-"""Text the model cannot read (issue 32, item 4): training, fine-tuning and scoring report the share of [UNK]
+"""Text the model cannot read: training, fine-tuning and scoring report the share of [UNK]
 tokens and stop above ``max_unk_share`` with the share and an example; an empty gender-swap lexicon is an
 error."""
 
