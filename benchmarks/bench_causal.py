@@ -1,4 +1,4 @@
-"""Batched causal log-likelihood scoring vs one sentence at a time (issue 16).
+"""Batched causal log-likelihood scoring vs one sentence at a time.
 
 Same model, same sentences (the Spanish CrowS-Pairs ``sent_more`` / ``sent_less``), same metric
 (``"ll"``: the log-likelihood of each sentence after the BOS token):

@@ -1,4 +1,4 @@
-"""Corpus co-occurrence counts sharded over Dask workers vs one pass in one process (issue 17).
+"""Corpus co-occurrence counts sharded over Dask workers vs one pass in one process.
 
 The bundled Spanish Europarl sample, replicated until it holds at least 10 million words (1 million in a
 quick run) and written as 16 text files (shards).  naive = read and tokenise all of it in one process

@@ -1,4 +1,4 @@
-"""The experiment grid on a Dask cluster of 2 worker processes vs 1 (issue 17).
+"""The experiment grid on a Dask cluster of 2 worker processes vs 1.
 
 The same CPU-bound grid both times: four bundled English masked LMs (``en-mlm``, ``en-mlm-balanced`` and two
 planted-bias controls) x a CrowS-Pairs sample scored with the official ``cp`` pseudo-log-likelihood (no disk

@@ -1,4 +1,4 @@
-"""biaskit against the tools a user would otherwise use, side by side in one run (issue 35).
+"""biaskit against the tools a user would otherwise use, side by side in one run.
 
 Same model object, same sentences, same dtype (float32), one thread for everyone (torch, BLAS and the
 tokenizers), process CPU seconds, contenders interleaved and the best of ``repeat`` runs kept.  Every row
@@ -42,7 +42,7 @@ def _skip(name: str, why: str) -> dict[str, Any]:
 
 
 def _old_pad_share(lengths_by_example: list[list[int]]) -> float:
-    """Padding of the batching before issue 35 on the same inputs: examples in row order, chunks of
+    """Padding of the batching before token-budget batching, on the same inputs: examples in row order, chunks of
     ``ceil(64 * 16 / items per example)`` examples, each chunk sorted by length, 64 sequences per pass."""
     n_items = sum(len(x) for x in lengths_by_example)
     per = max(1, math.ceil(64 * 16 / max(1.0, n_items / max(1, len(lengths_by_example)))))

@@ -1,4 +1,4 @@
-"""Half-precision scoring: how far bfloat16 / float16 weights move the scores from float32 (issue 17).
+"""Half-precision scoring: how far bfloat16 / float16 weights move the scores from float32.
 
 Same model, same pairs (the first ``n`` English CrowS-Pairs), scored with the weights in float32 and in
 half precision (``biaskit.lm.get_lm(..., dtype=...)``; the log-softmax is taken in float32 either way):

@@ -1,4 +1,4 @@
-"""One-shot GPU figures (issue 35): ``make bench-gpu`` or ``python -m benchmarks.gpu [--dry-run]``; one JSON.
+"""One-shot GPU figures: ``make bench-gpu`` or ``python -m benchmarks.gpu [--dry-run]``; one JSON.
 
 On a CUDA device, within a time budget (default 8 minutes, wall clock), each section timed with the device
 synchronised and its peak GPU memory recorded:

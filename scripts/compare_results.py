@@ -1,4 +1,4 @@
-"""Compare two results folders of `make reproduce` key by key (issue 31's check that a restructuring left
+"""Compare two results folders of `make reproduce` key by key (the check that a restructuring left
 every number where it was).
 
 Usage: python scripts/compare_results.py OLD_RESULTS NEW_RESULTS [--show N]
