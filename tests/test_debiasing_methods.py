@@ -16,6 +16,7 @@ import io
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.stats
 from gensim.models import KeyedVectors
 from sklearn.svm import LinearSVC
 
@@ -188,7 +189,7 @@ def reference_inlp(
 
 def test_inlp_equals_the_reference_algorithm_on_a_fixed_seed():
     X, y = toy_gender_data()
-    ours = INLP(8, random_state=0).fit(X, y)
+    ours = INLP(8, random_state=0, stop_at_chance=False).fit(X, y)  # the reference runs every iteration
     # the authors' construction (projection on the intersection of the null spaces): same to rounding
     ref = reference_inlp(X, y, 8, product=False)
     assert np.abs(ours.projection_ - ref).max() < 1e-9
@@ -202,7 +203,7 @@ def test_inlp_equals_the_reference_algorithm_on_a_fixed_seed():
 
 def test_inlp_projection_invariants():
     X, y = toy_gender_data(1)
-    inlp = INLP(5).fit(X, y)
+    inlp = INLP(5, stop_at_chance=False).fit(X, y)
     P = inlp.projection_
     np.testing.assert_allclose(P, P.T, atol=1e-10)  # symmetric
     np.testing.assert_allclose(P @ P, P, atol=1e-10)  # idempotent
@@ -229,6 +230,82 @@ def test_inlp_is_deterministic_and_stops_below_min_accuracy():
     assert early.rank_removed_ < 30 and early.accuracies_[-1] < 0.6
     with pytest.raises(ValueError, match="two classes"):
         INLP(3).fit(X, np.zeros(len(y)))
+
+
+def toy_held_out(seed: int, n: int = 600, d: int = 20) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The gender written along one direction, (2, 1, 0, ...), in two halves (the class means differ only
+    along it, and the noise is the same in both classes, so nothing linear is left once it is removed)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, d))
+    X[:, 0] += 2.0 * (2 * y - 1)
+    X[:, 1] += 1.0 * (2 * y - 1)
+    return X[: n // 2], y[: n // 2], X[n // 2 :], y[n // 2 :]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_inlp_stops_when_the_held_out_accuracy_is_at_chance(caplog, seed):
+    """Gender along one direction: once INLP's classifiers have removed it (a few steps, as each SVM's weights
+    are only roughly along it), the next classifier is at chance on held-out rows and INLP stops there with a
+    WARNING instead of removing directions that only fit noise."""
+    X, y, Xd, yd = toy_held_out(seed)
+    with caplog.at_level("WARNING", logger="biaskit.debiasing.inlp"):
+        inlp = INLP(15).fit(X, y, X_dev=Xd, y_dev=yd)
+    chance = max(np.mean(yd), 1 - np.mean(yd))
+    assert inlp.chance_ == pytest.approx(chance)
+    assert inlp.accuracies_[-1] <= chance and all(a > chance for a in inlp.accuracies_[:-1])
+    assert 1 <= inlp.rank_removed_ <= 6 and inlp.rank_removed_ == len(inlp.accuracies_) - 1
+    assert "at chance" in inlp.stopped_ and "at chance" in caplog.text and "direction(s) removed" in caplog.text
+    # the planted direction is (almost) gone from the projected space
+    m = np.zeros(X.shape[1])
+    m[:2] = [2, 1]
+    m /= np.linalg.norm(m)
+    assert np.linalg.norm(inlp.projection_ @ m) < 0.3
+    # without the stop it goes on removing directions of noise
+    assert INLP(15, stop_at_chance=False).fit(X, y, X_dev=Xd, y_dev=yd).rank_removed_ >= inlp.rank_removed_ + 5
+
+
+def test_inlp_at_chance_from_the_first_step_removes_nothing(caplog):
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(200, 10)), np.array([0, 1] * 100)
+    Xd, yd = rng.normal(size=(200, 10)), np.array([0, 1] * 100)
+    with caplog.at_level("WARNING", logger="biaskit.debiasing.inlp"):
+        inlp = INLP(5).fit(X, y, X_dev=Xd, y_dev=yd)
+    if inlp.accuracies_[0] <= 0.5:  # noise: the first classifier reads nothing on held-out rows
+        assert inlp.rank_removed_ == 0 and "iteration 1 of 5" in inlp.stopped_
+        np.testing.assert_array_equal(inlp.projection_, np.eye(10))
+    else:  # or a little, by luck: then it stops soon after
+        assert inlp.rank_removed_ < 5 and "at chance" in caplog.text
+
+
+def test_inlp_refuses_to_remove_every_dimension(caplog):
+    """As many iterations as dimensions used to zero the whole space; INLP now stops one short, says so,
+    and leaves a non-zero projection."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 400)
+    X = rng.normal(size=(400, 4)) + 1.5 * (2 * y - 1)[:, None]  # every dimension carries the gender
+    with caplog.at_level("WARNING", logger="biaskit.debiasing.inlp"):
+        inlp = INLP(4, stop_at_chance=False).fit(X, y)
+    assert inlp.rank_removed_ == 3 and np.trace(inlp.projection_) == pytest.approx(1.0)
+    assert "would remove all 4 dimensions" in inlp.stopped_ and "fewer iterations than dimensions" in caplog.text
+    assert np.abs(inlp.transform(X)).max() > 0.1
+
+
+def test_inlp_held_out_probe_against_sklearn():
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, Xd, yd = toy_held_out(4)
+    inlp = INLP(1, stop_at_chance=False).fit(X, y)  # one SVM direction: part of the planted one is left
+    probe = inlp.held_out_probe(X, y, Xd, yd)
+    P = inlp.projection_
+    expected = LogisticRegression(max_iter=2000).fit(X @ P, y).score(Xd @ P, yd)
+    assert probe["accuracy"] == pytest.approx(expected)
+    assert probe["accuracy_before"] == pytest.approx(LogisticRegression(max_iter=2000).fit(X, y).score(Xd, yd))
+    assert probe["chance"] == pytest.approx(max(np.mean(yd), 1 - np.mean(yd)))
+    assert probe["n"] == len(yd) and probe["p_value"] == pytest.approx(
+        scipy.stats.binomtest(round(probe["accuracy"] * len(yd)), len(yd), probe["chance"], "greater").pvalue
+    )
+    assert probe["accuracy_before"] > probe["accuracy"]
 
 
 def test_inlp_on_word_sets_and_keyed_vectors():

@@ -115,6 +115,35 @@ def test_sentence_debias_removes_its_subspace(mlm):
     np.testing.assert_allclose(sd.transform(a) @ V.T, 0, atol=1e-10)
 
 
+def test_sentence_debias_refuses_pairs_without_a_difference(mlm, caplog):
+    """Identical pairs gave a NaN direction (PCA of zeros) that was then removed; now a clear error, and a
+    WARNING with the count when only some pairs are identical (they leave the subspace unchanged)."""
+    with pytest.raises(ValueError, match="all 4 SentenceDebias pairs are two identical sentences"):
+        SentenceDebias().fit(mlm, [(t, t) for t in TEXTS[:4]])
+    # different texts the model cannot tell apart (both words unknown to it: the same [UNK] token)
+    assert "zqxv" not in mlm.tokenizer.get_vocab() and "wvkj" not in mlm.tokenizer.get_vocab()
+    with pytest.raises(ValueError, match="only 0 of the 2 pairs have different representations"):
+        SentenceDebias().fit(mlm, [("zqxv is here .", "wvkj is here ."), ("the zqxv .", "the wvkj .")])
+    with caplog.at_level("WARNING", logger="biaskit.debiasing.sentence_debias"):
+        sd = SentenceDebias(1).fit(mlm, [*PAIRS, (TEXTS[6], TEXTS[6])])
+    assert "1 of 6 pairs are two identical sentences" in caplog.text
+    ref = SentenceDebias(1).fit(mlm, PAIRS)
+    assert np.isfinite(sd.components_).all()
+    assert abs(abs(float(sd.components_[0] @ ref.components_[0])) - 1) < 1e-6
+
+
+def test_sentence_inlp_with_held_out_sentences(mlm):
+    male, female = gendered_sentences(PAIRS)
+    inlp = fit_sentence_inlp(mlm, male, female, n_iterations=3, held_out_share=0.4)
+    probe = inlp.held_out_probe_
+    n_test = round(0.4 * len(male)) + round(0.4 * len(female))
+    assert probe["n"] == n_test and 0 <= probe["accuracy"] <= 1 and 0 < probe["p_value"] <= 1
+    assert inlp.rank_removed_ == len(inlp.coefs_) <= 3
+    assert fit_sentence_inlp(mlm, male, female, n_iterations=2).held_out_probe_ is None
+    with pytest.raises(ValueError, match="held_out_share"):
+        fit_sentence_inlp(mlm, male, female, held_out_share=1.0)
+
+
 def test_sentence_inlp_nulls_its_classifiers(mlm):
     male, female = gendered_sentences(PAIRS)
     assert len(male) >= 3 and len(female) >= 3

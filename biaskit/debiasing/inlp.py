@@ -32,6 +32,19 @@ beyond two.  An iteration whose classifier scores below ``min_accuracy`` on the 
 stops the loop (the authors' code ``continue``-s, which with a deterministic classifier retrains the
 same classifier on the same data, i.e. changes nothing afterwards).  35 iterations on 300-d GloVe in
 the paper; on our 100-d control vectors a binary classifier removes one direction per iteration.
+
+Two degenerate fits are refused with a WARNING (``stopped_`` says why), never run to the end:
+
+* the classifier is **at chance**: its accuracy on the evaluation data is no better than always
+  guessing the larger class (``stop_at_chance``); nothing it found is removed.  Giving ``X_dev`` makes
+  this the authors' stopping rule on held-out data (on the training data a linear classifier in many
+  dimensions is rarely at chance, so the loop would go on removing directions that only fit noise);
+* the **rank would reach the dimension**: removing the classifier's directions would leave nothing of
+  the space (``n_iterations`` as large as ``d`` used to zero every vector without a word).
+
+After fitting, :meth:`INLP.held_out_probe` trains a fresh linear probe (logistic regression) on the
+projected training rows and scores it on projected held-out rows: the test Ravfogel et al. use to show
+what a linear classifier can still read, reported beside INLP's own last accuracy (``accuracies_[-1]``).
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ from biaskit.data.wordlists import OOVPolicy, resolve_words
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["INLP", "rowspace_projection", "nullspace_intersection_projection"]
+__all__ = ["INLP", "held_out_rows", "nullspace_intersection_projection", "rowspace_projection"]
 
 
 def rowspace_projection(W: np.ndarray) -> np.ndarray:
@@ -87,6 +100,9 @@ class INLP:
     min_accuracy:
         Stop when a classifier's accuracy on the evaluation data (``X_dev`` or, without it, the
         training data) falls below this (0: never stop early).
+    stop_at_chance:
+        Stop, with a WARNING, when a classifier's accuracy on the evaluation data is at or below
+        chance (the share of the larger class there): its direction is not removed.
     random_state:
         Seed of the default classifier.
 
@@ -96,6 +112,8 @@ class INLP:
     coefs_ : list of the weight matrices :math:`W_i`.
     rowspace_projections_ : list of :math:`R_i`.
     accuracies_ : accuracy of each classifier on the evaluation data, before its direction is removed.
+    chance_ : the accuracy of always guessing the larger class of the evaluation data.
+    stopped_ : why the loop ended before ``n_iterations`` (``None`` when it ran them all).
     """
 
     def __init__(
@@ -104,6 +122,7 @@ class INLP:
         *,
         classifier: Any | None = None,
         min_accuracy: float = 0.0,
+        stop_at_chance: bool = True,
         random_state: int | None = 0,
     ) -> None:
         if n_iterations < 1:
@@ -111,6 +130,7 @@ class INLP:
         self.n_iterations = n_iterations
         self.classifier = classifier
         self.min_accuracy = min_accuracy
+        self.stop_at_chance = stop_at_chance
         self.random_state = random_state
 
     def _new_classifier(self) -> Any:
@@ -138,9 +158,13 @@ class INLP:
         yd = y if y_dev is None else np.asarray(y_dev)
         dim = X.shape[1]
         P = np.eye(dim)
+        _, counts = np.unique(yd, return_counts=True)
+        self.chance_ = float(counts.max() / counts.sum())
         self.coefs_: list[np.ndarray] = []
         self.rowspace_projections_: list[np.ndarray] = []
         self.accuracies_: list[float] = []
+        self.stopped_: str | None = None
+        where = "held-out" if X_dev is not None else "training"
         for i in range(self.n_iterations):
             clf = self._new_classifier().fit(X @ P, y)
             acc = float(clf.score(Xd @ P, yd))
@@ -148,15 +172,70 @@ class INLP:
             if progress is not None:
                 progress(i, acc)
             if acc < self.min_accuracy:
-                logger.info("INLP: iteration %d accuracy %.3f < min_accuracy %.3f; stopping", i, acc, self.min_accuracy)
+                self.stopped_ = f"iteration {i + 1}: accuracy {acc:.3f} below min_accuracy {self.min_accuracy:.3f}"
+                logger.info("INLP: %s; stopping", self.stopped_)
+                break
+            if self.stop_at_chance and acc <= self.chance_ + 1e-12:
+                self.stopped_ = (f"iteration {i + 1} of {self.n_iterations}: the classifier's {where} accuracy "
+                                 f"{acc:.3f} is at chance (larger class {self.chance_:.3f})")  # fmt: skip
+                logger.warning(
+                    "INLP stopped at %s; its direction is not removed, %d direction(s) removed in all "
+                    "(%d %s rows, %d dimensions)", self.stopped_, len(self.coefs_), Xd.shape[0], where, dim,
+                )  # fmt: skip
                 break
             W = np.atleast_2d(np.asarray(clf.coef_, dtype=np.float64))
+            R = rowspace_projection(W)
+            P_next = nullspace_intersection_projection([*self.rowspace_projections_, R], dim)
+            if np.trace(P_next) < 0.5:  # nothing of the space would be left
+                removed = round(float(dim - np.trace(P)))
+                self.stopped_ = (f"iteration {i + 1} of {self.n_iterations}: removing its direction(s) would "
+                                 f"remove all {dim} dimensions")  # fmt: skip
+                logger.warning(
+                    "INLP stopped at %s (rank %d removed so far); ask for fewer iterations than dimensions",
+                    self.stopped_, removed,
+                )  # fmt: skip
+                break
             self.coefs_.append(W)
-            self.rowspace_projections_.append(rowspace_projection(W))
-            P = nullspace_intersection_projection(self.rowspace_projections_, dim)
+            self.rowspace_projections_.append(R)
+            P = P_next
         self.projection_ = P
         self.n_features_in_ = dim
         return self
+
+    def held_out_probe(
+        self,
+        X_train: np.ndarray,
+        y_train: Sequence[Any] | np.ndarray,
+        X_test: np.ndarray,
+        y_test: Sequence[Any] | np.ndarray,
+    ) -> dict[str, Any]:
+        """What a fresh linear classifier can still read after INLP: a logistic regression trained on
+        the projected ``X_train`` and scored on the projected ``X_test`` (Ravfogel et al. 2020, section 6:
+        a new classifier after the projection).
+
+        Returns ``accuracy``, ``chance`` (the larger class's share of ``y_test``), ``p_value`` (exact
+        one-sided binomial test of the correct predictions against ``chance``), ``n`` (test rows) and
+        ``accuracy_before`` (the same probe without the projection).
+        """
+        from sklearn.linear_model import LogisticRegression
+
+        from biaskit.core.stats import binomial_test
+
+        yt, ys = np.asarray(y_train), np.asarray(y_test)
+        if np.unique(yt).size < 2 or ys.size == 0:
+            raise ValueError("the probe needs two classes in y_train and at least one test row")
+        Xtr, Xte = np.asarray(X_train, dtype=np.float64), np.asarray(X_test, dtype=np.float64)
+
+        def score(A: np.ndarray, B: np.ndarray) -> tuple[float, int]:
+            pred = LogisticRegression(max_iter=2000).fit(A, yt).predict(B)
+            return float(np.mean(pred == ys)), int(np.sum(pred == ys))
+
+        acc, k = score(self.transform(Xtr), self.transform(Xte))
+        before, _ = score(Xtr, Xte)
+        _, counts = np.unique(ys, return_counts=True)
+        chance = float(counts.max() / counts.sum())
+        p = binomial_test(k, int(ys.size), p0=chance, alternative="greater").p_value
+        return {"accuracy": acc, "chance": chance, "p_value": float(p), "n": int(ys.size), "accuracy_before": before}
 
     @property
     def rank_removed_(self) -> int:
@@ -221,3 +300,18 @@ class INLP:
         out = KeyedVectors(vector_size=X.shape[1], dtype=np.float32)
         out.add_vectors(list(vectors.index_to_key), self.transform(X).astype(np.float32))
         return out
+
+
+def held_out_rows(y: np.ndarray, share: float, *, random_state: int = 0) -> np.ndarray:
+    """A boolean mask keeping ``share`` of each class of ``y`` out (at least one row per class, and at
+    least one left in), drawn with ``numpy.random.default_rng(random_state)``."""
+    y = np.asarray(y)
+    rng = np.random.default_rng(random_state)
+    out = np.zeros(y.size, dtype=bool)
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c)
+        if idx.size < 2:
+            raise ValueError(f"class {c!r} has {idx.size} row(s): a held-out split needs at least two of each")
+        k = min(max(1, round(share * idx.size)), idx.size - 1)
+        out[rng.choice(idx, size=k, replace=False)] = True
+    return out

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from biaskit.debiasing.inlp import INLP
+from biaskit.debiasing.inlp import INLP, held_out_rows
 from biaskit.embeddings.contextual import sentence_representations
 
 logger = logging.getLogger(__name__)
@@ -165,10 +165,28 @@ class SentenceDebias:
 
         if len(pairs) < 2:
             raise ValueError("SentenceDebias needs at least two counterfactual pairs")
+        same = sum(1 for x, y in pairs if x == y)
+        if same == len(pairs):
+            raise ValueError(
+                f"all {len(pairs)} SentenceDebias pairs are two identical sentences, so there is no difference "
+                "to find a bias direction in: give (sentence, counterfactual) pairs whose gendered words differ "
+                "(counterfactual_sentence_pairs builds them)"
+            )
+        if same:
+            logger.warning("SentenceDebias: %d of %d pairs are two identical sentences; they add nothing to the "
+                           "bias subspace", same, len(pairs))  # fmt: skip
         a = sentence_representations(lm, [p[0] for p in pairs], batch_size=batch_size)
         b = sentence_representations(lm, [p[1] for p in pairs], batch_size=batch_size)
         mu = (a + b) / 2
         D = np.vstack([a - mu, b - mu])
+        nonzero = int(np.sum(np.linalg.norm(a - b, axis=1) > 1e-12 * (1 + np.linalg.norm(a, axis=1))))
+        if nonzero < self.n_components:
+            raise ValueError(
+                f"only {nonzero} of the {len(pairs)} pairs have different representations in {lm.name}, fewer than "
+                f"the {self.n_components} bias direction(s) asked for: the model does not tell the two sentences of "
+                "a pair apart, so SentenceDebias has no direction to remove (give pairs that differ in words the "
+                "model reads, or ask for fewer components)"
+            )
         pca = PCA(n_components=self.n_components).fit(D)
         self.components_ = pca.components_.astype(np.float64)  # (k, d), orthonormal rows
         self.explained_variance_ratio_ = pca.explained_variance_ratio_
@@ -196,12 +214,30 @@ def fit_sentence_inlp(
     n_iterations: int = 10,
     random_state: int = 0,
     batch_size: int = 64,
+    held_out_share: float = 0.0,
 ) -> INLP:
     """:class:`~biaskit.debiasing.inlp.INLP` fitted on the sentence representations of ``male`` and
     ``female`` sentences (:func:`gendered_sentences`); apply it with
-    ``project_hidden_states(lm, inlp.projection_, name=...)``."""
+    ``project_hidden_states(lm, inlp.projection_, name=...)``.
+
+    ``held_out_share`` > 0 keeps that share of each side's sentences out of the fit (a seeded split):
+    INLP stops when its classifier is at chance on them (the authors' held-out stopping rule), and
+    ``inlp.held_out_probe_`` holds :meth:`~biaskit.debiasing.inlp.INLP.held_out_probe` on them (a fresh
+    linear probe: what a linear classifier can still read after the projection); ``None`` without a split.
+    """
     if not male or not female:
         raise ValueError("INLP needs male and female sentences")
+    if not 0 <= held_out_share < 1:
+        raise ValueError(f"held_out_share must be in [0, 1), got {held_out_share}")
     X = sentence_representations(lm, [*male, *female], batch_size=batch_size)
     y = np.array([1] * len(male) + [0] * len(female))
-    return INLP(n_iterations, random_state=random_state).fit(X, y)
+    inlp = INLP(n_iterations, random_state=random_state)
+    if held_out_share == 0:
+        inlp.fit(X, y)
+        inlp.held_out_probe_ = None
+        return inlp
+    test = held_out_rows(y, held_out_share, random_state=random_state)
+    inlp.fit(X[~test], y[~test], X_dev=X[test], y_dev=y[test])
+    inlp.held_out_probe_ = inlp.held_out_probe(X[~test], y[~test], X[test], y[test])
+    return inlp
+
