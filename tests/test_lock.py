@@ -116,7 +116,8 @@ def _pyproject_requirements(extra_name: str | None = None) -> list[Requirement]:
     reqs = [Requirement(r) for r in meta["dependencies"]]
     for name, extra in extras.items():
         if name not in SEPARATE_PINS:
-            reqs += [Requirement(r) for r in extra]
+            # an extra made of other extras (``all = ["biaskit[notebooks,distributed]"]``) adds no pin
+            reqs += [Requirement(r) for r in extra if Requirement(r).name != meta["name"]]
     return reqs
 
 

@@ -57,6 +57,11 @@ def package_version() -> str:
     return importlib.metadata.version("biaskit")
 
 
+def data_wheel_name(version: str) -> str:
+    """The file name of the ``biaskit-data`` wheel of ``version`` (``biaskit_data-<version>-py3-none-any.whl``)."""
+    return f"{DATA_PACKAGE}-{version}-py3-none-any.whl"
+
+
 def installed_data_root() -> Path:
     """Root folder of the installed ``biaskit-data`` distribution (``data/``, ``wordlists/``,
     ``notebooks/``, ``experiments/`` and ``MANIFEST.json``).
@@ -71,15 +76,16 @@ def installed_data_root() -> Path:
     except ImportError:
         raise BundledDataMissing(
             f"biaskit's bundled data (word lists, datasets, the small trained models, the notebooks) are not "
-            f"installed: install the companion wheel built from the repository with the same version, "
-            f"`pip install {DATA_DISTRIBUTION}=={version}` (python packaging/build_dists.py builds both wheels), "
-            "or point BIASKIT_DATA_DIR and BIASKIT_WORDLISTS_DIR at copies of the repository's data/ and "
-            "wordlists/ folders"
+            f"installed. They come as a second wheel that `make dist` builds in a checkout of the repository beside "
+            f"the code wheel: `pip install dist/{data_wheel_name(version)}`. Or point BIASKIT_DATA_DIR and "
+            "BIASKIT_WORDLISTS_DIR at copies of the repository's data/ and wordlists/ folders. (Third-party "
+            "reference vectors are another matter: `python -m biaskit fetch reference-vectors`.)"
         ) from None
     if biaskit_data.__version__ != version:
         raise BundledDataMissing(
             f"{DATA_DISTRIBUTION} {biaskit_data.__version__} is installed but biaskit is {version}: the two are "
-            f"released together; install `{DATA_DISTRIBUTION}=={version}`"
+            f"built and installed together; install the data wheel of the same version, built by `make dist`: "
+            f"`pip install dist/{data_wheel_name(version)}`"
         )
     root = Path(str(importlib.resources.files(DATA_PACKAGE)))
     if root not in _verified and os.environ.get("BIASKIT_DATA_VERIFY", "1") != "0":

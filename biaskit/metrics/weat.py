@@ -135,17 +135,38 @@ _sample_masks = sample_distinct_masks
 _mask_sums = mask_sums
 _sample_partitions = sample_partitions
 
-# Published tables (data/published, with provenance and sha256: biaskit.data.published):
+# Published tables (data/published, with provenance and sha256: biaskit.data.published), read on first
+# use (module ``__getattr__`` below), so that importing biaskit and running WEAT on one's own vectors needs
+# no bundled data (the code wheel alone); a missing table is reported when a name is first used.
 #: Caliskan, Bryson & Narayanan (2017), Science 356:183, Table 1 (GloVe Common Crawl 840B, 300d);
 #: n_target / n_attribute are "words x 2"; p is the one-sided permutation p-value
-CALISKAN_2017_TABLE1: dict[str, dict[str, Any]] = published_table("caliskan2017_table1")
+CALISKAN_2017_TABLE1: dict[str, dict[str, Any]]
 #: responsibly's WEAT 1-10 on the full GoogleNews word2vec (ddof=0, its own word lists); d only
-RESPONSIBLY_WORD2VEC_D: dict[str, float] = published_table("responsibly_word2vec_weat_d")
+RESPONSIBLY_WORD2VEC_D: dict[str, float]
 #: seed 000 Table 3.2 (from Ethayarajh et al. 2019): {door} vs {curtain}; d with the population SD
-THESIS_TABLE_3_2: list[dict[str, Any]] = published_table("thesis_table_3_2")
-#: seed 000 Tables 3.4 (gender) and 3.5 (religion) on the Spanish Europarl vectors; keys of the seed groups
-THESIS_TABLE_3_4: list[dict[str, Any]] = published_table("thesis_table_3_4")
-THESIS_TABLE_3_5: list[dict[str, Any]] = published_table("thesis_table_3_5")
+THESIS_TABLE_3_2: list[dict[str, Any]]
+#: seed 000 Table 3.4 (gender) on the Spanish Europarl vectors; keys of the seed groups
+THESIS_TABLE_3_4: list[dict[str, Any]]
+#: seed 000 Table 3.5 (religion) on the Spanish Europarl vectors; keys of the seed groups
+THESIS_TABLE_3_5: list[dict[str, Any]]
+#: module attribute -> file name of the published table (biaskit.data.published.PUBLISHED_CHECKSUMS)
+PUBLISHED_TABLES: dict[str, str] = {
+    "CALISKAN_2017_TABLE1": "caliskan2017_table1",
+    "RESPONSIBLY_WORD2VEC_D": "responsibly_word2vec_weat_d",
+    "THESIS_TABLE_3_2": "thesis_table_3_2",
+    "THESIS_TABLE_3_4": "thesis_table_3_4",
+    "THESIS_TABLE_3_5": "thesis_table_3_5",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The published tables of :data:`PUBLISHED_TABLES`, read (sha256-checked) on first use and then kept."""
+    table = PUBLISHED_TABLES.get(name)
+    if table is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = published_table(table)
+    globals()[name] = value
+    return value
 
 
 # --------------------------------------------------------------------------- vectors

@@ -337,7 +337,9 @@ VECTOR_FORMATS = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "f
 
 class Vectors(NameOrPath):
     """Offline reference vectors by name (:data:`REFERENCE_VECTOR_NAMES`); ``files=True`` also allows the path
-    of a vector file, ``prefixes`` other forms (``"word2vec:<corpus>"``)."""
+    of a vector file, ``prefixes`` other forms (``"word2vec:<corpus>"``).  A name whose files are neither
+    fetched nor installed is refused with the command that fetches them
+    (:func:`biaskit.data.reference_data.reference_problem`)."""
 
     def __init__(
         self, default: Any, *, files: bool = False, prefixes: Sequence[str] = (), quick: Any = _UNSET
@@ -353,10 +355,13 @@ class Vectors(NameOrPath):
         return "one of " + ", ".join(repr(n) for n in self.names)
 
     def problem(self, value: Any) -> str | None:
+        if isinstance(value, str) and value in self.names:
+            # a known name whose files are not on this machine: the one command that fetches them, up front
+            from biaskit.data.reference_data import reference_problem
+
+            return reference_problem(value)
         if self.files or self.prefixes:
             return super().problem(value)
-        if isinstance(value, str) and value in self.names:
-            return None
         return self.allowed() + "." + _suggest(value, self.names)
 
 
