@@ -227,7 +227,7 @@ def test_rnd_permutation_p_brute_force(alternative):
     obs = _naive_rnd(w["x"], w["y"], w["a"], vecs)
     r = RND(alternative=alternative).run([w["x"], w["y"]], [w["a"]], vecs)
     assert r.estimate == pytest.approx(obs, rel=1e-12)
-    assert r.details["permutation_method"] == "exact" and r.details["n_evaluated"] == math.comb(7, 4)
+    assert r.details["permutation_method"] == "exact" and r.details["n_partitions_evaluated"] == math.comb(7, 4)
     assert r.p_value == pytest.approx(_p(null, obs, alternative), abs=1e-12)
     assert r.details["null_mean"] == pytest.approx(float(np.mean(null)), abs=1e-12)
     # sampled re-splits agree statistically with the exact p
@@ -268,7 +268,7 @@ def test_ripa_sign_flip_p_brute_force():
         r = RIPA(alternative=alternative).run([w["x"], w["y"]], [A], vecs)
         assert r.estimate == pytest.approx(obs, rel=1e-12)
         assert r.p_value == pytest.approx(_p(null, obs, alternative), abs=1e-12)
-        assert r.details["n_evaluated"] == 32
+        assert r.details["n_partitions_evaluated"] == 32
 
 
 def test_wefat_per_word_and_overall_p_brute_force():
@@ -283,7 +283,7 @@ def test_wefat_per_word_and_overall_p_brute_force():
     words = w["x"] + w["y"]
     r = WEFAT().run([w["x"], w["y"]], [A, B], vecs)
     splits = list(_subsets(A + B, len(A)))
-    assert r.details["n_evaluated"] == math.comb(7, 4) == len(splits)
+    assert r.details["n_partitions_evaluated"] == math.comb(7, 4) == len(splits)
     for word in words:
         obs = s(word, A, B)
         sims = [_cos(vecs[word], vecs[x]) for x in A + B]
@@ -495,4 +495,4 @@ def test_n_permutations_zero_gives_the_estimate_without_a_test(name):
     without = cls(n_permutations=0, **kw).run(T, A, kv)
     assert without.p_value is None and "no test (n_permutations=0)" in without.method
     assert without.estimate == with_test.estimate
-    assert "n_evaluated" not in without.details and "n_evaluated" in with_test.details
+    assert "n_partitions_evaluated" not in without.details and "n_partitions_evaluated" in with_test.details

@@ -217,3 +217,115 @@ def test_weat_and_sign_flip_use_the_engine_with_brute_force_values():
         two_sided="doubled",
     )
     assert tally.p_value(exact=True) == sum(f >= obs - 1e-9 for f in flips) / 64
+
+
+# ----------------------------------------------------------------------------------- the one driver
+def _sum_difference(masks: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """A toy metric's statistic: sum over the first group minus sum over the second, from boolean rows
+    (WEAT's s(X, Y, A, B) computed another way: a matrix product instead of WEAT's gather-sums)."""
+    m = masks.astype(np.float64)
+    return m @ pool - (1.0 - m) @ pool
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+@pytest.mark.parametrize("grid", [0.0, 0.1])  # 0.1: scores on a grid, so that many partitions tie exactly
+def test_a_toy_metric_gets_weats_exact_p_on_the_same_statistic(alternative, grid):
+    """8 + 8 words: all 12,870 partitions.  A metric that only hands the driver its statistic (computed
+    its own way, observed value included) gets WEAT's exact p-value and count, the observed partition
+    counting itself, with the ties of the grid scores counted alike."""
+    from biaskit.metrics.weat import permutation_pvalue
+
+    rng = np.random.default_rng(4)
+    pool = rng.normal(size=16)
+    if grid:
+        pool = np.round(pool / grid) * grid
+    weat = permutation_pvalue(pool[:8], pool[8:], exact=True, alternative=alternative)
+    toy = P.permutation_test(lambda m: _sum_difference(m, pool), P.Partitions(16, 8), alternative=alternative)
+    assert toy.method == weat.method == "exact"
+    assert toy.n_partitions_total == toy.n_partitions_evaluated == math.comb(16, 8) == 12_870
+    assert toy.n_extreme == weat.n_extreme
+    assert toy.p_value == weat.p_value
+    assert toy.p_value >= 1 / 12_870  # the observed partition counts itself
+    # and both equal the brute-force count with WEAT's tolerance
+    total = pool.sum()
+    observed = float(2.0 * pool[:8].sum() - total)
+    ge, le, far = _brute_force_counts(pool, 8, observed, 0.0, P.TIE_RTOL * (1 + np.abs(pool).sum()))
+    assert weat.n_extreme == {"greater": ge, "less": le, "two-sided": far}[alternative]
+    # ties: counted by both (the observed partition among them); a strict count would find fewer
+    stats = _sum_difference(np.vstack(list(P.Partitions(16, 8).batches(True, 0, rng, 20_000))), pool)
+    strict = P.extreme_mask(stats, observed, alternative, ">", tol=toy.tie_tolerance).sum()
+    assert toy.n_extreme - strict >= (2 if grid else 1)
+
+
+def test_a_toy_metric_gets_weats_sampled_p_from_the_same_draws():
+    """Sampled: the same seed draws the same distinct partitions for WEAT's fast path and for boolean rows."""
+    from biaskit.metrics.weat import permutation_pvalue
+
+    pool = np.round(np.random.default_rng(9).normal(size=20) * 10) / 10
+    weat = permutation_pvalue(pool[:10], pool[10:], exact=False, n_permutations=3000, random_state=5)
+    toy = P.permutation_test(
+        lambda m: _sum_difference(m, pool),
+        P.Partitions(20, 10),
+        exact=False,
+        n_permutations=3000,
+        random_state=5,
+    )
+    assert toy.method == weat.method == "sampled" and toy.n_partitions_evaluated == 3000
+    assert toy.n_extreme == weat.n_extreme and toy.p_value == weat.p_value == (weat.n_extreme + 1) / 3001
+
+
+def test_permutation_result_reads_like_the_dict_it_replaces():
+    r = P.permutation_test(lambda m: _sum_difference(m, np.arange(6.0)), P.Partitions(6, 3), keep_null=True)
+    assert r["p_value"] == r.p_value and r["method"] == "exact" and "null_distribution" in r
+    assert r.keys()[:4] == ["p_value", "method", "n_partitions_total", "n_partitions_evaluated"]
+    assert r.details() == {
+        "permutation_method": "exact",
+        "n_partitions_total": 20,
+        "n_partitions_evaluated": 20,
+        "n_extreme": r.n_extreme,
+        "comparison": ">=",
+        "null_mean": r.null_mean,
+        "null_sd": r.null_sd,
+    }
+    assert r.label() == "exact, 20 of 20 partitions"
+    # observed 0+1+2 - (3+4+5) = -9 is the smallest of the 20 sums: only it (and its tie-free self) is <=
+    assert r.observed == -9.0 and r.n_extreme == 20 and r.p_value == 1.0
+    less = P.permutation_test(
+        lambda m: _sum_difference(m, np.arange(6.0)), P.Partitions(6, 3), alternative="less"
+    )
+    assert less.n_extreme == 1 and less.p_value == 1 / 20
+    with pytest.raises(KeyError):
+        r["n_total"]
+
+
+def test_the_driver_refuses_what_it_cannot_do():
+    with pytest.raises(ValueError, match="not enumerated"):
+        P.permutation_test(lambda L: L[:, 0], P.LabelShuffles(np.array([1.0, -1.0, 1.0])), exact=True)
+    with pytest.raises(ValueError, match=r"exact=True would enumerate .* partitions"):
+        P.permutation_test(lambda m: m.sum(axis=1), P.Partitions(60, 30), exact=True)
+    with pytest.raises(ValueError, match="0 < k < n"):
+        P.Partitions(4, 4)
+    with pytest.raises(ValueError, match="no partitions gave a finite statistic"):
+        P.permutation_test(lambda m: np.full(m.shape[0], np.nan), P.Partitions(5, 2), observed=1.0)
+    # distinct draws of more partitions than there are: the exact test instead
+    r = P.permutation_test(
+        lambda m: _sum_difference(m, np.arange(5.0)), P.Partitions(5, 2), exact=False, n_permutations=50
+    )
+    assert r.method == "exact" and r.n_partitions_evaluated == 10
+
+
+def test_label_shuffles_compute_the_observed_value_with_the_null_values():
+    """The calibration's label test: the observed labelling is scored in the same batch as the shuffles."""
+    lab = np.array([1.0, -1.0] * 5)
+    value = np.random.default_rng(0).normal(size=10)
+    r = P.permutation_test(
+        lambda L: (L * value).mean(axis=1), P.LabelShuffles(lab), alternative="two-sided", center="null_mean",
+        n_permutations=500, random_state=3, keep_null=True,
+    )  # fmt: skip
+    perms = P.random_relabellings(lab, 500, np.random.default_rng(3))
+    null = (perms * value).mean(axis=1)
+    obs = float((lab * value).mean())
+    c = null.mean()
+    expected = (1 + np.sum(np.abs(null - c) >= abs(obs - c) - P.TIE_RTOL * (1 + abs(obs)))) / 501
+    assert r.observed == obs and r.p_value == expected and r.n_partitions_total == math.comb(10, 5)
+    np.testing.assert_array_equal(r.null_distribution, null)

@@ -30,6 +30,23 @@ two-sided conventions are in use here, and both are kept (they give different nu
 ``>``), so that floating-point noise does not decide a comparison; each caller sets ``tol``
 (:data:`TIE_RTOL` relative to the size of its statistic, or an absolute 1e-12).
 
+**The driver.**  :func:`permutation_test` is the one entry point every permutation test of biaskit
+goes through (WEAT, SEAT, LPBS, the WEFE-family metrics, the calibration's label test, the
+recovery tests and any metric of a plug-in package): it takes the statistic as a function of a
+batch of relabellings, one of the relabelling schemes :class:`Partitions`, :class:`SignFlips`,
+:class:`LabelShuffles`, and returns one :class:`PermutationResult`, whose fields are the one key
+vocabulary of every result (``p_value``, ``method``, ``n_partitions_total``,
+``n_partitions_evaluated``, ``n_extreme``, ``comparison``, ``tie_tolerance``, ``observed``,
+``null_mean``, ``null_sd``) and whose :meth:`PermutationResult.details` are the entries every
+permutation-tested :class:`~biaskit.core.results.TestResult` carries.  Its one tie rule: values
+within ``TIE_RTOL * (1 + scale)`` of the observed one are ties, ``scale`` being the size of the
+terms the statistic adds up (WEAT: :math:`\sum |s(w, A, B)|`) or, by default, :math:`|T_0|`; with
+``comparison=">="`` ties count as extreme, and an exact enumeration includes the observed
+relabelling, which counts itself (:math:`p \ge 1/N`), as Caliskan et al.'s WEAT test does.  When
+the caller gives no ``observed`` value the driver computes it with the same statistic on the
+observed relabelling, in the same batch as the null values (an exact enumeration's first row), so
+that a metric's observed value and its null values go through the same arithmetic.
+
 The draws: :func:`combination_chunks` (every k-subset, in :func:`itertools.combinations` order),
 :func:`sample_distinct_masks` / :func:`sample_distinct_index_rows` (distinct k-subsets without
 replacement, never the observed one; WEAT, LPBS), :func:`subset_masks` (every k-subset, or k-subsets
@@ -41,10 +58,11 @@ extreme values over batches of null statistics, with their mean and SD, and give
 from __future__ import annotations
 
 import itertools
+import logging
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -54,19 +72,28 @@ Comparison = Literal[">=", ">"]
 ExactMode = Literal["auto"] | bool
 TwoSided = Literal["centred", "doubled"]
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "HARD_EXACT_LIMIT",
     "TIE_RTOL",
     "Comparison",
     "ExactMode",
+    "LabelShuffles",
     "NullTally",
+    "Partitions",
+    "PermutationResult",
+    "Relabellings",
+    "SignFlips",
     "TwoSided",
     "check_settings",
+    "choose_exact",
     "combination_chunks",
     "extreme_mask",
     "mask_sums",
     "partitions_label",
     "permutation_details",
+    "permutation_test",
     "pvalue_from_counts",
     "pvalue_from_tails",
     "random_relabellings",
@@ -316,27 +343,40 @@ class NullTally:
     alternative, comparison, tolerance and centre); with ``"doubled"`` the two tails ``n_ge``,
     ``n_le``.  ``total`` and ``total_sq`` are the running sums of the values and of their squares
     (one float sum per batch), for :attr:`mean` and :attr:`sd`.
+
+    A vector ``observed`` (one value per column: WEFAT's per-word tests) counts each column of the
+    batches (shape (rows, columns)) against its own observed value and tolerance: the counts, sums,
+    mean, SD and p-values are then arrays, and ``finite_only`` leaves out the rows with a
+    non-finite value.
     """
 
-    observed: float
+    observed: Any
     alternative: Alternative
     comparison: Comparison = ">="
-    tol: float = 0.0
-    center: float = 0.0
+    tol: Any = 0.0
+    center: Any = 0.0
     two_sided: TwoSided = "centred"
     finite_only: bool = True
     keep: bool = False
-    n_extreme: int = 0
-    n_ge: int = 0
-    n_le: int = 0
+    n_extreme: Any = 0
+    n_ge: Any = 0
+    n_le: Any = 0
     n_evaluated: int = 0
-    total: float = 0.0
-    total_sq: float = 0.0
+    total: Any = 0.0
+    total_sq: Any = 0.0
     parts: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def vector(self) -> bool:
+        """Whether ``observed`` holds one value per column."""
+        return np.ndim(self.observed) > 0
 
     def add(self, stats: Any) -> None:
         """Count one batch of null statistics (non-finite ones left out with ``finite_only``)."""
         st = np.asarray(stats, dtype=np.float64)
+        if self.vector:
+            self._add_columns(st)
+            return
         if self.finite_only and not np.all(np.isfinite(st)):
             st = st[np.isfinite(st)]
         if self.two_sided == "doubled":
@@ -358,8 +398,44 @@ class NullTally:
         if self.keep:
             self.parts.append(st)
 
-    def p_value(self, *, exact: bool) -> float:
-        """The p-value (module docstring): exact ``e / N`` or sampled ``(e + 1) / (N + 1)``."""
+    def _add_columns(self, st: np.ndarray) -> None:
+        st = st.reshape(st.shape[0], -1)
+        if self.finite_only and not np.all(np.isfinite(st)):
+            st = st[np.isfinite(st).all(axis=1)]
+        obs = np.asarray(self.observed, dtype=np.float64)
+        if self.two_sided == "doubled":
+            self.n_ge = self.n_ge + np.count_nonzero(
+                extreme_mask(st, obs, "greater", self.comparison, self.tol), axis=0
+            )
+            self.n_le = self.n_le + np.count_nonzero(
+                extreme_mask(st, obs, "less", self.comparison, self.tol), axis=0
+            )
+        else:
+            self.n_extreme = self.n_extreme + np.count_nonzero(
+                extreme_mask(st, obs, self.alternative, self.comparison, self.tol, self.center), axis=0
+            )
+        self.n_evaluated += st.shape[0]
+        self.total = self.total + st.sum(axis=0)
+        self.total_sq = self.total_sq + np.square(st).sum(axis=0)
+        if self.keep:
+            self.parts.append(st)
+
+    def p_value(self, *, exact: bool) -> Any:
+        """The p-value (module docstring): exact ``e / N`` or sampled ``(e + 1) / (N + 1)``; an array of
+        them for a vector ``observed``."""
+        if self.vector:
+            if self.two_sided == "doubled":
+                p_ge = pvalue_from_counts(np.asarray(self.n_ge), self.n_evaluated, exact=exact)
+                p_le = pvalue_from_counts(np.asarray(self.n_le), self.n_evaluated, exact=exact)
+                return {"greater": p_ge, "less": p_le}.get(
+                    self.alternative, np.minimum(1.0, 2.0 * np.minimum(p_ge, p_le))
+                )
+            return pvalue_from_counts(
+                np.asarray(self.n_extreme),
+                self.n_evaluated,
+                exact=exact,
+                observed_counts=self.comparison == ">=",
+            )
         if self.two_sided == "doubled":
             return pvalue_from_tails(
                 self.n_ge, self.n_le, self.n_evaluated, exact=exact, alternative=self.alternative
@@ -371,14 +447,31 @@ class NullTally:
         )
 
     @property
-    def mean(self) -> float:
+    def extreme_count(self) -> Any:
+        """The number of null values at least as extreme as the observed one, in the tail the p-value
+        reads: ``n_extreme`` (centred), else ``n_ge`` (``"greater"``), ``n_le`` (``"less"``) or, for the
+        doubled two-sided test, the smaller tail."""
+        if self.two_sided != "doubled":
+            return self.n_extreme
+        if self.alternative == "greater":
+            return self.n_ge
+        if self.alternative == "less":
+            return self.n_le
+        return np.minimum(self.n_ge, self.n_le) if self.vector else min(self.n_ge, self.n_le)
+
+    @property
+    def mean(self) -> Any:
         """Mean of the null statistics."""
+        if self.vector:
+            return self.total / self.n_evaluated
         return float(self.total / self.n_evaluated)
 
     @property
-    def sd(self) -> float:
+    def sd(self) -> Any:
         """Population SD of the null statistics, from the running sums."""
         mean = self.total / self.n_evaluated
+        if self.vector:
+            return np.sqrt(np.maximum(self.total_sq / self.n_evaluated - mean**2, 0.0))
         return float(math.sqrt(max(self.total_sq / self.n_evaluated - mean**2, 0.0)))
 
     @property
@@ -420,10 +513,390 @@ def tally_null(
     return tally
 
 
+# --------------------------------------------------------------------------- relabelling schemes
+class Relabellings(Protocol):
+    """What :func:`permutation_test` relabels: ``n_total`` relabellings (the observed one among them),
+    drawn by :meth:`batches` as boolean rows, the observed one given by :meth:`observed`.
+
+    ``enumerable``: whether an exact test may enumerate them all (in an order that starts with the
+    observed relabelling); ``replacement``: whether sampled draws may repeat (and include the
+    observed relabelling), else they are distinct and never the observed one; ``what`` names them
+    in a result's method (``"partitions"``, ``"sign patterns"``).
+    """
+
+    what: str
+    replacement: bool
+    enumerable: bool
+
+    @property
+    def n_total(self) -> int: ...
+
+    def observed(self) -> np.ndarray: ...
+
+    def batches(self, exact: bool, m: int, rng: np.random.Generator, batch: int) -> Iterator[np.ndarray]: ...
+
+
+def _index_rows_to_mask(idx: np.ndarray, n: int) -> np.ndarray:
+    mask = np.zeros((idx.shape[0], n), dtype=bool)
+    np.put_along_axis(mask, idx, True, axis=1)
+    return mask
+
+
+@dataclass(frozen=True)
+class Partitions:
+    """The partitions of a pool of ``n`` items into a first group of ``k`` (the observed one: items
+    ``0 .. k-1``) and the rest: WEAT's X u Y, LPBS's A u B, RND's T1 u T2.
+
+    Batches are boolean rows (True = the item goes to the first group).  Exact: every partition once,
+    in :func:`itertools.combinations` order (the observed one first).  Sampled: ``m`` distinct
+    partitions other than the observed one, drawn uniformly without replacement
+    (:func:`sample_distinct_masks`, :func:`sample_distinct_index_rows`; WEAT, SEAT, LPBS), or with
+    ``replacement=True`` ``m`` uniform partitions that may repeat (:func:`subset_masks`; the
+    WEFE-family metrics, as they always drew them).
+    """
+
+    n: int
+    k: int
+    replacement: bool = False
+    what: str = "partitions"
+    enumerable: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.k < self.n:
+            raise ValueError(f"a partition needs 0 < k < n, got k={self.k}, n={self.n}")
+
+    @property
+    def n_total(self) -> int:
+        return math.comb(self.n, self.k)
+
+    def observed(self) -> np.ndarray:
+        row = np.zeros((1, self.n), dtype=bool)
+        row[0, : self.k] = True
+        return row
+
+    def batches(self, exact: bool, m: int, rng: np.random.Generator, batch: int) -> Iterator[np.ndarray]:
+        n, k = self.n, self.k
+        if exact:
+            for idx in combination_chunks(n, k, batch):
+                yield _index_rows_to_mask(idx, n)
+        elif self.replacement:
+            yield from subset_masks(n, k, exact=False, m=m, rng=rng, batch=batch)
+        else:
+            yield from sample_partitions(n, k, m, rng, batch)
+
+    def sums(
+        self, values: np.ndarray, exact: bool, m: int, rng: np.random.Generator, batch: int
+    ) -> Iterator[np.ndarray]:
+        """The same relabellings as :meth:`batches` (same rng, same batch), each given as the sum of
+        ``values`` over its first group: WEAT's fast path (gather-sums of index rows, byte tables of
+        64-bit masks), for a statistic that is a function of that sum."""
+        n, k = self.n, self.k
+        if exact:
+            for idx in combination_chunks(n, k, batch):
+                yield values[idx].sum(axis=1)
+        elif self.replacement:
+            for mask in subset_masks(n, k, exact=False, m=m, rng=rng, batch=batch):
+                yield mask.astype(np.float64) @ values
+        elif n <= 64:
+            for masks in sample_distinct_masks(n, k, m, rng, batch):
+                yield mask_sums(masks, values)
+        else:
+            for idx in sample_distinct_index_rows(n, k, m, rng, batch):
+                yield values[idx].sum(axis=1)
+
+    def observed_sum(self, values: np.ndarray) -> np.ndarray:
+        """The observed partition's sum of ``values`` (for :meth:`sums`), as a one-element array."""
+        return np.array([values[: self.k].sum()])
+
+
+@dataclass(frozen=True)
+class SignFlips:
+    """The ``2**n`` sign patterns of ``n`` paired items (True = swap the pair: RIPA); the observed one
+    flips nothing.  Exact: every pattern once, the observed first; sampled: ``m`` random patterns
+    (each pair swapped with probability 1/2; they may repeat)."""
+
+    n: int
+    what: str = "sign patterns"
+    replacement: bool = True
+    enumerable: bool = True
+
+    @property
+    def n_total(self) -> int:
+        return 2**self.n
+
+    def observed(self) -> np.ndarray:
+        return np.zeros((1, self.n), dtype=bool)
+
+    def batches(self, exact: bool, m: int, rng: np.random.Generator, batch: int) -> Iterator[np.ndarray]:
+        yield from sign_masks(self.n, exact=exact, m=m, rng=rng, batch=batch)
+
+
+@dataclass(frozen=True, eq=False)
+class LabelShuffles:
+    """Random permutations of a label vector (the calibration's relabelled targets, the recovery tests'
+    labels): batches are label rows (:func:`random_relabellings`, one batch of ``m`` rows); they may
+    repeat, and they are not enumerated (``exact=True`` is refused)."""
+
+    labels: np.ndarray
+    what: str = "relabellings"
+    replacement: bool = True
+    enumerable: bool = False
+
+    @property
+    def n_total(self) -> int:
+        """The number of distinct relabellings: the multinomial coefficient of the label counts."""
+        _, counts = np.unique(np.asarray(self.labels), return_counts=True)
+        total = math.factorial(int(counts.sum()))
+        for c in counts:
+            total //= math.factorial(int(c))
+        return total
+
+    def observed(self) -> np.ndarray:
+        return np.asarray(self.labels)[None, :]
+
+    def batches(self, exact: bool, m: int, rng: np.random.Generator, batch: int) -> Iterator[np.ndarray]:
+        yield random_relabellings(np.asarray(self.labels), m, rng)
+
+
+# --------------------------------------------------------------------------- the driver
+_FIELDS = (
+    "p_value",
+    "method",
+    "n_partitions_total",
+    "n_partitions_evaluated",
+    "n_extreme",
+    "comparison",
+    "tie_tolerance",
+    "observed",
+    "null_mean",
+    "null_sd",
+    "null_distribution",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class PermutationResult:
+    """The result of :func:`permutation_test`, the one result type of every permutation test.
+
+    ``p_value``; ``method`` (``"exact"`` or ``"sampled"``); ``n_partitions_total`` (relabellings
+    there are) and ``n_partitions_evaluated`` (counted); ``n_extreme`` (at least as extreme as the
+    observed one, in the tail the p-value reads); ``comparison``; ``tie_tolerance``; ``observed``;
+    ``null_mean`` / ``null_sd`` of the null values; ``null_distribution`` (with ``keep_null``).
+    With a vector statistic (one test per column) the p-values, counts, tolerances and null moments
+    are arrays.  It reads like the dict older code expects (``perm["p_value"]``, the same keys).
+    """
+
+    p_value: Any
+    method: str
+    n_partitions_total: int
+    n_partitions_evaluated: int
+    n_extreme: Any
+    comparison: str
+    tie_tolerance: Any
+    observed: Any
+    null_mean: Any
+    null_sd: Any
+    alternative: str = "greater"
+    two_sided: str = "centred"
+    what: str = "partitions"
+    null_distribution: np.ndarray | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _FIELDS or (key == "null_distribution" and self.null_distribution is None):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in _FIELDS and (key != "null_distribution" or self.null_distribution is not None)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def keys(self) -> list[str]:
+        return [k for k in _FIELDS if k in self]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict (the key vocabulary)."""
+        return {k: self[k] for k in self.keys()}
+
+    @property
+    def exact(self) -> bool:
+        return self.method == "exact"
+
+    def details(self) -> dict[str, Any]:
+        """The ``details`` entries of a permutation-tested :class:`~biaskit.core.results.TestResult`:
+        ``permutation_method``, ``n_partitions_total``, ``n_partitions_evaluated``, ``n_extreme``,
+        ``comparison``, ``null_mean``, ``null_sd``."""
+        return {
+            **permutation_details(self),
+            "null_mean": self.null_mean,
+            "null_sd": self.null_sd,
+        }
+
+    def label(self, what: str | None = None) -> str:
+        """``"exact, 70 of 70 partitions"``: the permutation part of a result's ``method``."""
+        return partitions_label(self, self.what if what is None else what)
+
+
+def choose_exact(
+    relabellings: Relabellings, exact: ExactMode, exact_threshold: int, n_permutations: int
+) -> bool:
+    """Whether :func:`permutation_test` enumerates every relabelling.
+
+    ``exact="auto"``: when there are at most ``exact_threshold``, or when distinct draws would need
+    all of them (``n_permutations >= n_total - 1`` without replacement); ``True``: always (``ValueError``
+    beyond :data:`HARD_EXACT_LIMIT`, or for relabellings that are not enumerated); ``False``: never,
+    unless distinct draws would need all of them (logged).
+    """
+    n_total = relabellings.n_total
+    what = relabellings.what
+    covers = not relabellings.replacement and n_permutations >= n_total - 1
+    if not relabellings.enumerable:
+        if exact is True:
+            raise ValueError(f"the {what} are not enumerated: use exact='auto' or exact=False")
+        return False
+    if exact == "auto":
+        return n_total <= exact_threshold or covers
+    if exact is True:
+        if n_total > HARD_EXACT_LIMIT:
+            raise ValueError(
+                f"exact=True would enumerate {n_total:.3g} {what} (limit {HARD_EXACT_LIMIT:.0e}); "
+                "use exact='auto' or exact=False with n_permutations"
+            )
+        return True
+    if covers:
+        logger.info(
+            "n_permutations=%d covers all %d %s; computing the exact p-value instead",
+            n_permutations,
+            n_total,
+            what,
+        )
+    return covers
+
+
+def permutation_test(
+    statistic: Callable[[np.ndarray], Any],
+    relabellings: Relabellings,
+    *,
+    alternative: Alternative = "greater",
+    n_permutations: int = 10_000,
+    exact: ExactMode = "auto",
+    exact_threshold: int = 100_000,
+    comparison: Comparison = ">=",
+    random_state: int | np.random.Generator | None = 0,
+    observed: Any = None,
+    scale: Any = None,
+    center: float | Literal["null_mean"] = 0.0,
+    two_sided: TwoSided = "centred",
+    finite_only: bool = True,
+    keep_null: bool = False,
+    batch_size: int = 4096,
+    sums_of: np.ndarray | None = None,
+) -> PermutationResult:
+    r"""The permutation test of a statistic: the one driver of biaskit (module docstring).
+
+    ``statistic(batch)`` maps a batch of relabellings (boolean rows of :class:`Partitions` /
+    :class:`SignFlips`, label rows of :class:`LabelShuffles`; with ``sums_of``, the sums of
+    ``sums_of`` over each partition's first group, :meth:`Partitions.sums`) to one value per row, or
+    to one row of values per relabelling for several tests at once (then ``observed`` is a vector).
+
+    * exact or sampled: :func:`choose_exact` (``exact``, ``exact_threshold``, ``n_permutations``);
+      sampled draws come from ``random_state`` (a seed or a :class:`numpy.random.Generator`);
+    * ``observed``: the observed value; ``None`` computes it with ``statistic`` on the observed
+      relabelling, in the same batch as the first null values (for an exact enumeration, its first
+      row), so that both go through the same arithmetic;
+    * ties (the one rule): within ``TIE_RTOL * (1 + scale)`` of ``observed``; ``scale`` defaults to
+      ``|observed|``; give the size of the terms the statistic adds up when it is larger (WEAT:
+      :math:`\sum_w |s(w, A, B)|`);
+    * ``alternative`` / ``comparison`` / ``two_sided`` / ``center``: :func:`extreme_mask` and
+      :class:`NullTally`; ``center="null_mean"`` centres the two-sided test on the mean of the null
+      values (the calibration's label test);
+    * p-value: exact ``e / N`` (the observed relabelling among the ``N``), sampled
+      ``(e + 1) / (N + 1)`` (Phipson & Smyth 2010; ``e / (N + 1)`` with ``comparison=">"``);
+    * ``finite_only`` leaves out relabellings whose statistic is not finite; ``keep_null`` keeps the
+      null values in the result.
+
+    ``ValueError`` for bad settings (:func:`check_settings`) or when no relabelling gives a finite value.
+    """
+    check_settings(alternative, exact, n_permutations, comparison)
+    m = int(n_permutations)
+    use_exact = choose_exact(relabellings, exact, exact_threshold, m)
+    rng = (
+        random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    )
+    if sums_of is not None:
+        if not isinstance(relabellings, Partitions):
+            raise TypeError("sums_of needs Partitions relabellings")
+        values = np.asarray(sums_of, dtype=np.float64)
+        source: Iterator[np.ndarray] = relabellings.sums(values, use_exact, m, rng, batch_size)
+        observed_input = relabellings.observed_sum(values)
+    else:
+        source = relabellings.batches(use_exact, m, rng, batch_size)
+        observed_input = relabellings.observed()
+    stats: Iterator[np.ndarray] = (np.asarray(statistic(b), dtype=np.float64) for b in source)
+    if observed is None:
+        if use_exact:  # the enumeration starts with the observed relabelling: it counts itself
+            first = next(stats)
+            observed_value = first[0]
+            stats = itertools.chain([first], stats)
+        else:
+            head = next(source, None)
+            batch0 = observed_input if head is None else np.concatenate([observed_input, head])
+            first = np.asarray(statistic(batch0), dtype=np.float64)
+            observed_value = first[0]
+            stats = itertools.chain([first[1:]], stats)
+    else:
+        observed_value = observed
+    if np.ndim(observed_value) == 0:
+        observed_value = float(observed_value)
+        tol: Any = TIE_RTOL * (1.0 + (abs(observed_value) if scale is None else float(scale)))
+    else:
+        observed_value = np.asarray(observed_value, dtype=np.float64)
+        tol = TIE_RTOL * (
+            1.0 + (np.abs(observed_value) if scale is None else np.asarray(scale, dtype=np.float64))
+        )
+    centre: Any = center
+    if isinstance(center, str):
+        if center != "null_mean":
+            raise ValueError(f"center must be a number or 'null_mean', got {center!r}")
+        parts = list(stats)
+        centre = np.concatenate(parts).mean(axis=0)
+        stats = iter(parts)
+    tally = tally_null(
+        stats,
+        observed_value,
+        alternative=alternative,
+        comparison=comparison,
+        tol=tol,
+        center=centre,
+        two_sided=two_sided,
+        finite_only=finite_only,
+        keep=keep_null,
+    )
+    if tally.n_evaluated == 0:
+        raise ValueError(f"no {relabellings.what} gave a finite statistic")
+    return PermutationResult(
+        p_value=tally.p_value(exact=use_exact),
+        method="exact" if use_exact else "sampled",
+        n_partitions_total=int(relabellings.n_total),
+        n_partitions_evaluated=int(tally.n_evaluated),
+        n_extreme=tally.extreme_count,
+        comparison=comparison,
+        tie_tolerance=tol,
+        observed=observed_value,
+        null_mean=tally.mean,
+        null_sd=tally.sd,
+        alternative=alternative,
+        two_sided=two_sided,
+        what=relabellings.what,
+        null_distribution=tally.null_distribution if keep_null else None,
+    )
+
+
 # --------------------------------------------------------------------------- reporting
-def permutation_details(perm: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``details`` entries every partition-tested result carries (WEAT, SEAT, LPBS), from the
-    dict :func:`biaskit.metrics.weat.permutation_pvalue` returns: ``permutation_method``
+def permutation_details(perm: Mapping[str, Any] | PermutationResult) -> dict[str, Any]:
+    """The ``details`` entries every partition-tested result carries (WEAT, SEAT, LPBS), from a
+    :class:`PermutationResult` (or a dict with its keys): ``permutation_method``
     (``"exact"`` / ``"sampled"``), ``n_partitions_total``, ``n_partitions_evaluated``, ``n_extreme``,
     ``comparison``."""
     return {
@@ -435,6 +908,6 @@ def permutation_details(perm: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def partitions_label(perm: Mapping[str, Any], what: str = "partitions") -> str:
+def partitions_label(perm: Mapping[str, Any] | PermutationResult, what: str = "partitions") -> str:
     """``"exact, 70 of 70 partitions"``: the permutation part of a result's ``method``."""
     return f"{perm['method']}, {perm['n_partitions_evaluated']:,} of {perm['n_partitions_total']:,} {what}"

@@ -41,18 +41,19 @@ one included) at least as extreme as the observed value; otherwise ``n_permutati
 re-splits are drawn with ``random_state`` and p = (1 + #extreme) / (1 + n_permutations).  The
 two-sided p is ``min(1, 2 min(p_greater, p_less))``.  Values within ``1e-9 (1 + |observed|)``
 of the observed one count as ties (as extreme).  Re-splits are evaluated in batches with
-matrix products (no Python loop per re-split), except RNSB, which refits its classifier.  The
-draws, the counting and these conventions are :mod:`biaskit.core.permutation`'s (the engine WEAT,
-LPBS and the calibration study share); unlike WEAT's, the re-splits here are drawn with
-replacement.  ``n_permutations=0`` runs no test (RND, ECT, RIPA, RNSB): the result has the estimate,
+matrix products (no Python loop per re-split), except RNSB, which refits its classifier.  Every
+test is :func:`biaskit.core.permutation.permutation_test` (the driver WEAT, LPBS and the
+calibration study share), with its :class:`~biaskit.core.permutation.PermutationResult` entries in
+``details`` (``permutation_method``, ``n_partitions_total``, ``n_partitions_evaluated``,
+``n_extreme``, ``comparison``, ``null_mean``, ``null_sd``); unlike WEAT's, the re-splits here are
+drawn with replacement (``Partitions(..., replacement=True)``).  ``n_permutations=0`` runs no test (RND, ECT, RIPA, RNSB): the result has the estimate,
 its per-word details and its bootstrap interval, and ``p_value`` None, as WEFE's metrics give it.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -61,15 +62,12 @@ from scipy import stats as sps
 
 from biaskit.core.linalg import unit_rows
 from biaskit.core.permutation import (
-    HARD_EXACT_LIMIT,
-    TIE_RTOL,
     ExactMode,
-    check_settings,
-    extreme_mask,
-    pvalue_from_tails,
-    sign_masks,
-    subset_masks,
-    tally_null,
+    Partitions,
+    PermutationResult,
+    Relabellings,
+    SignFlips,
+    permutation_test,
 )
 from biaskit.core.registry import (
     register_metric,
@@ -167,62 +165,14 @@ def _query_parts(query: Any) -> tuple[Any, Any, Any, Any]:
 
 
 # --------------------------------------------------------------------------- permutation test
-def _permutation_test(
-    observed: float,
-    null_stats: Callable[[np.ndarray], np.ndarray],
-    masks: Callable[[bool, int, np.random.Generator], Iterator[np.ndarray]],
-    n_total: int,
-    *,
-    alternative: Alternative,
-    exact: ExactMode,
-    exact_threshold: int,
-    n_permutations: int,
-    random_state: int | np.random.Generator | None,
-    what: str,
-) -> dict[str, Any]:
-    """p-value of ``observed`` against ``null_stats(mask)`` over all or sampled ``masks``.
-
-    The conventions of :mod:`biaskit.core.permutation`: exact ``#extreme / #all`` (the observed
-    re-split among them), sampled ``(1 + #extreme) / (1 + #sampled)``, two-sided
-    ``min(1, 2 min(p_greater, p_less))``; ties within ``1e-9 (1 + |observed|)`` count as extreme and
-    re-splits whose statistic is not finite are left out."""
-    check_settings(alternative, exact, n_permutations)
-    use_exact = n_total <= exact_threshold if exact == "auto" else bool(exact)
-    if use_exact and n_total > HARD_EXACT_LIMIT:
-        raise ValueError(f"exact=True would enumerate {n_total:.3g} {what}; use exact='auto'")
-    rng = (
-        random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
-    )
-    tally = tally_null(
-        (null_stats(mask) for mask in masks(use_exact, int(n_permutations), rng)),
-        observed,
-        alternative=alternative,
-        tol=TIE_RTOL * (1.0 + abs(observed)),
-        two_sided="doubled",
-    )
-    if tally.n_evaluated == 0:
-        raise ValueError(f"no {what} gave a finite statistic")
-    return {
-        "p_value": tally.p_value(exact=use_exact),
-        "permutation_method": "exact" if use_exact else "sampled",
-        "n_total": int(n_total),
-        "n_evaluated": int(tally.n_evaluated),
-        "null_mean": tally.mean,
-        "null_sd": tally.sd,
-    }
-
-
-def _perm_label(perm: dict[str, Any], what: str) -> str:
-    return f"{perm['permutation_method']}, {perm['n_evaluated']:,} of {perm['n_total']:,} {what}"
-
-
-def _with_test(name: str, perm: dict[str, Any], what: str, test: str = "permutation test") -> str:
+def _with_test(name: str, perm: PermutationResult | None, what: str, test: str = "permutation test") -> str:
     """``TestResult.method``: the metric and its test, or that no test ran (``n_permutations=0``)."""
-    return f"{name}, {test} ({_perm_label(perm, what)})" if perm else f"{name}, no test (n_permutations=0)"
+    return f"{name}, {test} ({perm.label(what)})" if perm else f"{name}, no test (n_permutations=0)"
 
 
-def _perm_details(perm: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in perm.items() if k != "p_value"}
+def _perm_details(perm: PermutationResult | None) -> dict[str, Any]:
+    """The permutation entries of a result's ``details`` (:meth:`PermutationResult.details`); none without a test."""
+    return perm.details() if perm else {}
 
 
 def _bootstrap(values: np.ndarray, n_bootstrap: int, confidence: float, seed: Any) -> tuple[Any, Any]:
@@ -233,6 +183,11 @@ def _bootstrap(values: np.ndarray, n_bootstrap: int, confidence: float, seed: An
         values, confidence=confidence, n_resamples=int(n_bootstrap), method="percentile", random_state=seed
     )
     return r.ci, confidence
+
+
+def _target_resplits(n: int, k: int) -> Partitions:
+    """The re-splits of T1 u T2 (the first ``k`` of ``n`` target words in T1), drawn with replacement."""
+    return Partitions(n, k, replacement=True, what="re-splits of the target words")
 
 
 def _subset_means(mask: np.ndarray, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -259,21 +214,30 @@ class _PermutationSettings:
     def __call__(self, *args: Any, **kwargs: Any) -> TestResult:
         return self.run(*args, **kwargs)  # type: ignore[attr-defined]
 
-    def _perm(self, observed: float, null_stats: Any, masks: Any, n_total: int, alternative: Any, what: str):
-        """The permutation test's p-value and details; ``{}`` (no test) when ``n_permutations == 0``."""
+    def _perm(
+        self,
+        observed: float,
+        statistic: Callable[[np.ndarray], np.ndarray],
+        relabellings: Relabellings,
+        alternative: Alternative,
+        *,
+        exact_threshold: int | None = None,
+    ) -> PermutationResult | None:
+        """The permutation test of :func:`biaskit.core.permutation.permutation_test` (two-sided:
+        ``min(1, 2 min(p_greater, p_less))``); ``None`` (no test) when ``n_permutations == 0``."""
         if self.n_permutations == 0:
-            return {}
-        return _permutation_test(
-            observed,
-            null_stats,
-            masks,
-            n_total,
+            return None
+        return permutation_test(
+            statistic,
+            relabellings,
+            observed=observed,
             alternative=alternative,
+            two_sided="doubled",
             exact=self.exact,
-            exact_threshold=self.exact_threshold,
+            exact_threshold=self.exact_threshold if exact_threshold is None else exact_threshold,
             n_permutations=self.n_permutations,
             random_state=self.random_state,
-            what=what,
+            batch_size=_BATCH,
         )
 
 
@@ -331,20 +295,12 @@ class RND(_PermutationSettings):
             m1, m2 = _subset_means(mask, pool)
             return (self._dist_batch(a, a_sq, m1) - self._dist_batch(a, a_sq, m2)).mean(axis=1)
 
-        n, k = pool.shape[0], t1.shape[0]
-        perm = self._perm(
-            value,
-            null_stats,
-            lambda ex, m, rng: subset_masks(n, k, exact=ex, m=m, rng=rng, batch=_BATCH),
-            math.comb(n, k),
-            self.alternative,
-            "re-splits of the target words",
-        )
+        perm = self._perm(value, null_stats, _target_resplits(pool.shape[0], t1.shape[0]), self.alternative)
         ci, conf = _bootstrap(per_word, self.n_bootstrap, self.confidence, self.random_state)
         n1, n2 = T.names
         return TestResult(
             statistic=value,
-            p_value=perm.get("p_value"),
+            p_value=perm.p_value if perm else None,
             method=_with_test(f"RND ({self.distance})", perm, "re-splits of the targets"),
             alternative=self.alternative,
             n=len(A.words[0]),
@@ -437,19 +393,11 @@ class ECT(_PermutationSettings):
             with np.errstate(invalid="ignore", divide="ignore"):
                 return (r1 * r2).sum(axis=1) / den
 
-        n, k = pool.shape[0], t1.shape[0]
-        perm = self._perm(
-            value,
-            null_stats,
-            lambda ex, m, rng: subset_masks(n, k, exact=ex, m=m, rng=rng, batch=_BATCH),
-            math.comb(n, k),
-            self.alternative,
-            "re-splits of the target words",
-        )
+        perm = self._perm(value, null_stats, _target_resplits(pool.shape[0], t1.shape[0]), self.alternative)
         n1, n2 = T.names
         return TestResult(
             statistic=value,
-            p_value=perm.get("p_value"),
+            p_value=perm.p_value if perm else None,
             method=_with_test("ECT (Spearman)", perm, "re-splits of the targets"),
             alternative=self.alternative,
             n=len(A.words[0]),
@@ -608,20 +556,14 @@ class RIPA(_PermutationSettings):
         def null_stats(flip: np.ndarray) -> np.ndarray:
             return np.where(flip, -s_pair, s_pair).mean(axis=1)
 
-        n = len(pairs)
         perm = self._perm(
-            value,
-            null_stats,
-            lambda ex, m, rng: sign_masks(n, exact=ex, m=m, rng=rng, batch=_BATCH),
-            2**n,
-            self.alternative,
-            "swap patterns of the pairs",
+            value, null_stats, SignFlips(len(pairs), "swap patterns of the pairs"), self.alternative
         )
         ci, conf = _bootstrap(per_word, self.n_bootstrap, self.confidence, self.random_state)
         n1, n2 = T.names
         return TestResult(
             statistic=value,
-            p_value=perm.get("p_value"),
+            p_value=perm.p_value if perm else None,
             method=_with_test("RIPA", perm, "swap patterns", "sign-flip permutation test"),
             alternative=self.alternative,
             n=len(A.words[0]),
@@ -739,31 +681,23 @@ class RNSB(_PermutationSettings):
         targets = np.vstack([_matrix(vectors, ws, "RNSB targets", self.normalize) for ws in T.words])
         value, probs = self._kl(X, y, targets)
 
-        perm: dict[str, Any] = {}
-        if self.n_permutations > 0:
-            n, k = len(y), len(pos)
+        def null_stats(mask: np.ndarray) -> np.ndarray:
+            return np.array([self._kl(X, np.where(row, 1.0, -1.0), targets)[0] for row in mask])
 
-            def null_stats(mask: np.ndarray) -> np.ndarray:
-                return np.array([self._kl(X, np.where(row, 1.0, -1.0), targets)[0] for row in mask])
-
-            perm = _permutation_test(
-                value,
-                null_stats,
-                lambda ex, m, rng: subset_masks(n, k, exact=ex, m=m, rng=rng, batch=_BATCH),
-                math.comb(n, k),
-                alternative="greater",
-                exact=self.exact,
-                exact_threshold=min(self.exact_threshold, self.n_permutations),
-                n_permutations=self.n_permutations,
-                random_state=self.random_state,
-                what="re-splits of the attribute words",
-            )
+        # each re-split refits the classifier: at most n_permutations of them are enumerated
+        perm = self._perm(
+            value,
+            null_stats,
+            Partitions(len(y), len(pos), replacement=True, what="re-splits of the attribute words"),
+            "greater",
+            exact_threshold=min(self.exact_threshold, self.n_permutations),
+        )
         method = "RNSB (logistic regression, KL from uniform)"
         if perm:
-            method += f", permutation test ({_perm_label(perm, 're-splits of the attributes')})"
+            method += f", permutation test ({perm.label('re-splits of the attributes')})"
         return TestResult(
             statistic=value,
-            p_value=perm.get("p_value"),
+            p_value=perm.p_value if perm else None,
             method=method,
             alternative="greater",
             n=len(tw),
@@ -833,48 +767,47 @@ class WEFAT(_PermutationSettings):
             eff = np.where(sd > 0, s / sd, np.nan)
         value = float(s.mean())
 
-        n = na + nb
-        n_total = math.comb(n, na)
-        use_exact = n_total <= self.exact_threshold if self.exact == "auto" else bool(self.exact)
-        rng = np.random.default_rng(self.random_state)
-        tol = TIE_RTOL * (1.0 + np.abs(s))
-        ge = np.zeros(len(words), dtype=np.int64)
-        le = np.zeros(len(words), dtype=np.int64)
-        null_means: list[np.ndarray] = []
-        evaluated = 0
-        masks = subset_masks(n, na, exact=use_exact, m=int(self.n_permutations), rng=rng, batch=_BATCH)
-        for mask in masks:
+        # one pass over the re-partitions of A u B: the per-word statistics s(w, A_i, B_i) and, in the last
+        # column, their mean (the result's statistic); each column is tested against its own observed value
+        def null_stats(mask: np.ndarray) -> np.ndarray:
             m = mask.astype(np.float64)
             S = (m @ C.T) / na - ((1.0 - m) @ C.T) / nb  # (P, |W|)
-            ge += np.count_nonzero(extreme_mask(S, s, "greater", tol=tol), axis=0)  # per word
-            le += np.count_nonzero(extreme_mask(S, s, "less", tol=tol), axis=0)
-            null_means.append(S.mean(axis=1))
-            evaluated += S.shape[0]
-        p_word = [
-            pvalue_from_tails(int(g), int(sl), evaluated, exact=use_exact, alternative=self.alternative)
-            for g, sl in zip(ge, le, strict=True)
-        ]
-        null_mean = np.concatenate(null_means)
-        p_all = tally_null(
-            [null_mean],
-            value,
+            return np.column_stack([S, S.mean(axis=1)])
+
+        res = permutation_test(
+            null_stats,
+            Partitions(na + nb, na, replacement=True, what="re-partitions of the attributes"),
+            observed=np.append(s, value),
             alternative=self.alternative,
-            tol=TIE_RTOL * (1.0 + abs(value)),
             two_sided="doubled",
             finite_only=False,
-        ).p_value(exact=use_exact)
-        perm = {
-            "permutation_method": "exact" if use_exact else "sampled",
-            "n_total": int(n_total),
-            "n_evaluated": int(evaluated),
-            "null_mean": float(null_mean.mean()),
-            "null_sd": float(null_mean.std()),
-        }
+            exact=self.exact,
+            exact_threshold=self.exact_threshold,
+            n_permutations=self.n_permutations,
+            random_state=self.random_state,
+            batch_size=_BATCH,
+        )
+        p_word = res.p_value[:-1]
+        perm = PermutationResult(
+            p_value=float(res.p_value[-1]),
+            method=res.method,
+            n_partitions_total=res.n_partitions_total,
+            n_partitions_evaluated=res.n_partitions_evaluated,
+            n_extreme=int(res.n_extreme[-1]),
+            comparison=res.comparison,
+            tie_tolerance=float(res.tie_tolerance[-1]),
+            observed=value,
+            null_mean=float(res.null_mean[-1]),
+            null_sd=float(res.null_sd[-1]),
+            alternative=res.alternative,
+            two_sided=res.two_sided,
+            what=res.what,
+        )
         a_name, b_name = A.names
         return TestResult(
             statistic=value,
-            p_value=p_all,
-            method=f"WEFAT, permutation test ({_perm_label(perm, 're-partitions of the attributes')})",
+            p_value=perm.p_value,
+            method=f"WEFAT, permutation test ({perm.label()})",
             alternative=self.alternative,
             n=len(words),
             effect_size=float(np.nanmean(eff)) if np.any(np.isfinite(eff)) else None,

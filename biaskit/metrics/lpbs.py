@@ -70,7 +70,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.paths import data_dir
-from biaskit.core.permutation import ExactMode, partitions_label, permutation_details
+from biaskit.core.permutation import ExactMode
 from biaskit.core.registry import (
     GridCall,
     GridSupport,
@@ -607,7 +607,7 @@ class LPBS:
         perm = run_permutation(self, s_a - centre, s_b - centre)
         x, y, a, b = query.names
         details: dict[str, Any] = {
-            **permutation_details(perm),
+            **perm.details(),
             "ddof": self.ddof,
             "names": {"X": x, "Y": y, "A": a, "B": b},
             "sizes": {
@@ -633,7 +633,7 @@ class LPBS:
         return TestResult(
             statistic=float(s_a.sum() - s_b.sum()),
             p_value=perm["p_value"],
-            method=f"LPBS (Kurita et al. 2019) permutation test over A u B ({partitions_label(perm)})",
+            method=f"LPBS (Kurita et al. 2019) permutation test over A u B ({perm.label()})",
             alternative=self.alternative,
             n=int(s_a.size + s_b.size),
             effect_size=d,

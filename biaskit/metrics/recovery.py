@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from gensim.models import KeyedVectors
 
-from biaskit.core.permutation import random_relabellings, tally_null
+from biaskit.core.permutation import LabelShuffles, permutation_test
 from biaskit.core.registry import register_metrics
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.core.stats import binomial_test, correlation
@@ -171,23 +171,23 @@ def cluster_recovery(
         a = (Y == clusters[None, :]).mean(axis=1)
         return np.maximum(a, 1 - a)
 
-    observed = float(acc(y[None, :])[0])
-    perms = random_relabellings(y, n_permutations, np.random.default_rng(random_state))
-    null = acc(perms)
-    tally = tally_null([null], observed, alternative="greater", tol=1e-12)
+    perm = permutation_test(
+        acc, LabelShuffles(y, "relabellings of the words"), n_permutations=n_permutations, random_state=random_state
+    )
+    observed = float(perm.observed)
     return TestResult(
         statistic=observed,
-        p_value=tally.p_value(exact=False),
+        p_value=perm.p_value,
         method="k-means (k = 2) clustering accuracy against the labels, permutation test",
         alternative="greater",
         n=int(X.shape[0]),
         estimate=observed,
-        null_value=float(null.mean()),
+        null_value=perm.null_mean,
         h0="the clusters are unrelated to the labels",
         h1="the clusters recover the labels",
         details={
             "clusters": clusters,
-            "chance": float(null.mean()),
+            "chance": perm.null_mean,
             "n_permutations": int(n_permutations),
             "classes": classes,
             "citation": GG_CITATION,
@@ -340,21 +340,30 @@ def neighbour_recovery(
     if vals.size != X.shape[0]:
         raise ValueError(f"{vals.size} values for {X.shape[0]} words")
     shares = neighbour_shares(X, Xp, pb, k=k, self_index=self_index)
-    if np.std(shares) == 0 or np.std(vals) == 0:
+    constant = np.std(shares) == 0 or np.std(vals) == 0
+    if constant:  # no correlation to test: r = 0 and every relabelling ties with it
         r, p_t = 0.0, 1.0
-        null = np.zeros(n_permutations)
     else:
         ct = correlation(vals, shares, method="pearson", alternative="greater")
         r, p_t = float(ct.statistic), float(ct.p_value)
-        rng = np.random.default_rng(random_state)
-        V = random_relabellings(vals, n_permutations, rng)
+    sc = shares - shares.mean()
+
+    def pearson(V: np.ndarray) -> np.ndarray:
+        if constant:
+            return np.zeros(V.shape[0])
         Vc = V - V.mean(axis=1, keepdims=True)
-        sc = shares - shares.mean()
-        null = (Vc @ sc) / (np.linalg.norm(Vc, axis=1) * np.linalg.norm(sc))
-    tally = tally_null([null], r, alternative="greater", tol=1e-12)
+        return (Vc @ sc) / (np.linalg.norm(Vc, axis=1) * np.linalg.norm(sc))
+
+    perm = permutation_test(
+        pearson,
+        LabelShuffles(vals, "relabellings of the values"),
+        observed=r,
+        n_permutations=n_permutations,
+        random_state=random_state,
+    )
     return TestResult(
         statistic=r,
-        p_value=tally.p_value(exact=False),
+        p_value=perm.p_value,
         method=f"bias by neighbours: Pearson r of the value with the male share of the {k} nearest "
         "neighbours, permutation test",
         alternative="greater",

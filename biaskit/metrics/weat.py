@@ -79,19 +79,15 @@ from biaskit.core.io import unique_in_order
 from biaskit.core.linalg import unit_rows
 from biaskit.core.paths import wordlists_dir
 from biaskit.core.permutation import (
-    HARD_EXACT_LIMIT,
-    TIE_RTOL,
     Comparison,
     ExactMode,
+    Partitions,
+    PermutationResult,
     check_settings,
-    combination_chunks,
     mask_sums,
-    partitions_label,
-    permutation_details,
-    sample_distinct_index_rows,
+    permutation_test,
     sample_distinct_masks,
     sample_partitions,
-    tally_null,
 )
 from biaskit.core.registry import (
     GridSupport,
@@ -273,15 +269,19 @@ def permutation_pvalue(
     random_state: int | np.random.Generator | None = 0,
     batch_size: int = 20_000,
     return_null: bool = False,
-) -> dict[str, Any]:
+) -> PermutationResult:
     """Permutation p-value of the WEAT statistic from precomputed scores s(w, A, B).
 
     ``s_x`` / ``s_y`` are the association scores of the words of X and Y.  The pool is
     X u Y; partitions are subsets of size |X| (the new X_i; the rest is Y_i).  See the
     module docstring for the exact / sampled rules and the ``comparison`` convention.
-    Returns a dict with ``p_value``, ``method`` ("exact" or "sampled"),
-    ``n_partitions_total``, ``n_partitions_evaluated``, ``n_extreme``, ``comparison``,
-    ``tie_tolerance``, ``null_mean``, ``null_sd`` (and ``null_distribution`` if asked).
+    The test is :func:`biaskit.core.permutation.permutation_test` on :class:`~biaskit.core.permutation.Partitions`
+    of X u Y (distinct draws), its statistic a function of each partition's sum of s
+    (:meth:`~biaskit.core.permutation.Partitions.sums`); ties within ``1e-9 (1 + sum |s|)``.
+    Returns its :class:`~biaskit.core.permutation.PermutationResult`: ``p_value``, ``method``
+    ("exact" or "sampled"), ``n_partitions_total``, ``n_partitions_evaluated``, ``n_extreme``,
+    ``comparison``, ``tie_tolerance``, ``observed``, ``null_mean``, ``null_sd`` (and
+    ``null_distribution`` if asked), read as ``perm["p_value"]`` or ``perm.p_value``.
     Caliskan et al. (2017); seed 000 section 3.4.2.
     """
     check_settings(alternative, exact, n_permutations, comparison)
@@ -294,82 +294,31 @@ def permutation_pvalue(
         raise ValueError("association scores contain non-finite values")
     n, k = pool.size, s_x.size
     total = pool.sum()
-    # observed statistic computed exactly like the partition statistics (2 * sum_X - total)
-    observed = float(2.0 * pool[:k].sum() - total)
-    tol = TIE_RTOL * (1.0 + float(np.abs(pool).sum()))
     # the two-sided test compares distances from the exact null mean of the statistic over all
     # partitions, (2|X| - |X u Y|) / |X u Y| * sum(pool): 0 when |X| = |Y|; for unequal sizes
     # s(X, Y, A, B) is not centred at 0 under H0, so |s| alone would be biased
-    center = (2 * k - n) / n * float(total)
-    n_total = math.comb(n, k)
-
-    if exact == "auto":
-        use_exact = n_total <= exact_threshold or n_permutations >= n_total - 1
-    elif exact is True:
-        if n_total > HARD_EXACT_LIMIT:
-            raise ValueError(
-                f"exact=True would enumerate {n_total:.3g} partitions (limit {HARD_EXACT_LIMIT:.0e}); "
-                "use exact='auto' or exact=False with n_permutations"
-            )
-        use_exact = True
-    else:
-        use_exact = n_permutations >= n_total - 1
-        if use_exact:
-            logger.info(
-                "WEAT: n_permutations=%d covers all %d partitions; computing the exact p-value instead",
-                n_permutations,
-                n_total,
-            )
-
-    if use_exact:
-        chunks = (2.0 * pool[idx].sum(axis=1) - total for idx in combination_chunks(n, k, batch_size))
-    else:
-        rng = (
-            random_state
-            if isinstance(random_state, np.random.Generator)
-            else np.random.default_rng(random_state)
-        )
-        if n <= 64:
-            chunks = (
-                2.0 * mask_sums(masks, pool) - total
-                for masks in sample_distinct_masks(n, k, n_permutations, rng, batch_size)
-            )
-        else:
-            chunks = (
-                2.0 * pool[idx].sum(axis=1) - total
-                for idx in sample_distinct_index_rows(n, k, n_permutations, rng, batch_size)
-            )
-    tally = tally_null(
-        chunks,
-        observed,
+    return permutation_test(
+        lambda sums: 2.0 * sums - total,
+        Partitions(n, k),
+        sums_of=pool,
+        # observed statistic computed exactly like the partition statistics (2 * sum_X - total)
+        observed=float(2.0 * pool[:k].sum() - total),
+        scale=float(np.abs(pool).sum()),
+        center=(2 * k - n) / n * float(total),
         alternative=alternative,
         comparison=comparison,
-        tol=tol,
-        center=center,
-        keep=return_null,
+        n_permutations=n_permutations,
+        exact=exact,
+        exact_threshold=exact_threshold,
+        random_state=random_state,
+        batch_size=batch_size,
+        keep_null=return_null,
     )
-    if use_exact and tally.n_evaluated != n_total:  # pragma: no cover - internal consistency
-        raise RuntimeError(f"enumerated {tally.n_evaluated} partitions, expected {n_total}")
-    out: dict[str, Any] = {
-        "p_value": tally.p_value(exact=use_exact),
-        "method": "exact" if use_exact else "sampled",
-        "n_partitions_total": int(n_total),
-        "n_partitions_evaluated": int(tally.n_evaluated),
-        "n_extreme": int(tally.n_extreme),
-        "comparison": comparison,
-        "tie_tolerance": tol,
-        "observed": observed,
-        "null_mean": tally.mean,
-        "null_sd": tally.sd,
-    }
-    if return_null:
-        out["null_distribution"] = tally.null_distribution
-    return out
 
 
 def run_permutation(
     test: Any, s_x: np.ndarray, s_y: np.ndarray, *, batch_size: int = 20_000
-) -> dict[str, Any]:
+) -> PermutationResult:
     """:func:`permutation_pvalue` with the permutation settings of a test object (WEAT, LPBS):
     ``n_permutations``, ``exact``, ``exact_threshold``, ``alternative``, ``comparison``,
     ``random_state`` and ``keep_null_distribution`` (-> ``return_null``)."""
@@ -558,9 +507,7 @@ class WEAT:
         perm = run_permutation(self, s_x, s_y, batch_size=self.batch_size)
         x, y, a, b = names
         details: dict[str, Any] = {
-            **permutation_details(perm),
-            "null_mean": perm["null_mean"],
-            "null_sd": perm["null_sd"],
+            **perm.details(),
             "ddof": self.ddof,
             "names": {"X": x, "Y": y, "A": a, "B": b},
             "sizes": {"X": len(Xw), "Y": len(Yw), "A": len(Aw), "B": len(Bw)},
@@ -575,7 +522,7 @@ class WEAT:
         return TestResult(
             statistic=stat,
             p_value=perm["p_value"],
-            method=f"WEAT permutation test ({partitions_label(perm)})",
+            method=f"WEAT permutation test ({perm.label()})",
             alternative=self.alternative,
             n=len(Xw) + len(Yw),
             effect_size=d,

@@ -152,24 +152,27 @@ def label_permutation_pvalue(
     (for KS, D signed by the direction of the mean difference; for the KL score, the score itself,
     :func:`biaskit.core.stats.kl_scores`); with :math:`T_0` the observed value,
     :math:`T_1 \dots T_P` those of ``n_permutations`` random labellings and :math:`c` their mean,
-    :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)` (ties within 1e-12 count; the
-    centred two-sided test of :mod:`biaskit.core.permutation`).  Valid whatever the items share (a
+    :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)` (ties within :math:`10^{-9}(1 + |T_0|)`
+    count; the centred two-sided test of :func:`biaskit.core.permutation.permutation_test`).  Valid whatever the items share (a
     profession, a template, a global preference for one pronoun), which the metrics' own tests
     assume away; see :func:`false_positive_rate`.
     """
-    from biaskit.core.permutation import random_relabellings, tally_null
+    from biaskit.core.permutation import LabelShuffles, permutation_test
 
     targets, unit_t = _profession_index(mv.target)
     lab = np.array([1.0 if directions[t] == "male" else -1.0 for t in targets])
-    perms = random_relabellings(lab, n_permutations, np.random.default_rng(random_state))
-    S = np.vstack([lab[None, :], perms])[:, unit_t]
-    if mv.kind == "groups" and (S[0] > 0).all() | (S[0] < 0).all():
+    if mv.kind == "groups" and (lab[unit_t] > 0).all() | (lab[unit_t] < 0).all():
         return float("nan")
-    T = _effects_for_signs(mv, S)
-    null = tally_null(
-        [T[1:]], T[0], alternative="two-sided", tol=1e-12, center=T[1:].mean(), finite_only=False
+    perm = permutation_test(
+        lambda labels: _effects_for_signs(mv, labels[:, unit_t]),
+        LabelShuffles(lab, "relabellings of the targets"),
+        alternative="two-sided",
+        center="null_mean",
+        finite_only=False,
+        n_permutations=n_permutations,
+        random_state=random_state,
     )
-    return null.p_value(exact=False)
+    return float(perm.p_value)
 
 
 def _own_test(
