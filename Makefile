@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 KERNEL := python3
 
-.PHONY: setup test reproduce lint bench data-full report docs dist clean help
+.PHONY: setup test test-install reproduce lint bench data-full report docs dist clean help
 
 help:
 	@echo "make setup      create $(VENV) and install the pinned stack (torch 2.13.0 CPU)"
@@ -20,6 +20,7 @@ help:
 	@echo "make report     build the static HTML report (results/site) after make reproduce"
 	@echo "make docs       build the documentation into docs/_build/html (offline; warnings are errors)"
 	@echo "make dist       build the wheels and sdists of biaskit and biaskit-data into dist/"
+	@echo "make test-install  make dist, then install the wheels from the package index into fresh venvs and run the README there"
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python 3.11 or run 'make setup PYTHON=python3'"; exit 1; }
@@ -89,6 +90,15 @@ docs: $(PY)
 # the code wheel and the companion data wheel biaskit-data (+ sdists), offline (packaging/build_dists.py)
 dist: $(PY)
 	$(PY) packaging/build_dists.py --out dist
+
+# What a user gets (scripts/test_install.py): make dist, then fresh python3.11 venvs outside the repository,
+# torch's CPU build, `pip install "dist/biaskit-<v>-py3-none-any.whl[notebooks]" dist/biaskit_data-<v>-...`
+# resolved from the package index, pip check, --version, the quickstart, `notebooks`, `jupyter lab --version`,
+# `fetch reference-vectors`, notebooks 00 / 03 / 05 (quick) under papermill and `python -m biaskit notebook`,
+# nothing written into site-packages; and the code wheel alone.  Needs the package index: without it the
+# script prints SKIP and exits 77 (make then reports "Error 77").  Record: dist/test-install.json.
+test-install: $(PY)
+	$(PY) scripts/test_install.py --python "$(PYTHON)"
 
 clean:
 	rm -rf results/*.ipynb results/*.json results/*.png .pytest_cache

@@ -11,6 +11,8 @@ never closed) becomes a ``ValueError`` with the file, line and column, or an iss
   by record, every unusable record reported with its lines;
 * :func:`read_json_file`: a ``.json`` / ``.json.gz`` file (truncated gzip, bad JSON, not UTF-8);
 * :func:`read_json`: a strict UTF-8 JSON file that refuses repeated keys;
+* :func:`decode_text` (with :func:`wide_text_encoding`): bytes to text, a byte that cannot be
+  decoded named with its line, a UTF-16 / UTF-32 file named as such, and a fix that works;
 * :func:`sha256_file` and :class:`ChecksumError`: file checksums;
 * :func:`unique_in_order`: the first occurrence of each item, and the repeats (every de-duplicating
   helper of the package logs its own message from it).
@@ -21,6 +23,7 @@ files stay light to import (:mod:`biaskit.data.corpus` uses :func:`sha256_file`)
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import csv
 import errno
@@ -52,6 +55,7 @@ __all__ = [
     "CsvParse",
     "ValidationReport",
     "check_csv_header",
+    "decode_text",
     "issue_record",
     "read_csv_lines",
     "read_json",
@@ -70,6 +74,7 @@ __all__ = [
     "sha256_file",
     "unique_in_order",
     "unsafe_permissions",
+    "wide_text_encoding",
     "write_cache_checksum",
 ]
 
@@ -538,6 +543,121 @@ def issue_record(
 
 
 # ---------------------------------------------------------------------------------------------
+# text
+# ---------------------------------------------------------------------------------------------
+#: UTF-16 / UTF-32 byte-order marks, UTF-32 first (its little-endian mark starts with UTF-16's)
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def _is_wide(encoding: str) -> bool:
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False  # decoding names the unknown encoding
+    return name.startswith(("utf-16", "utf-32"))
+
+
+def wide_text_encoding(raw: bytes) -> tuple[str, str] | None:
+    """``(codec, evidence)`` when ``raw`` is UTF-16 or UTF-32 text, else ``None``.
+
+    Read from a byte-order mark (``ff fe`` / ``fe ff``: codec ``"utf-16"``; ``ff fe 00 00`` /
+    ``00 00 fe ff``: ``"utf-32"``) or, without one, from NUL bytes in every second (UTF-16) or in
+    three of every four (UTF-32) positions of the first 4 KiB, as ASCII-heavy text has them
+    (codec ``"utf-16-le"``, ``"utf-32-be"`` ...).  The codec is one Python decodes the file with;
+    the evidence says what was seen ("a UTF-16 byte-order mark (ff fe)").
+    """
+    for bom, codec in _WIDE_BOMS:
+        if raw.startswith(bom):
+            return codec, f"a {codec.upper()} byte-order mark ({bom.hex(' ')})"
+    sample = raw[:4096]
+    n4 = len(sample) // 4 * 4
+    if n4 >= 8:
+        quads = [sample[i : i + 4] for i in range(0, n4, 4)]
+        for codec, nul in (("utf-32-le", slice(1, 4)), ("utf-32-be", slice(0, 3))):
+            if sum(q[nul] == b"\x00\x00\x00" for q in quads) >= 0.9 * len(quads):
+                return _checked_wide(sample[:n4], codec, "NUL bytes in three of every four positions")
+    n2 = len(sample) // 2 * 2
+    if n2 >= 4:
+        half = n2 // 2
+        even, odd = sample[0:n2:2].count(0) / half, sample[1:n2:2].count(0) / half
+        if odd >= 0.9 and even <= 0.1:
+            return _checked_wide(sample[:n2], "utf-16-le", "a NUL byte after every character")
+        if even >= 0.9 and odd <= 0.1:
+            return _checked_wide(sample[:n2], "utf-16-be", "a NUL byte before every character")
+    return None
+
+
+def _checked_wide(sample: bytes, codec: str, evidence: str) -> tuple[str, str] | None:
+    try:
+        sample.decode(codec)
+    except UnicodeDecodeError:
+        return None
+    return codec, evidence
+
+
+def _likely_encoding(raw: bytes) -> str:
+    """An encoding that decodes ``raw``: UTF-16/32 when :func:`wide_text_encoding` says so, else the
+    first of UTF-8, cp1252 (Windows) and latin-1 (which decodes any bytes) that works."""
+    wide = wide_text_encoding(raw)
+    if wide is not None:
+        return wide[0]
+    for enc in ("utf-8", "cp1252"):
+        try:
+            raw.decode(enc)
+        except UnicodeDecodeError:
+            continue
+        return enc
+    return "latin-1"
+
+
+def decode_text(raw: bytes, encoding: str, context: str, *, fix: str | None = None) -> str:
+    """``raw`` decoded with ``encoding``, a leading byte-order mark dropped; ``ValueError`` otherwise.
+
+    The error names ``context`` (the file), what is wrong and a fix that works when followed:
+
+    * UTF-16 / UTF-32 text (:func:`wide_text_encoding`) read with another encoding (it would decode
+      as NUL-riddled garbage, or not at all): "the file is UTF-16 text (a UTF-16 byte-order mark
+      (ff fe)), not 'utf-8'";
+    * a byte that ``encoding`` cannot decode: the byte and its line.
+
+    ``fix`` is the caller's way out, with ``{encoding}`` standing for an encoding that decodes the
+    file (e.g. ``"pass encoding={encoding!r}"`` for a loader that has that parameter); by default
+    the fix is to convert the file to UTF-8, spelled out in Python.
+    """
+    if not _is_wide(encoding):
+        wide = wide_text_encoding(raw)
+        if wide is not None:
+            codec, evidence = wide
+            raise ValueError(
+                f"{context}: the file is {codec.upper()} text ({evidence}), not {encoding!r}; "
+                + _fix_text(fix, codec)
+            )
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{context}: cannot decode byte {raw[exc.start : exc.start + 1]!r} on line {line_no} as "
+            f"{encoding!r} ({exc.reason}); " + _fix_text(fix, _likely_encoding(raw))
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _fix_text(fix: str | None, encoding: str) -> str:
+    if fix is not None:
+        return fix.format(encoding=encoding)
+    return (
+        f"the file reads as {encoding!r}: convert it to UTF-8 (in Python, for its path p: "
+        f"p.write_text(p.read_text(encoding={encoding!r}), encoding='utf-8'))"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # CSV
 # ---------------------------------------------------------------------------------------------
 @dataclass
@@ -570,12 +690,14 @@ def _ends_inside_quotes(span: Sequence[str]) -> bool:
     return False
 
 
-def read_csv_lines(raw: bytes, encoding: str, context: str) -> CsvParse:
+def read_csv_lines(raw: bytes, encoding: str, context: str, *, fix: str | None = None) -> CsvParse:
     """Decode and parse a CSV; return header, ``(line_number, fields)`` rows, issues and counts.
 
-    ``raw`` is the file's bytes, decoded with ``encoding`` (a leading byte-order mark is dropped);
-    a byte that cannot be decoded raises ``ValueError`` naming ``context``, the byte and its line,
-    and so does an empty file or a header that cannot be parsed.  Line numbers are 1-based physical
+    ``raw`` is the file's bytes, decoded with :func:`decode_text` (a leading byte-order mark is
+    dropped): a byte that cannot be decoded raises ``ValueError`` naming ``context``, the byte and its
+    line, UTF-16 / UTF-32 text read with another encoding is named as such, both with ``fix`` (see
+    :func:`decode_text`; by default: convert the file to UTF-8); an empty file or a header that
+    cannot be parsed raises ``ValueError`` too.  Line numbers are 1-based physical
     lines (header = line 1), split as the csv module splits them (``\\n``, ``\\r\\n``, ``\\r``).
 
     Every record that cannot be used becomes a ``"skipped"`` issue with its file line(s):
@@ -590,16 +712,7 @@ def read_csv_lines(raw: bytes, encoding: str, context: str) -> CsvParse:
     Blank lines hold no data; they are listed as ``"ignored"``.  A file whose last record has no
     line break after it gets a ``"kept"`` issue (the record may be cut off).
     """
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line_no = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(
-            f"{context}: cannot decode byte {raw[exc.start : exc.start + 1]!r} on line {line_no} as "
-            f"{encoding!r} ({exc.reason}); pass the right encoding="
-        ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = decode_text(raw, encoding, context, fix=fix)
     # the same line splitting as the csv module's (\n, \r\n, \r), so line numbers agree
     physical = io.StringIO(text, newline="").readlines()
     reader = csv.reader(physical)
@@ -751,6 +864,8 @@ def read_json(path: str | Path, what: str) -> Any:
     if not path.exists():
         raise FileNotFoundError(f"{what} not found: {path}")
     raw = path.read_bytes()
+    if wide_text_encoding(raw) is not None:
+        decode_text(raw, "utf-8", str(path))  # raises, naming the UTF-16 / UTF-32 file and the fix
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -180,8 +180,10 @@ def _read_csv_frame(
 ) -> tuple[pd.DataFrame, list[dict[str, Any]], int]:
     """:func:`~biaskit.core.io.read_csv_lines` as a frame of ``columns`` (empty cells -> ``None``) led by the
     file ``line`` number, the parse issues and the number of data records in the file;
-    ``ValueError`` if a column is missing."""
-    parsed = read_csv_lines(p.read_bytes(), encoding, context)
+    ``ValueError`` if a column is missing, or if the bytes are not ``encoding`` text (a UTF-16 file,
+    a byte that does not decode: the message names the line and the ``encoding=`` that reads it;
+    every caller has that parameter)."""
+    parsed = read_csv_lines(p.read_bytes(), encoding, context, fix="pass encoding={encoding!r}")
     header = parsed.header
     check_csv_header(header, columns, context)
     df = pd.DataFrame([f for _, f in parsed.rows], columns=header)[list(columns)]
@@ -417,7 +419,9 @@ def load_crows_pairs_es(
 _DIRECTIONS = ("stereo", "antistereo")
 
 
-def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "report") -> pd.DataFrame:
+def load_crows_pairs_en(
+    *, path: str | Path | None = None, encoding: str = "utf-8", errors: Errors = "report"
+) -> pd.DataFrame:
     """The English CrowS-Pairs (Nangia et al. 2020): 1508 pairs, UTF-8, CC BY-SA 4.0.
 
     Columns ``line, sent_more, sent_less, stereo_antistereo, bias_type, encoding_ok``.
@@ -435,6 +439,11 @@ def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "rep
     Malformed records are left out and reported like in :func:`load_crows_pairs_es_table`;
     a ``stereo_antistereo`` other than ``"stereo"`` / ``"antistereo"`` and a pair with an
     empty sentence are listed as ``"kept"`` (scoring with ``direction=`` refuses them).
+
+    ``encoding`` decodes the file (the official file is UTF-8, a leading byte-order mark is
+    dropped).  A file in another encoding (a UTF-16 export, Windows cp1252 bytes) raises
+    ``ValueError`` naming the file, the line of the first byte that does not decode, and the
+    ``encoding=`` that reads it.
     """
     context = (
         "English CrowS-Pairs (crows_pairs_anonymized.csv)"
@@ -443,7 +452,7 @@ def load_crows_pairs_en(*, path: str | Path | None = None, errors: Errors = "rep
     )
     p = _bundled("crows-pairs/crows_pairs_anonymized.csv", path)
     df, issues, n_records = _read_csv_frame(
-        p, "utf-8", context, ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
+        p, encoding, context, ["sent_more", "sent_less", "stereo_antistereo", "bias_type"]
     )
     df = _check_cells(df, ["sent_more", "sent_less"], repair=True, issues=issues)
     _check_pairs(df, [("sent_more", "sent_less")], issues, required=True)

@@ -117,6 +117,12 @@ __all__ = [
 ]
 
 _HEADER_RE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
+#: C0 control bytes other than tab, line feed and carriage return: never in a text vector file, nearly
+#: always among the raw float32 bytes of a binary one
+_CONTROL_BYTES = bytes(c for c in range(32) if c not in (9, 10, 13))
+_UTF8_BOM = b"\xef\xbb\xbf"
+#: how much of a file the format detection reads
+_SNIFF_BYTES = 65536
 
 
 # --------------------------------------------------------------------------- format detection
@@ -138,6 +144,21 @@ def _is_gzip(path: Path) -> bool:
 
 def _open_binary(path: Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if _is_gzip(path) else open(path, "rb")  # type: ignore[return-value]
+
+
+def _head(path: Path) -> tuple[bytes, bool]:
+    """The first 64 KiB of ``path`` (decompressed) and whether they are the whole file."""
+    with _open_binary(path) as fh:
+        head = fh.read(_SNIFF_BYTES)
+        return head, not fh.read(1)
+
+
+def _complete_lines(head: bytes, whole: bool) -> list[bytes]:
+    """The lines of ``head`` (a leading UTF-8 byte-order mark dropped), without a last line cut short."""
+    lines = head.removeprefix(_UTF8_BOM).split(b"\n")
+    if not whole or lines[-1] == b"":
+        lines = lines[:-1]
+    return lines
 
 
 _EXPECTED_FIRST_LINE = "expected a header 'N D' (word2vec) or 'word v1 ... vD' (GloVe/fastText)"
@@ -167,19 +188,88 @@ def _is_pickle(head: bytes) -> bool:
     return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
 
 
-def _text_after_header(first: bytes, rest: bytes) -> bool:
-    """After a ``"<count> <dim>"`` header, whether the next line is a text vector row (``word`` + ``dim``
-    numbers): word2vec text, as opposed to word2vec binary (``word`` + ``dim`` raw float32 values)."""
-    m = _HEADER_RE.match(first)
-    dim = int(m.group(2)) if m else 0
-    line = rest.partition(b"\n")[0].rstrip(b"\r ")
-    if not line or b"\x00" in line:
+def _text_row(line: bytes) -> tuple[str, int] | None:
+    """``(word, k)`` when ``line`` is a text vector row, a word followed by ``k >= 1`` numbers; else ``None``."""
+    parts = line.decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
+    if len(parts) < 2 or not parts[0] or not all(_is_number(t) for t in parts[1:]):
+        return None
+    return parts[0], len(parts) - 1
+
+
+def _binary_rows_fit(rest: bytes, n: int, dim: int) -> bool:
+    """Whether ``rest`` is exactly ``n`` word2vec binary rows (a word, a space, ``4 dim`` bytes, an
+    optional line feed between rows), as gensim writes them."""
+    pos = 0
+    for _ in range(n):
+        while rest[pos : pos + 1] == b"\n":
+            pos += 1
+        space = rest.find(b" ", pos)
+        if space <= pos or b"\n" in rest[pos:space]:
+            return False
+        pos = space + 1 + 4 * dim
+        if pos > len(rest):
+            return False
+    return not rest[pos:].strip(b"\n")
+
+
+def _text_after_header(header: bytes, rest: bytes, whole: bool) -> bool:
+    """After the ``"<count> <dim>"`` ``header``, whether the file goes on as text (word2vec text) rather
+    than as raw float32 values (word2vec binary); ``whole``: ``rest`` ends the file.
+
+    Text when nothing follows, or when the next line is a text row (a word and numbers, *however many*:
+    a header declaring another dimension than the rows hold is then reported by the text reader, which
+    names the line and the header that would fit, instead of the text being read as binary garbage).
+    Binary when the whole file is the header's rows in binary layout.  Otherwise text when the first
+    4 KiB after the header hold no NUL or other control byte (a malformed text row, named by the
+    reader), binary when they do: raw float32 values hold control bytes except by rare chance (a vector
+    of ``d`` values is ``4 d`` bytes)."""
+    if not rest.strip():
+        return True
+    if _text_row(rest.partition(b"\n")[0]) is not None:
+        return True
+    m = _HEADER_RE.match(header)
+    if whole and m is not None and _binary_rows_fit(rest, int(m.group(1)), int(m.group(2))):
         return False
-    try:
-        parts = line.decode("utf-8").split(" ")
-    except UnicodeDecodeError:
-        return False
-    return len(parts) == dim + 1 and all(_is_number(t) for t in parts[1:])
+    sample = rest[:4096]
+    return sample.translate(None, _CONTROL_BYTES) == sample
+
+
+def _row_count(head: bytes, whole: bool) -> str:
+    """The number of non-blank lines after line 1 when ``head`` is the whole file, else a placeholder."""
+    if not whole:
+        return "<number of vectors>"
+    return str(sum(1 for ln in _complete_lines(head, whole)[1:] if ln.strip()))
+
+
+def _header_fix(lines: Sequence[bytes], whole: bool) -> str:
+    """How to mend a first line that is not a word2vec header, read from the line after it: the header
+    that fits the rows (their count when the 64 KiB read hold the whole file), or deleting the line."""
+    row = _text_row(lines[1]) if len(lines) > 1 else None
+    if row is None:
+        if len(lines) > 1:
+            return f"line 2 is no vector row either ({lines[1][:80]!r}): is this a vector file?"
+        return "the file has no other line: is this a vector file?"
+    word, k = row
+    n = sum(1 for ln in lines[1:] if ln.strip()) if whole else "<number of vectors>"
+    header = f"'{n} {k}'"
+    return (
+        f"line 2 holds the word {word!r} and {k} numbers, so correct line 1 to the header {header} (word2vec: "
+        "the number of vectors, then their dimension), or delete line 1 (a GloVe file has no header)"
+    )
+
+
+def _refuse_wide_text(path: Path, head: bytes) -> None:
+    """``ValueError`` when ``head`` is UTF-16 / UTF-32 text: the readers split lines on the byte ``\\n``."""
+    from biaskit.core.io import wide_text_encoding
+
+    wide = wide_text_encoding(head)
+    if wide is not None:
+        codec, evidence = wide
+        raise ValueError(
+            f"{path}: the file is {codec.upper()} text ({evidence}); vector files are read as UTF-8 (or "
+            f"another encoding= that writes ASCII as single bytes): convert it, e.g. in Python: "
+            f"p = Path({str(path)!r}); p.write_text(p.read_text(encoding={codec!r}), encoding='utf-8')"
+        )
 
 
 def detect_format(path: str | Path) -> str:
@@ -187,24 +277,26 @@ def detect_format(path: str | Path) -> str:
 
     The content decides, in order: fastText's magic number (:data:`FASTTEXT_MAGIC`) ->
     ``"fasttext-bin"`` (a native fastText model, whatever its name); a pickle (gensim's ``SaveLoad``)
-    -> ``"kv"``; a first line of two integers (``"<count> <dim>"``) followed by a text row of ``dim``
-    numbers -> word2vec text (``"fasttext"`` when the file is named ``.vec``, else ``"word2vec"``; the
-    same reader), or by anything else -> ``"word2vec-binary"``; a word followed by numbers -> GloVe (no
-    header).  So a word2vec *text* file named ``.bin`` loads as text (never as binary garbage), a binary
-    file named ``.vec`` as binary, a ``.kv`` name on a text file as text.  A file that starts like none of
-    them raises ``ValueError``.  Compression is read from the first bytes too (gzip's magic number,
-    whatever the name).
+    -> ``"kv"``; a first line of two integers (``"<count> <dim>"``) followed by text -> word2vec text
+    (``"fasttext"`` when the file is named ``.vec``, else ``"word2vec"``; the same reader), or by raw
+    float32 bytes -> ``"word2vec-binary"``; a word followed by numbers -> GloVe (no header).  So a
+    word2vec *text* file named ``.bin`` loads as text (never as binary garbage), a binary file named
+    ``.vec`` as binary, a ``.kv`` name on a text file as text.  Text after the header is text whatever
+    the header says: a header declaring another dimension than the rows hold is reported by the text
+    reader (the line, and the header that fits), never read as binary.  Compression is read from the
+    first bytes too (gzip's magic number, whatever the name); a UTF-8 byte-order mark is skipped.
 
-    A first line that fits neither raises ``ValueError`` naming the file, the line and the
+    A file that starts like none of them raises ``ValueError`` naming the file, the line and the
     field at fault ("line 1, field 2: 'abc' is not a number; expected a header 'N D' (word2vec)
-    or 'word v1 ... vD' (GloVe/fastText)").  A two-field first line followed by a line of
-    another length is taken as a (broken) header and its bad field named.
+    or 'word v1 ... vD' (GloVe/fastText)") and a fix read from line 2: the header that fits its
+    row (or deleting line 1), or ``format='glove', errors='report'`` for a GloVe file whose first
+    row is malformed.  A two-field first line followed by a line of another length is taken as a
+    (broken) header and its bad field named.  UTF-16 / UTF-32 text raises ``ValueError`` saying so.
     """
     path = resolve_user_path(path)
     name, _ = _strip_gz(path)
     try:
-        with _open_binary(path) as fh:
-            head = fh.read(65536)
+        head, whole = _head(path)
     except (OSError, EOFError) as exc:
         raise ValueError(f"{path}: cannot be read as a vector file ({type(exc).__name__}: {exc})") from exc
     if not head:
@@ -213,38 +305,48 @@ def detect_format(path: str | Path) -> str:
         return "fasttext-bin"
     if _is_pickle(head):
         return "kv"
-    first, _, rest = head.partition(b"\n")
+    first, _, rest = head.removeprefix(_UTF8_BOM).partition(b"\n")
     if _HEADER_RE.match(first):
-        if not _text_after_header(first, rest):
+        if not _text_after_header(first, rest, whole):
             return "word2vec-binary"
         if name.endswith(".bin"):
             logger.info(
-                "%s: named .bin but holds word2vec text (a text row follows the header): read as text", path
+                "%s: named .bin but holds word2vec text (text follows the header): read as text", path
             )
         return "fasttext" if name.endswith(".vec") else "word2vec"
+    _refuse_wide_text(path, head)
     if name.endswith((".kv", ".model")):
         raise ValueError(
             f"{path}: named {Path(name).suffix} but not a gensim KeyedVectors file (no pickle header) nor a "
             f"vector file biaskit recognises; its first line is {first[:80]!r}"
         )
+    lines = _complete_lines(head, whole) or [first]
     parts = first.decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
     second = rest.partition(b"\n")[0].decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
     fail = f"{path}: cannot recognise the vector format: line 1"
-    how = f"pass format= one of {FORMATS[1:]}"
     if len(parts) == 2 and rest.strip() and len(second) != 2:
         # "<count> <dim>" with a typo: the next line is not a 1-d GloVe row
         problem = _bad_header_field(parts)
-        raise ValueError(f"{fail}, {problem}; {_EXPECTED_FIRST_LINE}; {how}")
+        raise ValueError(f"{fail}, {problem}; {_EXPECTED_FIRST_LINE}; {_header_fix(lines, whole)}")
     if len(parts) >= 2:
         bad = next(((k, t) for k, t in enumerate(parts[1:], start=2) if not _is_number(t)), None)
         if bad is None:
             return "glove"
         k, tok = bad
+        row = _text_row(lines[1]) if len(lines) > 1 else None
+        if row is not None and row[1] == len(parts) - 1:  # a GloVe file whose first row is malformed
+            how = (
+                "correct it, or pass format='glove', errors='report' to load the other lines (each line "
+                "left out is named in a WARNING)"
+            )
+        else:
+            how = _header_fix(lines, whole)
         raise ValueError(f"{fail}, field {k}: {tok[:40]!r} is not a number; {_EXPECTED_FIRST_LINE}; {how}")
-    raise ValueError(f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {how}")
+    raise ValueError(
+        f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {_header_fix(lines, whole)}"
+    )
 
 
-# --------------------------------------------------------------------------- readers
 def _read_text(
     path: Path,
     *,
@@ -259,6 +361,8 @@ def _read_text(
     With ``errors="raise"`` the first malformed line raises ``ValueError`` (file, line, field,
     word); with ``errors="report"`` malformed lines are skipped and listed in one WARNING.
     Duplicate words (first vector kept) and blank lines are always skipped with a WARNING.
+    A header that does not fit the rows (another dimension than the first row holds, another count
+    than the file holds) is reported with the header that would fit.
     """
     words: list[str] = []
     rows: list[np.ndarray] = []
@@ -276,17 +380,26 @@ def _read_text(
             raise ValueError(f"{path}, {msg}")
         skipped.append(msg)
 
+    head, whole = _head(path)
+    _refuse_wide_text(path, head)
     with _open_binary(path) as fh:
         try:
             for lineno, raw in enumerate(fh, start=1):
                 line = raw.decode(encoding, errors=unicode_errors).rstrip("\r\n ")
+                if lineno == 1:
+                    line = line.removeprefix("\ufeff")
                 if lineno == 1 and header:
                     m = _HEADER_RE.match(line.encode())
                     if not m:
+                        lines = _complete_lines(head, whole)
+                        rows = [_text_row(ln) for ln in lines[:2]]
+                        if len(rows) == 2 and rows[0] and rows[1] and rows[0][1] == rows[1][1]:
+                            how = "a GloVe file has no header: pass format='glove'"
+                        else:
+                            how = _header_fix(lines, whole)
                         raise ValueError(
                             f"{path}, line 1: expected a header '<vocabulary size> <dimension>', got "
-                            f"{line[:80]!r}: {_bad_header_field(line.split(' '))} (a GloVe file has no "
-                            "header: use format='glove')"
+                            f"{line[:80]!r}: {_bad_header_field(line.split(' '))}; {how}"
                         )
                     declared, dim = int(m.group(1)), int(m.group(2))
                     if dim <= 0:
@@ -308,9 +421,26 @@ def _read_text(
                         continue
                     dim, dim_from = len(values), f"line {lineno}"
                 if len(values) != dim:
+                    hint = ""
+                    if declared is not None and not words and not skipped:  # the first row: the header?
+                        hint = (
+                            f"; if the rows are right, the header is wrong: line 1 should read "
+                            f"'{declared} {len(values)}'"
+                        )
+                    elif not header and len(words) == 1 and not skipped and words[0].isdigit():
+                        first = _complete_lines(head, whole)[0]
+                        if _HEADER_RE.match(first):
+                            hint = (
+                                f"; line 1 ({first.decode()!r}) is a word2vec header: pass format='word2vec'"
+                            )
+                        else:
+                            hint = (
+                                f"; line 1 ({words[0]!r} and {dim} numbers) may be a broken word2vec header: "
+                                f"it would read '{_row_count(head, whole)} {len(values)}'"
+                            )
                     bad(
                         f"line {lineno}: expected the word followed by {dim} numbers ({dim_from}), found "
-                        f"{len(values)} fields after {word!r}"
+                        f"{len(values)} fields after {word!r}{hint}"
                     )
                     continue
                 try:
@@ -330,9 +460,15 @@ def _read_text(
                 words.append(word)
                 rows.append(vec)
         except UnicodeDecodeError as exc:
+            try:
+                raw.decode("cp1252")
+                alt = "cp1252"
+            except UnicodeDecodeError:
+                alt = "latin-1"
             raise ValueError(
-                f"{path}, line {lineno}: not valid {encoding} text ({exc.reason}); pass "
-                f"encoding=... or unicode_errors='replace', or format='word2vec-binary' if it is binary"
+                f"{path}, line {lineno}: not valid {encoding} text ({exc.reason}: byte "
+                f"{raw[exc.start : exc.start + 1]!r}); pass encoding={alt!r} if the file is in that "
+                "encoding, or unicode_errors='replace' to replace the bytes that do not decode"
             ) from exc
     if skipped:
         logger.warning(
@@ -357,7 +493,8 @@ def _read_text(
     if declared is not None and limit is None and n_found != declared:
         msg = (
             f"{path}: the header declares {declared} vectors but the file holds {n_found} "
-            f"(ends at line {lineno}); is the file truncated or the header wrong?"
+            f"(ends at line {lineno}); is the file truncated or the header wrong? (if the header is "
+            f"wrong, line 1 should read '{n_found} {dim}')"
         )
         if errors == "raise":
             raise ValueError(msg)
@@ -413,9 +550,15 @@ def _load_fasttext_bin(path: Path, *, encoding: str) -> KeyedVectors:
     try:
         kv = load_facebook_vectors(str(path), encoding=encoding)
     except Exception as exc:  # struct / numpy / unicode errors of a truncated or foreign file
+        magic = _head(path)[0][:4] == FASTTEXT_MAGIC
+        why = (
+            "it starts with fastText's magic number, so it is truncated or damaged: download or save it again"
+            if magic
+            else f"it does not start with fastText's magic number ({FASTTEXT_MAGIC.hex(' ')}): it is not a "
+            "native fastText model; format='auto' reads the format from the file"
+        )
         raise ValueError(
-            f"{path}: not a valid fastText .bin model ({type(exc).__name__}: {exc}); a word2vec binary "
-            "file needs format='word2vec-binary'"
+            f"{path}: not a valid fastText .bin model ({type(exc).__name__}: {exc}); {why}"
         ) from exc
     logger.info(
         "%s: fastText model, %d words x %d, %d n-gram buckets (n = %d..%d)",
@@ -432,12 +575,21 @@ def _load_fasttext_bin(path: Path, *, encoding: str) -> KeyedVectors:
 _TEXT_FORMATS = ("word2vec", "fasttext", "glove")
 
 
-def _checked_format(path: Path, format: str) -> str:
-    """``format`` when the file's first bytes agree with it (:func:`detect_format`); ``ValueError`` naming
-    both when they do not (a text file passed as binary would load as garbage keys, and the reverse)."""
+def _sniffed(path: Path) -> str | None:
+    """:func:`detect_format`, or ``None`` for a file whose start it cannot recognise (the readers then
+    name the line at fault); UTF-16 / UTF-32 text raises, whatever the format."""
     try:
-        sniffed = detect_format(path)
+        return detect_format(path)
     except ValueError:
+        _refuse_wide_text(path, _head(path)[0])
+        return None
+
+
+def _checked_format(path: Path, format: str, sniffed: str | None) -> str:
+    """``format`` when the file's first bytes agree with it (``sniffed``, from :func:`detect_format`);
+    ``ValueError`` naming both when they do not (a text file passed as binary would load as garbage keys,
+    and the reverse).  Following the message (``format=`` what was sniffed) reads the file."""
+    if sniffed is None:
         return format  # an unrecognisable start: the reader names the line at fault
     same = sniffed == format or (sniffed in _TEXT_FORMATS and format in _TEXT_FORMATS)
     if not same:
@@ -446,6 +598,23 @@ def _checked_format(path: Path, format: str) -> str:
             f"format={sniffed!r} or format='auto'"
         )
     return format
+
+
+def _binary_fix(path: Path, sniffed: str | None) -> str:
+    """What to do about a word2vec binary file gensim cannot read: a text file given as binary gets the
+    text formats; a file that looks binary, what its header promises (truncated, or the header wrong)."""
+    if sniffed != "word2vec-binary":
+        return (
+            "if it is text, pass format='word2vec' (a '<count> <dimension>' header on line 1) or "
+            "format='glove' (no header)"
+        )
+    m = _HEADER_RE.match(_head(path)[0].removeprefix(_UTF8_BOM).partition(b"\n")[0])
+    assert m is not None  # detect_format said word2vec-binary
+    n, d = int(m.group(1)), int(m.group(2))
+    return (
+        f"its header (line 1) declares {n} vectors of dimension {d}, each a word, a space and {4 * d} bytes "
+        "of float32 values: the file is truncated or its header is wrong"
+    )
 
 
 def load_vectors(
@@ -477,7 +646,9 @@ def load_vectors(
         Read only the first ``limit`` vectors (files are usually sorted by frequency).  Not
         available for ``"fasttext-bin"`` (the model is read whole; ``ValueError``).
     encoding, unicode_errors:
-        Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte.
+        Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte (and an
+        encoding that decodes it).  Text files are split into lines on the byte ``\n``, so UTF-16 /
+        UTF-32 files are refused (``ValueError`` saying how to convert them to UTF-8).
     errors:
         What a malformed line of a text file does: ``"raise"`` (default) stops with a
         ``ValueError`` naming the file, the line, the field and the word; ``"report"`` skips
@@ -517,7 +688,21 @@ def load_vectors(
         raise ValueError(f"limit must be a positive integer, got {limit}")
     if errors not in ("raise", "report"):
         raise ValueError(f"errors must be 'raise' or 'report', got {errors!r}")
-    fmt = detect_format(path) if format == "auto" else _checked_format(path, format)
+    if format == "auto":
+        fmt = sniffed = detect_format(path)
+    else:
+        sniffed = _sniffed(path)
+        fmt = _checked_format(path, format, sniffed)
+    try:
+        newline = "\n".encode(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding={encoding!r}") from None
+    if fmt in _TEXT_FORMATS and newline != b"\n":
+        raise ValueError(
+            f"encoding={encoding!r}: vector text files are split into lines on the byte '\\n', which "
+            f"{encoding!r} does not write as one byte; convert the file to UTF-8, e.g. in Python: "
+            f"p = Path({str(path)!r}); p.write_text(p.read_text(encoding={encoding!r}), encoding='utf-8')"
+        )
     if fmt in ("kv", "word2vec-binary", "fasttext-bin"):  # gensim's readers decompress by the file name
         named_gz, is_gz = _strip_gz(path)[1], _is_gzip(path)
         if named_gz != is_gz:
@@ -546,9 +731,8 @@ def load_vectors(
             )
         except (EOFError, ValueError, UnicodeDecodeError, IndexError) as exc:
             raise ValueError(
-                f"{path}: not a valid word2vec binary file ({type(exc).__name__}: {exc}); if it is text, "
-                "pass format='word2vec' or format='glove' (a native fastText .bin model: "
-                "format='fasttext-bin')"
+                f"{path}: not a valid word2vec binary file ({type(exc).__name__}: {exc}); "
+                + _binary_fix(path, sniffed)
             ) from exc
         return _normalise_keys(kv)
     header = fmt in ("word2vec", "fasttext")

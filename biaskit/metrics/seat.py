@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from biaskit.core.io import read_json
+from biaskit.core.io import decode_text, read_json
 from biaskit.core.paths import data_dir, wordlists_dir
 from biaskit.core.registry import (
     GridCall,
@@ -285,17 +285,20 @@ def load_seat_file(
     )
 
 
-def load_weat_words(path: str | Path, *, name: str | None = None) -> WEATQuery:
+def load_weat_words(path: str | Path, *, name: str | None = None, encoding: str = "utf-8") -> WEATQuery:
     """A BIAS-Detection-Framework WEAT text file: ``#`` comments, then 4 comma-separated lines X, Y, A, B.
 
     Words are stripped of surrounding white space (the framework's ``split(",")`` keeps the
     space of ``"math, algebra"``; we do not) and empty entries are dropped.  Category names come
-    from the ``# Target:`` / ``# Attribute:`` comment lines when present.
+    from the ``# Target:`` / ``# Attribute:`` comment lines when present.  The file is decoded with
+    ``encoding`` (a leading byte-order mark is dropped); bytes it cannot decode, or a UTF-16 file,
+    raise ``ValueError`` naming the file, the line and the ``encoding=`` that reads it.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"WEAT word file not found: {path}")
-    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    text = decode_text(path.read_bytes(), encoding, str(path), fix="pass encoding={encoding!r}")
+    lines = text.splitlines()
     comments = [ln.strip("# \t").strip() for ln in lines if ln.lstrip().startswith("#")]
     rows = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
     if len(rows) < 4:

@@ -126,9 +126,38 @@ def asld_table(
     The thesis's Combined equals the mean of the three category ASLDs because every
     category has 100 pairs; with unequal sizes the union mean is what "ASLD over the
     union" means.
+
+    Degenerate input raises ``ValueError`` rather than giving NaN: a table without pairs (the
+    ASLD of no pairs is undefined; :func:`asld` refuses it too), and rows whose ``value`` is not
+    finite or whose ``category`` is missing (a NaN would make its category's ASLD and the
+    Combined one NaN, a missing category would leave the pair out of every category row
+    but not out of Combined); the message names the rows (the table's index) and how to drop
+    them.
     """
     if category not in scored.columns or value not in scored.columns:
         raise ValueError(f"scored needs columns {category!r} and {value!r}")
+    if len(scored) == 0:
+        raise ValueError(
+            "asld_table: the table has no pairs (0 rows), and the ASLD of no pairs is undefined; score "
+            "some pairs first (score_sentence_pairs)"
+        )
+    values = pd.to_numeric(scored[value], errors="coerce").to_numpy(float)
+    keep = {
+        value: f"scored[np.isfinite(scored[{value!r}].astype(float))]",
+        category: f"scored.dropna(subset=[{category!r}])",
+    }
+    checks = (
+        (scored.index[~np.isfinite(values)], value, "not a finite number"),
+        (scored.index[scored[category].isna()], category, "missing"),
+    )
+    for bad, column, what in checks:
+        if len(bad):
+            shown = ", ".join(map(str, bad[:10].tolist()))
+            more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+            raise ValueError(
+                f"asld_table: {column!r} is {what} in {len(bad)} of {len(scored)} rows (index {shown}{more}); "
+                f"leave them out first if that is meant: {keep[column]}"
+            )
     groups: list[tuple[str, np.ndarray]] = [
         (str(c), g[value].to_numpy(float)) for c, g in scored.groupby(category, sort=False)
     ]

@@ -8,6 +8,7 @@ one cell (:func:`run_cell`).
 
 from __future__ import annotations
 
+import difflib
 import logging
 import time
 import traceback
@@ -42,6 +43,28 @@ def _grid_of(metric: str) -> GridSupport:
     if grid is None:  # pragma: no cover - load_config refuses such metrics
         raise ValueError(f"metric {metric!r} has no grid support")
     return grid
+
+
+def _metric_problem(bad: list[str]) -> str:
+    """Why the grid refuses the metrics ``bad``: registered without grid support (``python -m biaskit
+    metrics`` lists them, but the grid cannot run them), or unknown (with near names); then the metrics
+    the grid runs, read from the registry."""
+    no_grid = [m for m in bad if m in REGISTRY]
+    unknown = [m for m in bad if m not in REGISTRY]
+    parts = []
+    if no_grid:
+        parts.append(
+            f"metric(s) {no_grid} are registered but have no grid support (the grid cannot run them; call "
+            "them directly, e.g. biaskit.core.registry.REGISTRY[name].load())"
+        )
+    if unknown:
+        grid = list(grid_metrics())
+        near = sorted({n for m in unknown for n in difflib.get_close_matches(m, grid, n=3, cutoff=0.6)})
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        parts.append(
+            f"unknown metric(s) {unknown}{hint} (`python -m biaskit metrics` lists the registered ones)"
+        )
+    return "; ".join(parts) + f"; the metrics with grid support are {list(grid_metrics())}"
 
 
 _DEFAULT_OPTIONS: dict[str, Any] = {
@@ -272,7 +295,7 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
     metrics = tuple(str(m).lower() for m in metrics_raw)
     bad = [m for m in metrics if m not in grid_metrics()]
     if bad:
-        raise ValueError(f"unknown metric(s) {bad}; choose from {list(grid_metrics())}")
+        raise ValueError(_metric_problem(bad))
     options = dict(raw.get("options") or {})
     unknown_opts = sorted(set(options) - set(_DEFAULT_OPTIONS))
     if unknown_opts:
