@@ -473,10 +473,16 @@ class ValidationReport:
     def __str__(self) -> str:  # pragma: no cover - thin wrapper
         return self.summary()
 
-    def _repr_html_(self) -> str:  # pragma: no cover - display only
+    def _repr_html_(self) -> str:
+        """The report in a notebook: its context (a file name, escaped) and the issues as a table."""
+        from biaskit.core.html import escape_html, frame_html
+
         counts = self.counts_line()
-        head = f"<p><b>{self.context}</b>: {counts + '; ' if counts else ''}{len(self)} issue(s)</p>"
-        return head + (self.issues.to_html(index=False) if len(self) else "")
+        head = (
+            f"<p><b>{escape_html(self.context)}</b>: {escape_html(counts + '; ' if counts else '')}"
+            f"{len(self)} issue(s)</p>"
+        )
+        return head + (frame_html(self.issues, index=False) if len(self) else "")
 
     def log(self, log: logging.Logger | None = None, level: int = logging.WARNING) -> None:
         """Write :meth:`summary` to ``log`` (this module's logger by default), when there is anything to say."""

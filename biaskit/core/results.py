@@ -10,11 +10,12 @@ how to explain itself to a reader who is not a statistician
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from biaskit.core.html import escape_html
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -155,14 +156,14 @@ class TestResult:
         if self.n is not None:
             rows.append(("n", f"{int(self.n):,}"))
         body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+            f"<tr><th style='text-align:left'>{escape_html(k)}</th><td>{escape_html(v)}</td></tr>"
             for k, v in rows
         )
         verdict = ""
         if self.p_value is not None:
             line = self.summary(alpha).splitlines()[-1].strip()
             line = line[2:].lstrip() if line.startswith("->") else line
-            verdict = f"<p><b>{html.escape(line[:1].upper() + line[1:])}</b></p>"
+            verdict = f"<p><b>{escape_html(line[:1].upper() + line[1:])}</b></p>"
         return f"<table>{body}</table>{verdict}"
 
     def _repr_html_(self) -> str:

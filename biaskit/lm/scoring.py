@@ -59,6 +59,7 @@ the two orders.  :func:`score_pairs` takes the per-pair ``direction`` (the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -69,12 +70,21 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from biaskit.core.html import escape_html, frame_html
 from biaskit.data.datasets import ValidationReport, dataset_fingerprint, detect_encoding_problem
 from biaskit.lm import causal as _causal
 from biaskit.lm import masked as _masked
 from biaskit.lm.alignment import crows_template, shared_after_difference
 from biaskit.lm.base import BatchStats, LanguageModel, batch_token_budget
-from biaskit.lm.cache import cache_file, encode_record, example_key, read_cache
+from biaskit.lm.cache import (
+    append_records,
+    cache_file,
+    cache_key,
+    encode_record,
+    example_key,
+    open_for_append,
+    read_cache,
+)
 from biaskit.lm.causal import encode_causal_sentence
 from biaskit.lm.tokenizers import MAX_UNK_SHARE, check_unk_share
 
@@ -244,13 +254,14 @@ class PLLScores:
             return []
         return [int(r) for r in self.scores.loc[self.scores["tie_reason"].notna(), "row"]]
 
-    def _repr_html_(self) -> str:  # pragma: no cover - display only
+    def _repr_html_(self) -> str:
+        """The scores in a notebook: metric and model name (escaped), counts, the first ten rows."""
         head = (
-            f"<p><b>{self.metric}</b> scores with <code>{self.model}</code>: {len(self.scores)} scored "
-            f"({len(self.tie_rows)} kept as ties), {len(self.report.skipped_rows)} skipped "
-            f"({self.n_cached} from cache)</p>"
+            f"<p><b>{escape_html(self.metric)}</b> scores with <code>{escape_html(self.model)}</code>: "
+            f"{len(self.scores)} scored ({len(self.tie_rows)} kept as ties), "
+            f"{len(self.report.skipped_rows)} skipped ({self.n_cached} from cache)</p>"
         )
-        return head + self.scores.head(10).to_html(index=False)
+        return head + frame_html(self.scores.head(10), index=False)
 
 
 # =============================================================================================
@@ -528,7 +539,7 @@ def _run(
             cols.append(orders)
         dhash = dataset_fingerprint(*cols)
         path = cache_file(lm, metric, dhash)
-        for i, rec in read_cache(path).items():
+        for i, rec in read_cache(path, cache_key(path)).items():
             if i in prepared and rec.get("key") == keys[i]:
                 done[i] = [(p["ids"], p["pos"], np.asarray(p["lp"], dtype=np.float64)) for p in rec["sides"]]
     n_cached = len(done)
@@ -593,8 +604,7 @@ def _run(
     fh = None
     try:
         if path is not None and todo:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(path, "a", encoding="utf-8")
+            fh = open_for_append(path)  # None (a WARNING) when the cache cannot be written
         for chunk in chunks:
             seqs: list[list[int]] = []
             pos_lists: list[list[int]] = []
@@ -626,21 +636,30 @@ def _run(
                     ids0, pos0, v0 = new[i][0]
                     new[i].append((list(ids0), list(pos0), v0.copy()))
             done.update(new)
-            if fh is not None:
-                for i, sides in new.items():
-                    rec = {
-                        "row": i,
-                        "key": keys[i],
-                        "sides": [
-                            {"ids": ids, "pos": pos, "lp": [float(x) for x in v]} for ids, pos, v in sides
-                        ],
-                    }
-                    fh.write(encode_record(rec))
-                fh.flush()
+            if fh is not None and path is not None:
+                file_key = cache_key(path)
+                records = [
+                    encode_record(
+                        {
+                            "row": i,
+                            "key": keys[i],
+                            "sides": [
+                                {"ids": ids, "pos": pos, "lp": [float(x) for x in v]} for ids, pos, v in sides
+                            ],
+                        },
+                        file_key,
+                    )
+                    for i, sides in new.items()
+                ]
+                if not append_records(fh, records, path):  # a full disk: a WARNING, scoring goes on
+                    with contextlib.suppress(OSError):
+                        fh.close()
+                    fh = None
     finally:
         pbar.close()
         if fh is not None:
-            fh.close()
+            with contextlib.suppress(OSError):
+                fh.close()
     return done, ties, report, len(todo), n_cached, path, stats
 
 

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 from gensim.models import KeyedVectors
 
+from biaskit.core.html import escape_html, frame_html
 from biaskit.core.linalg import unit_rows
 from biaskit.core.registry import (
     calibration_support,
@@ -526,8 +527,9 @@ class DirectBiasExperiment:
                 lines.append(res.summary(alpha))
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
-        return "<pre>" + self.summary() + "</pre>" + self.table.to_html()
+    def _repr_html_(self) -> str:
+        """The experiment in a notebook: :meth:`summary` and the table of groups, group names and words escaped."""
+        return "<pre>" + escape_html(self.summary()) + "</pre>" + frame_html(self.table)
 
     def to_dict(self) -> dict[str, Any]:
         return {

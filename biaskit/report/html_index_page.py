@@ -7,12 +7,12 @@ of the run folded under "All numbers of this run", and thumbnails of its figures
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from biaskit.core.html import escape_html, safe_href
 from biaskit.report.html_numbers import HeadlineRow, flatten_results, format_value, json_exact, plain_exact
 from biaskit.report.html_studies import Study, headline_payload, is_wrapped, shown_parameters
 from biaskit.report.html_study_page import CSP, mismatch_text
@@ -136,21 +136,21 @@ def _headline_table(
         out.append('<thead><tr><th scope="col">quantity</th><th scope="col">value</th></tr></thead>')
     out.append("<tbody>")
     for row in rows[:max_rows]:
-        label = html.escape(row.label) if row.label.strip() else "(unnamed)"
+        label = escape_html(row.label) if row.label.strip() else "(unnamed)"
         if row.note is not None:
             out.append(
-                f'<tr><th scope="row">{label}</th><td class="bk-note">{html.escape(row.note)}</td></tr>'
+                f'<tr><th scope="row">{label}</th><td class="bk-note">{escape_html(row.note)}</td></tr>'
             )
             continue
-        key = html.escape(json.dumps([*key_prefix, *row.path], ensure_ascii=False), quote=True)
-        exact = html.escape(json_exact(row.value), quote=True)
+        key = escape_html(json.dumps([*key_prefix, *row.path], ensure_ascii=False))
+        exact = escape_html(json_exact(row.value))
         is_num = isinstance(row.value, int | float) and not isinstance(row.value, bool)
         cls = "bk-num" if is_num else "bk-text"
-        title = f' title="exact value: {html.escape(plain_exact(row.value), quote=True)}"' if is_num else ""
+        title = f' title="exact value: {escape_html(plain_exact(row.value))}"' if is_num else ""
         shown = format_value(row.value, _row_key(row.path))
         out.append(
             f'<tr><th scope="row">{label}</th><td class="{cls}" data-key="{key}" data-value="{exact}"{title}>'
-            f"{html.escape(shown)}</td></tr>"
+            f"{escape_html(shown)}</td></tr>"
         )
     if len(rows) > max_rows:
         out.append(
@@ -163,9 +163,9 @@ def _headline_table(
 
 def _study_box(study: Study, *, data_href: str | None) -> str:
     """One study on the index: finding, headline numbers, source and settings, all numbers (folded), figures."""
-    stem = html.escape(study.stem)
-    title = html.escape(study.title)
-    head = f'<a href="{html.escape(study.page)}">{title}</a>' if study.page else title
+    stem = escape_html(study.stem)
+    title = escape_html(study.title)
+    head = f'<a href="{safe_href(study.page)}">{title}</a>' if study.page else title
     parts = [f'<section class="bk-study" id="{stem}" data-stem="{stem}">']
     parts.append(f'<h2>{head} <span class="bk-stem">{stem}</span></h2>')
     # what may make the numbers below unreliable comes first
@@ -179,10 +179,10 @@ def _study_box(study: Study, *, data_href: str | None) -> str:
         parts.append(f'<p class="bk-meta bk-warn bk-mismatch" role="alert">{mismatch_text(study)}</p>')
     # 1. the finding, in one sentence
     if study.finding and not study.finding_from_notebook:
-        parts.append(f'<p class="bk-finding"><b>Finding:</b> {html.escape(study.finding)}</p>')
+        parts.append(f'<p class="bk-finding"><b>Finding:</b> {escape_html(study.finding)}</p>')
     elif study.finding:
         parts.append(
-            f'<p class="bk-finding bk-from-notebook"><b>What this shows:</b> {html.escape(study.finding)}</p>'
+            f'<p class="bk-finding bk-from-notebook"><b>What this shows:</b> {escape_html(study.finding)}</p>'
         )
     else:
         what = "open the study to read what it shows" if study.page else "see its numbers below"
@@ -202,7 +202,7 @@ def _study_box(study: Study, *, data_href: str | None) -> str:
         )
     # 3. where it comes from, the settings, then every number (folded)
     if study.source:
-        parts.append(f'<p class="bk-meta"><b>Source:</b> {html.escape(study.source)}</p>')
+        parts.append(f'<p class="bk-meta"><b>Source:</b> {escape_html(study.source)}</p>')
     shown = shown_parameters(study.parameters)
     if shown:
         parts.append(f'<p class="bk-meta bk-settings"><b>Settings of this run:</b> {shown}</p>')
@@ -217,10 +217,10 @@ def _study_box(study: Study, *, data_href: str | None) -> str:
         parts.append(_headline_table(rows, key_prefix=("results",) if wrapped else ()))
         small = []
         if meta.get("created"):
-            small.append(f"computed {html.escape(str(meta['created']))}")
+            small.append(f"computed {escape_html(str(meta['created']))}")
         if data_href:
             small.append(
-                f'exact values: <a href="{html.escape(data_href)}">{html.escape(Path(data_href).name)}</a>'
+                f'exact values: <a href="{safe_href(data_href)}">{escape_html(Path(data_href).name)}</a>'
             )
         if small:
             parts.append(f'<p class="bk-small">{" · ".join(small)}</p>')
@@ -232,10 +232,10 @@ def _study_box(study: Study, *, data_href: str | None) -> str:
         parts.append('<div class="bk-figs">')
         for png in study.figures:
             caption = png.stem[len(study.stem) + 1 :].replace("_", " ") or png.stem
-            alt = html.escape(_png_description(png) or f"Figure “{caption}” of {study.title}", quote=True)
+            alt = escape_html(_png_description(png) or f"Figure “{caption}” of {study.title}")
             img = f'<img src="{_thumbnail_data_uri(png)}" alt="{alt}" loading="eager">'
-            link = f'<a href="{html.escape(study.page)}">{img}</a>' if study.page else img
-            parts.append(f"<figure>{link}<figcaption>{html.escape(caption)}</figcaption></figure>")
+            link = f'<a href="{safe_href(study.page)}">{img}</a>' if study.page else img
+            parts.append(f"<figure>{link}<figcaption>{escape_html(caption)}</figcaption></figure>")
         parts.append("</div>")
     parts.append("</div></section>")
     return "\n".join(parts)
@@ -250,7 +250,7 @@ def render_index(
     under each table); ``None`` links nothing.
     """
     studies = list(studies)
-    toc = "".join(f'<li><a href="#{html.escape(s.stem)}">{html.escape(s.title)}</a></li>' for s in studies)
+    toc = "".join(f'<li><a href="#{escape_html(s.stem)}">{escape_html(s.title)}</a></li>' for s in studies)
     boxes = "\n".join(
         _study_box(
             s,
@@ -267,11 +267,11 @@ def render_index(
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>{html.escape(title)}</title>
+<title>{escape_html(title)}</title>
 <style type="text/css">{_INDEX_CSS}</style>
 </head>
 <body>
-<h1>{html.escape(title)}</h1>
+<h1>{escape_html(title)}</h1>
 {_INDEX_INTRO}
 <h2 class="bk-small">{len(studies)} stud{"y" if len(studies) == 1 else "ies"}</h2>
 <ol class="bk-toc">{toc}</ol>

@@ -9,7 +9,6 @@ ran with, and whether the notebook and the JSON come from the same run (:func:`c
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import logging
 import math
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit.core.html import escape_html
 from biaskit.report.html_numbers import format_value, plain_numbers
 
 logger = logging.getLogger(__name__)
@@ -296,7 +296,7 @@ def _parameter_text(value: Any) -> str:
 def shown_parameters(params: dict[str, Any]) -> str:
     """``name = value, ...`` (HTML-escaped) without :data:`HIDDEN_PARAMETERS`; ``""`` when none."""
     return ", ".join(
-        f"{html.escape(str(k))} = {html.escape(_parameter_text(v))}"
+        f"{escape_html(k)} = {escape_html(_parameter_text(v))}"
         for k, v in params.items()
         if k not in HIDDEN_PARAMETERS
     )

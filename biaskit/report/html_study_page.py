@@ -6,28 +6,63 @@ Code cells are folded under "Show the code", figures are embedded and get altern
 (:func:`add_missing_alt`), progress bars are removed, raw log lines become short "Note" boxes or a folded
 "Technical messages" box, formulas become MathML when ``latex2mathml`` is installed, and the
 Content-Security-Policy :data:`CSP` forbids any remote resource.
+
+**Nothing on a page runs.**  Every Markdown cell (rendered by nbconvert, raw HTML included), every HTML
+and Markdown output and every raw cell passes :func:`biaskit.core.html.sanitize_html` (an allowlist:
+no ``<script>``, no ``on*=`` handler, no ``javascript:`` link); JavaScript and widget outputs are
+dropped.  :data:`CSP` allows no script but the inline scripts biaskit itself puts on a page
+(:data:`PAGE_SCRIPTS`, none today), each by its sha256 hash: no ``'unsafe-inline'`` for scripts.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit.core.html import escape_html, safe_href, sanitize_html, script_hash
 from biaskit.report.html_studies import Study, notebook_title, read_notebook, shown_parameters
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CSP", "add_missing_alt", "mismatch_text", "render_study_page"]
+__all__ = [
+    "CSP",
+    "PAGE_SCRIPTS",
+    "add_missing_alt",
+    "content_security_policy",
+    "mismatch_text",
+    "render_study_page",
+]
 
-#: Content-Security-Policy of every generated page: nothing may be fetched from
-#: anywhere (images and fonts only as ``data:`` URIs, inline styles/scripts only).
-CSP = (
-    "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
-    "script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+#: The inline scripts biaskit itself writes on a report page, each exactly as written inside its
+#: ``<script>`` element.  None today: the pages need no script.  A script added here is allowed by
+#: the sha256 of its text in :data:`CSP`, and no other script can run.
+PAGE_SCRIPTS: tuple[str, ...] = ()
+
+
+def content_security_policy(scripts: Sequence[str] = PAGE_SCRIPTS) -> str:
+    """The Content-Security-Policy of a report page that runs exactly ``scripts`` (inline, by hash).
+
+    Nothing may be fetched from anywhere (images and fonts only as ``data:`` URIs, inline styles
+    only); scripts: ``'sha256-...'`` of each of ``scripts`` (:func:`biaskit.core.html.script_hash`),
+    ``'none'`` when there is none; never ``'unsafe-inline'``, so an inline script or ``on*=``
+    handler that slipped into a page would not run.
+    """
+    script_src = " ".join(dict.fromkeys(script_hash(s) for s in scripts)) or "'none'"
+    return (
+        "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
+        f"script-src {script_src}; object-src 'none'; base-uri 'none'; form-action 'none'"
+    )
+
+
+#: Content-Security-Policy of every generated page (:func:`content_security_policy` of :data:`PAGE_SCRIPTS`).
+CSP = content_security_policy()
+
+#: The output types a static page shows; any other (JavaScript, widget views, PDF, ...) is dropped.
+_SHOWN_MIME_TYPES = frozenset(
+    {"text/html", "text/markdown", "text/plain", "text/latex", "image/png", "image/jpeg", "image/svg+xml"}
 )
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -170,7 +205,7 @@ math[display="block"] { margin: .6em 0; }
 
 def add_missing_alt(fragment: str, fallback: str) -> str:
     """Give every ``<img>`` of an HTML fragment without (or with empty) alternative text ``fallback``."""
-    attr = html.escape(fallback, quote=True)
+    attr = escape_html(fallback)
 
     def fix(m: re.Match[str]) -> str:
         tag = m.group(0)
@@ -218,7 +253,7 @@ def _technical_output(lines: Sequence[str]) -> Any:
     text = "\n".join(lines)
     box = (
         f'<details class="bk-log"><summary>Technical messages ({n} line{"s" if n != 1 else ""})</summary>'
-        f"<pre>{html.escape(text)}</pre></details>"
+        f"<pre>{escape_html(text)}</pre></details>"
     )
     return new_output("display_data", data={"text/html": box, "text/plain": text})
 
@@ -292,6 +327,9 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
     * every image gets alternative text: the output's ``{"image/png": {"alt": ...}}``
       metadata when the notebook gave it, else "Figure N of <title>"; images inside HTML
       outputs without ``alt`` get a fallback as well;
+    * nothing runs: an HTML output and a raw cell pass :func:`biaskit.core.html.sanitize_html` (no
+      script, no event handler), and an output type a static page does not show (JavaScript, a
+      widget view without an HTML fallback, ...) is dropped;
     * on stderr, raw log lines (``WARNING:biaskit.x:...``) become the short "Note" /
       "Problem" boxes the notebooks show (once per message and page); DEBUG / INFO log lines,
       Python warnings and any other stderr text go into a folded "Technical messages" box
@@ -305,6 +343,10 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
     figure = 0
     seen_notes: set[tuple[str, str]] = set()
     for cell in nb.cells:
+        if cell.cell_type == "raw":
+            source = cell.get("source", "")
+            cell.source = sanitize_html("".join(source) if isinstance(source, list) else str(source))
+            continue
         if cell.cell_type != "code":
             continue
         kept = []
@@ -327,6 +369,10 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
                     data.clear()
                     data["text/html"] = note
             if data:
+                for mime in [m for m in data if m not in _SHOWN_MIME_TYPES]:
+                    del data[mime]  # JavaScript and the like: nothing on a static page may run
+                if not data:
+                    continue
                 images = [m for m in ("image/png", "image/jpeg", "image/svg+xml") if m in data]
                 if images:
                     figure += 1
@@ -347,7 +393,7 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
                 if "text/html" in data:
                     fragment = data["text/html"]
                     fragment = "".join(fragment) if isinstance(fragment, list) else str(fragment)
-                    data["text/html"] = add_missing_alt(fragment, f"Picture in {title}")
+                    data["text/html"] = add_missing_alt(sanitize_html(fragment), f"Picture in {title}")
             kept.append(out)
         cell.outputs = kept
 
@@ -365,7 +411,7 @@ def _mathml_renderer_class() -> type | None:
             return convert(tex.strip(), display=display)
         except Exception as exc:  # latex2mathml raises various errors on unsupported TeX
             logger.info("formula %r not converted to MathML (%s); shown as TeX", tex, exc)
-            return f'<code class="bk-tex">{html.escape(fallback)}</code>'
+            return f'<code class="bk-tex">{escape_html(fallback)}</code>'
 
     class MathMLRenderer(IPythonRenderer):  # type: ignore[misc,valid-type]
         def inline_math(self, body: str) -> str:
@@ -398,9 +444,10 @@ def _make_exporter(exclude_input: bool = False) -> Any:
     class _OfflineHTMLExporter(HTMLExporter):  # type: ignore[misc,valid-type]
         @pass_context
         def markdown2html(self, context: Any, source: str) -> str:
+            """Markdown (a cell, or a text/markdown output) as HTML, sanitised: raw HTML in it stays inert."""
             resources = context.get("resources", {})
             fallback = f"Picture in {resources.get('metadata', {}).get('name') or 'this study'}"
-            return add_missing_alt(self._markdown2html(context, source), fallback)
+            return add_missing_alt(sanitize_html(self._markdown2html(context, source)), fallback)
 
         def _markdown2html(self, context: Any, source: str) -> str:
             if renderer_cls is None:
@@ -446,9 +493,9 @@ def _make_exporter(exclude_input: bool = False) -> Any:
 def mismatch_text(study: Study) -> str:
     """The visible explanation of a notebook / JSON mismatch (HTML)."""
     name = study.results_file.name if study.results_file is not None else f"{study.stem}.json"
-    reasons = "; ".join(html.escape(r) for r in study.run_mismatch)
+    reasons = "; ".join(escape_html(r) for r in study.run_mismatch)
     return (
-        f"<b>The numbers file ({html.escape(name)}) comes from a different run than this page</b>: "
+        f"<b>The numbers file ({escape_html(name)}) comes from a different run than this page</b>: "
         f"{reasons}. Run the notebook again (<code>make reproduce</code>) so that both come from the same run."
     )
 
@@ -466,9 +513,9 @@ def _banner(study: Study | None) -> str:
         )
     parts = []
     if study.finding and not study.finding_from_notebook:
-        parts.append(f'<span class="bk-finding"><b>In short:</b> {html.escape(study.finding)}</span>')
+        parts.append(f'<span class="bk-finding"><b>In short:</b> {escape_html(study.finding)}</span>')
     if study.source:
-        parts.append(f"<b>Source:</b> {html.escape(study.source)}")
+        parts.append(f"<b>Source:</b> {escape_html(study.source)}")
     shown = shown_parameters(study.parameters)
     if shown:
         parts.append(f"<b>Run with:</b> {shown}")
@@ -500,7 +547,7 @@ def render_study_page(
         "biaskit_figure_alt": f"Figure of {title}",
         "biaskit_csp": CSP,
         "biaskit_css": _STUDY_CSS,
-        "biaskit_index_href": html.escape(index_href, quote=True),
+        "biaskit_index_href": safe_href(index_href),
         "biaskit_banner": _banner(study),
     }
     body, _ = exporter.from_notebook_node(nb, resources=resources)

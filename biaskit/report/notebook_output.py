@@ -23,7 +23,6 @@ that a notebook and its JSON come from the same run.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import logging
 import math
@@ -36,6 +35,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from biaskit.core.html import escape_html, frame_html, markdown_code
+from biaskit.core.io import atomic_path, atomic_write_text
 from biaskit.core.paths import REPO_ROOT, resolve_user_path
 from biaskit.core.paths import results_dir as results_root
 from biaskit.core.results import TestResult, format_p_value
@@ -180,7 +181,9 @@ def save_results(
         payload["parameters"] = to_jsonable(dict(parameters))
     payload["results"] = to_jsonable(results)
     path = out / f"{name}.json"
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+    # atomic, under a unique temporary name: a reader (the report, a rerun) sees the old file or the whole
+    # new one, and a full disk raises DiskFullError naming the file and leaves no partial JSON
+    atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False))
     return path
 
 
@@ -232,7 +235,8 @@ def save_figure(
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.png"
     text = alt if alt else figure_alt_text(fig)
-    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Description": text})
+    with atomic_path(path) as tmp:  # a whole PNG or none (a full disk raises DiskFullError naming path)
+        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight", metadata={"Description": text})
     if show is None:
         show = _in_ipython_kernel()
     if show:
@@ -304,7 +308,7 @@ def note_html(message: str, level: int = logging.WARNING) -> str:
     """
     label, bg, border = _note_style(level)
     cls = "bk-note bk-note-error" if level >= logging.ERROR else "bk-note"
-    body = html.escape(message).replace("\n", "<br>")
+    body = escape_html(message).replace("\n", "<br>")
     return (
         f'<div class="{cls}" role="note" style="background:{bg};border-left:4px solid {border};'
         f'padding:6px 10px;margin:6px 0;font-size:0.92em"><b>{label}:</b> {body}</div>'
@@ -381,7 +385,8 @@ class ReaderTable(pd.DataFrame):
 
     def _repr_html_(self) -> str:
         with pd.option_context("display.max_colwidth", None):
-            return self.to_html(
+            return frame_html(
+                self,
                 index=getattr(self, "show_index", True),
                 max_rows=pd.get_option("display.max_rows"),
                 show_dimensions=len(self) > pd.get_option("display.max_rows"),
@@ -489,11 +494,15 @@ def where_saved(json_path: str | os.PathLike[str], *, figures: bool = True) -> s
     """One sentence saying where a run wrote its results, for the end of a notebook.
 
     ``where_saved(save_results(...))`` gives e.g. "The numbers of this run are saved in
-    `03_weat.json`, next to its figures, in the folder `results/`."
+    `03_weat.json`, next to its figures, in the folder `results/`." (Markdown: the file and folder
+    names are code spans, :func:`biaskit.core.html.markdown_code`, so that no name can become markup.)
     """
     p = Path(json_path)
     beside = ", next to its figures," if figures else ""
-    return f"The numbers of this run are saved in `{p.name}`{beside} in the folder `{describe_folder(p.parent)}`."
+    return (
+        f"The numbers of this run are saved in {markdown_code(p.name)}{beside} in the folder "
+        f"{markdown_code(describe_folder(p.parent))}."
+    )
 
 
 def _issue_noun(group: pd.DataFrame) -> tuple[str, str]:

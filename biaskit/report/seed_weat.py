@@ -18,12 +18,12 @@ words left out): the form shows it as "Could not run with these words: ..." and 
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from biaskit.core.html import escape_html
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.data.wordlists import vector_vocabulary
 from biaskit.metrics.weat import WEAT
@@ -113,9 +113,9 @@ class SeedWeat:
     __repr__ = __str__  # what a console shows: the verdict and the notes, never the word lists
 
     def _repr_html_(self) -> str:
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        notes = "".join(f"<li>{escape_html(n)}</li>" for n in self.notes)
         return (
-            f"<div class='bk-seed-weat'><p><b>{html.escape(self.verdict())}</b></p>"
+            f"<div class='bk-seed-weat'><p><b>{escape_html(self.verdict())}</b></p>"
             + (f"<ul class='bk-seed-notes'>{notes}</ul>" if notes else "")
             + self.result.to_html(self.alpha)
             + "</div>"

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from biaskit.core.io import atomic_path, atomic_write, atomic_write_text
 from biaskit.core.registry import REGISTRY
 from biaskit.studies.grid_config import DatasetSpec, ExperimentConfig, ModelSpec, load_config
 
@@ -79,10 +80,19 @@ def summary_table(
 
 
 def styled_table(results: pd.DataFrame, *, alpha: float = 0.05, digits: int = 2) -> Any:
-    """A :class:`pandas.io.formats.style.Styler` of :func:`summary_table` (significant cells bold)."""
+    """A :class:`pandas.io.formats.style.Styler` of :func:`summary_table` (significant cells bold).
+
+    Its HTML escapes every cell and every test and model name (``escape="html"``): a model folder
+    named ``<img src=x onerror=...>`` is shown as those characters.
+    """
     wide, sig = summary_table(results, alpha=alpha, digits=digits)
     css = sig.map(lambda s: "font-weight: bold" if s else "")
-    return wide.style.apply(lambda _: css, axis=None)
+    return (
+        wide.style.apply(lambda _: css, axis=None)
+        .format(escape="html")
+        .format_index(escape="html", axis=0)
+        .format_index(escape="html", axis=1)
+    )
 
 
 def latex_table(
@@ -373,19 +383,22 @@ def write_outputs(df: pd.DataFrame, cfg: ExperimentConfig, out: Path) -> dict[st
 
     alpha = float(cfg.option("alpha"))
     paths: dict[str, Any] = {"log": out / f"{cfg.name}.log"}
+    # every file whole or not at all, under a unique temporary name (a full disk raises DiskFullError naming it)
     csv = out / f"{cfg.name}.csv"
-    df.to_csv(csv, index=False)
+    with atomic_write(csv, "w", newline="") as fh:
+        df.to_csv(fh, index=False)
     paths["csv"] = csv
     tex = out / f"{cfg.name}.tex"
-    tex.write_text(latex_table(df, alpha=alpha, label=f"tab:{cfg.name}"), encoding="utf-8")
+    atomic_write_text(tex, latex_table(df, alpha=alpha, label=f"tab:{cfg.name}"))
     paths["tex"] = tex
     conf = out / f"{cfg.name}_config.yaml"
-    conf.write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    atomic_write_text(conf, yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True))
     paths["config"] = conf
     paths["plots"] = []
     for key, fig in plot_results(df, alpha=alpha, title=cfg.name).items():
         p = out / f"{cfg.name}_{key}.png"
-        fig.savefig(p, dpi=120, bbox_inches="tight")
+        with atomic_path(p) as tmp:
+            fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
         plt.close(fig)
         paths["plots"].append(p)
     logger.info("outputs written to %s", out)
