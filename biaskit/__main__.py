@@ -329,6 +329,17 @@ def ipc_kernel_config() -> Iterator[Config]:
         yield config
 
 
+#: environment variables holding a folder, passed to a notebook kernel as absolute paths (a relative one is
+#: taken from the folder the command was started in: the kernel runs in notebooks/)
+_PATH_ENV = (
+    "BIASKIT_CACHE_DIR",
+    "BIASKIT_RESULTS_DIR",
+    "BIASKIT_DATA_DIR",
+    "BIASKIT_WORDLISTS_DIR",
+    "BIASKIT_NOTEBOOKS_DIR",
+)
+
+
 def _execute_notebook(
     notebook: Path,
     output: Path,
@@ -342,7 +353,7 @@ def _execute_notebook(
     unless ``parameters`` name one.  Returns the exit status (1: a cell failed, reported on stderr)."""
     import papermill
 
-    from biaskit.core.paths import CALLER_CWD_ENV
+    from biaskit.core.paths import CALLER_CWD_ENV, caller_cwd
 
     output.parent.mkdir(parents=True, exist_ok=True)
     parameters = {"results_dir": str(output.parent), **parameters}
@@ -350,6 +361,12 @@ def _execute_notebook(
     # folder this command was started in (biaskit.core.paths.resolve_user_path reads it)
     before = os.environ.get(CALLER_CWD_ENV)
     os.environ[CALLER_CWD_ENV] = before or os.getcwd()
+    # so do relative folders in the environment (BIASKIT_CACHE_DIR=cache): the kernel and anything it starts
+    # get them as absolute paths from the caller's folder, never a folder of the same name in notebooks/
+    folders_before = {name: os.environ.get(name) for name in _PATH_ENV}
+    for name, value in folders_before.items():
+        if value and value.strip() and not Path(value.strip()).expanduser().is_absolute():
+            os.environ[name] = str(caller_cwd() / Path(value.strip()).expanduser())
     try:
         with ipc_kernel_config() as config:
             papermill.execute_notebook(
@@ -369,10 +386,11 @@ def _execute_notebook(
         )
         return 1
     finally:
-        if before is None:
-            os.environ.pop(CALLER_CWD_ENV, None)
-        else:
-            os.environ[CALLER_CWD_ENV] = before
+        for name, value in [(CALLER_CWD_ENV, before), *folders_before.items()]:
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     print(f"{notebook.name} -> {output}\nits JSON and figures are in {output.parent}", flush=True)
     return 0
 
@@ -520,9 +538,41 @@ def _unk_share_arg(value: str) -> float | None:
     return share
 
 
+def _check_output_file(out: Path, option: str = "--out") -> Path:
+    """Make sure the file ``out`` can be written, before any work: its folder is created if missing and
+    must accept a new file.  Returns ``out``; a ``ValueError`` names the problem and the fix.
+
+    Refused: ``out`` is an existing folder; a part of its folder path is a file (``--out afile/x.csv``);
+    its folder cannot be created or written (permissions, a read-only disk)."""
+    if out.is_dir():
+        raise ValueError(f"{option} {out} is a folder; give a file name, e.g. {option} {out / 'scores.csv'}")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(
+                    f"{option} {out}: {parent} is a file, not a folder, so {out.name} cannot be written "
+                    f"there; choose another {option} (e.g. {option} {out.name} in the current folder), or "
+                    f"move {parent} away"
+                )
+            break
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(
+            f"{option} {out}: cannot write in {out.parent} ({exc.strerror or exc}); choose another {option} in a "
+            "folder you can write"
+        ) from exc
+    return out
+
+
 def _cmd_score(args: argparse.Namespace) -> int:
     from biaskit.data.corpus import read_lines
 
+    # the output location is checked before the (long) scoring, not after it
+    out = _check_output_file(Path(args.out).expanduser())
     sentences = read_lines(args.text_file)
     if not sentences:
         raise ValueError(f"{args.text_file}: no non-blank line to score")
@@ -556,9 +606,12 @@ def _cmd_score(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             max_unk_share=args.max_unk_share,
         )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    res.scores.to_csv(out, index=False)
+    from biaskit.core.io import atomic_write
+
+    # a whole CSV or none: a full disk raises DiskFullError naming the file, and no partial or temporary
+    # file is left behind (an existing file of that name is kept as it was)
+    with atomic_write(out, "w", newline="") as fh:
+        res.scores.to_csv(fh, index=False)
     n_left = len(res.report.skipped_rows)
     print(
         f"{len(res.scores)} sentence(s) scored with {res.metric} ({res.n_computed} computed, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -115,8 +116,10 @@ def test_load_corpus_file_and_cache(tmp_path):
     f.write_text("El niño habló con la niña. ¿Dónde está él?\n\nLa señora votó.\n", encoding="utf-8")
     got = C.load_corpus(f)
     assert got == [["niño", "habló", "niña"], ["dónde", "él"], ["señora", "votó"]]
-    cached = list((Path(C.cache_dir()) / "corpus").glob("mini.txt-*.pkl"))
+    cached = list((Path(C.cache_dir()) / "corpus").glob("mini.txt-*.json.gz"))
     assert len(cached) == 1
+    doc = json.loads(gzip.decompress(cached[0].read_bytes()))  # data only: gzipped JSON, never a pickle
+    assert doc["sentences"] == got and doc["format"] == "biaskit corpus cache" and doc["version"] == 3
     assert C.load_corpus(f) == got  # cache hit gives the same
     f.write_text("Otra frase distinta.\n", encoding="utf-8")
     assert C.load_corpus(f) == [["frase", "distinta"]]  # content change -> new key

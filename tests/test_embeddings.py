@@ -244,12 +244,23 @@ def test_train_word2vec_cache(tmp_path, monkeypatch):
     sents, _, _ = _toy_corpus()
     kw = dict(vector_size=8, min_count=1, epochs=2, seed=0)
     first = train_word2vec(sents, **kw)
-    files = list((tmp_path / "word2vec").glob("*.kv"))
-    assert len(files) == 1
+    files = list((tmp_path / "word2vec").glob("*.npz"))  # numbers and text, never gensim's pickled .kv
+    assert len(files) == 1 and not list((tmp_path / "word2vec").glob("*.kv"))
     second = train_word2vec(sents, **kw)  # loaded from the cache
-    np.testing.assert_array_equal(first.vectors, second.vectors)
+    assert second is not first
+    # the same KeyedVectors bit for bit: vectors, word order, counts and gensim's other per-word numbers
+    assert second.vectors.dtype == first.vectors.dtype and second.vectors.tobytes() == first.vectors.tobytes()
+    assert second.index_to_key == first.index_to_key and second.key_to_index == first.key_to_index
+    assert sorted(second.expandos) == sorted(first.expandos) == ["count", "sample_int"]
+    for name, values in first.expandos.items():
+        assert second.expandos[name].dtype == values.dtype
+        np.testing.assert_array_equal(second.expandos[name], values)
+    assert [second.get_vecattr(w, "count") for w in first.index_to_key[:5]] == [
+        sum(s.count(w) for s in sents) for w in first.index_to_key[:5]
+    ]
+    assert second.most_similar(first.index_to_key[0]) == first.most_similar(first.index_to_key[0])
     train_word2vec(sents, **{**kw, "seed": 1})
-    assert len(list((tmp_path / "word2vec").glob("*.kv"))) == 2
+    assert len(list((tmp_path / "word2vec").glob("*.npz"))) == 2
 
 
 def test_train_word2vec_input_errors():

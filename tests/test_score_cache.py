@@ -63,7 +63,8 @@ def test_every_record_carries_the_sha256_of_its_payload(mlm, cache_dir):
     assert len(lines) == len(SENTENCES)
     for line in lines:
         rec = json.loads(line)
-        assert rec["v"] == lm_cache.CACHE_VERSION == 2
+        assert rec["v"] == lm_cache.CACHE_VERSION == 3
+        assert rec["file"] == f"{path.parent.name}/{path.name}"  # the model folder and the file: its key
         payload = json.dumps({k: v for k, v in rec.items() if k != "sha256"}).encode()
         assert rec["sha256"] == hashlib.sha256(payload).hexdigest()  # an independent recomputation
 
@@ -124,7 +125,7 @@ def test_records_of_the_earlier_cache_format_are_recomputed_with_a_warning(mlm, 
     old = []
     for line in path.read_text(encoding="utf-8").splitlines():
         rec = json.loads(line)
-        del rec["sha256"]
+        del rec["sha256"], rec["file"]
         rec["v"] = 1
         rec["sides"][0]["lp"][0] += 0.5  # what a v1 record holds cannot be checked: it must not be used
         old.append(json.dumps(rec))
@@ -138,12 +139,58 @@ def test_records_of_the_earlier_cache_format_are_recomputed_with_a_warning(mlm, 
     assert lms.score_sentences(mlm, SENTENCES, **KW).n_cached == len(SENTENCES)
 
 
+def test_checksummed_records_of_version_2_without_a_file_key_are_not_used(mlm, cache_dir, caplog):
+    """Version 2 records carried a checksum but not the file they belong to, so a file copied from another
+    model's folder passed; they are recomputed, with a WARNING."""
+    fresh, path = _fresh_and_cached(mlm, cache_dir)
+    old = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        del rec["sha256"], rec["file"]
+        rec["v"] = 2
+        rec["sides"][0]["lp"][0] += 0.5
+        payload = json.dumps(rec).encode()
+        old.append(payload[:-1].decode() + f', "sha256": "{hashlib.sha256(payload).hexdigest()}"}}')
+    path.write_text("\n".join(old) + "\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        again = lms.score_sentences(mlm, SENTENCES, **KW)
+    (msg,) = _warnings(caplog)
+    assert str(path) in msg and f"{len(SENTENCES)} record(s) of an earlier cache format" in msg
+    assert again.n_cached == 0
+    pd.testing.assert_frame_equal(again.scores, fresh.scores, check_exact=True)
+
+
+def test_score_cache_files_swapped_between_two_models_are_not_used(cache_dir, caplog, one_torch_thread):
+    """Two models' cache files of the same sentences exchanged, each sound: no record is used for the other
+    model (its example keys match, since they hash the texts only); both are recomputed."""
+    lm_a, lm_b = tiny_masked_lm(seed=7), tiny_masked_lm(seed=8)
+    fresh_a = lms.score_sentences(lm_a, SENTENCES, cache=False, **KW)
+    fresh_b = lms.score_sentences(lm_b, SENTENCES, cache=False, **KW)
+    path_a = lms.score_sentences(lm_a, SENTENCES, **KW).cache_path
+    path_b = lms.score_sentences(lm_b, SENTENCES, **KW).cache_path
+    assert path_a.name == path_b.name and path_a.parent != path_b.parent  # same metric and data, two models
+    data_a, data_b = path_a.read_bytes(), path_b.read_bytes()
+    path_a.write_bytes(data_b)
+    path_b.write_bytes(data_a)
+    with caplog.at_level(logging.WARNING):
+        again_a = lms.score_sentences(lm_a, SENTENCES, **KW)
+        again_b = lms.score_sentences(lm_b, SENTENCES, **KW)
+    msgs = _warnings(caplog)
+    assert len(msgs) == 2 and all("a record of another cache file" in m for m in msgs)
+    assert str(path_a) in msgs[0] and str(path_b) in msgs[1]
+    assert again_a.n_cached == 0 and again_b.n_cached == 0
+    pd.testing.assert_frame_equal(again_a.scores, fresh_a.scores, check_exact=True)
+    pd.testing.assert_frame_equal(again_b.scores, fresh_b.scores, check_exact=True)
+    assert not fresh_a.scores["score"].equals(fresh_b.scores["score"])  # the swap would have changed them
+
+
 def test_a_cache_record_without_checksum_or_garbage_is_not_used(tmp_path, caplog):
-    path = tmp_path / "x.jsonl"
+    path = tmp_path / "m" / "x.jsonl"
+    path.parent.mkdir()
     good = lm_cache.encode_record(
-        {"row": 0, "key": "k", "sides": [{"ids": [1, 2], "pos": [1], "lp": [-1.5]}]}
+        {"row": 0, "key": "k", "sides": [{"ids": [1, 2], "pos": [1], "lp": [-1.5]}]}, "m/x.jsonl"
     )
-    plain = json.dumps({"v": 2, "row": 1, "key": "k", "sides": []})  # current version, no checksum
+    plain = json.dumps({"v": 3, "file": "m/x.jsonl", "row": 1, "key": "k", "sides": []})  # no checksum
     path.write_bytes(good.encode() + plain.encode() + b"\n\xff\xfe{\n" + b"[1, 2]\n")
     with caplog.at_level(logging.WARNING):
         recs = lm_cache.read_cache(path)

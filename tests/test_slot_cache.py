@@ -1,7 +1,8 @@
 """Integrity of the slot-score cache: every ``.npz`` file of :mod:`biaskit.lm.slot_cache` stores
-the sha256 of its arrays; a flipped byte, a truncated file, a changed number, bytes that are not a cache
-file, a file of the earlier format (no checksum) and arrays of another shape are reported with a WARNING
-naming the file, never used, and recomputed, so the scores equal a fresh computation."""
+its cache key and the sha256 of the key and its arrays; a flipped byte, a truncated file, a changed number,
+bytes that are not a cache file, a file of an earlier format (no checksum, no key), a file swapped in from
+another call and arrays of another shape are reported with a WARNING naming the file, never used, and
+recomputed, so the scores equal a fresh computation."""
 
 from __future__ import annotations
 
@@ -71,13 +72,14 @@ def _assert_recomputed_and_rewritten(bert, templates, fresh, path, caplog):
 def test_a_slot_cache_file_stores_its_format_and_the_sha256_of_its_arrays(bert, templates, cache_dir):
     fresh, path = _fresh_and_cached(bert, templates, cache_dir)
     with np.load(path, allow_pickle=False) as z:
-        assert sorted(z.files) == ["format", "log_p_prior", "log_p_tgt", "sha256"]
-        assert int(z["format"]) == slot_cache.SLOT_CACHE_FORMAT == 2
-        tgt, prior, stored = z["log_p_tgt"], z["log_p_prior"], str(z["sha256"])
+        assert sorted(z.files) == ["format", "key", "log_p_prior", "log_p_tgt", "sha256"]
+        assert int(z["format"]) == slot_cache.SLOT_CACHE_FORMAT == 3
+        tgt, prior, stored, key = z["log_p_tgt"], z["log_p_prior"], str(z["sha256"]), str(z["key"])
     np.testing.assert_array_equal(tgt, fresh.log_p_tgt)
     assert tgt.shape == (3, len(NAMES), len(TRAITS)) and prior.shape == (3, len(TRAITS))
-    # an independent recomputation of the documented digest: format, then name, dtype, shape, bytes
-    h = hashlib.sha256(b"biaskit slot cache|2")
+    assert key == path.stem and len(key) == 20  # the call's key, which names the file
+    # an independent recomputation of the documented digest: format and key, then name, dtype, shape, bytes
+    h = hashlib.sha256(f"biaskit slot cache|3|key|{key}".encode())
     for name, a in (("log_p_tgt", tgt), ("log_p_prior", prior)):
         h.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode() + a.tobytes())
     assert stored == h.hexdigest()
@@ -128,6 +130,45 @@ def test_a_slot_cache_file_of_the_earlier_format_is_named_and_recomputed(bert, t
     assert "earlier cache format" in msg
     with np.load(path, allow_pickle=False) as z:
         assert int(z["format"]) == slot_cache.SLOT_CACHE_FORMAT
+
+
+def test_a_slot_cache_file_of_format_2_without_its_key_is_named_and_recomputed(
+    bert, templates, cache_dir, caplog
+):
+    fresh, path = _fresh_and_cached(bert, templates, cache_dir)
+    # format 2 stored a checksum of the arrays but no key: a file swapped in from another call passed
+    tgt, prior = fresh.log_p_tgt + 0.5, fresh.log_p_prior
+    h = hashlib.sha256(b"biaskit slot cache|2")
+    for name, a in (("log_p_tgt", tgt), ("log_p_prior", prior)):
+        h.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode() + a.tobytes())
+    np.savez(path, log_p_tgt=tgt, log_p_prior=prior, format=np.int64(2), sha256=np.str_(h.hexdigest()))
+    msg = _assert_recomputed_and_rewritten(bert, templates, fresh, path, caplog)
+    assert "cache format 2" in msg
+
+
+def test_slot_cache_files_swapped_between_two_calls_are_named_and_recomputed(
+    bert, templates, cache_dir, caplog
+):
+    """Two calls' files exchanged (each a sound file of its own key): neither is used, both recomputed."""
+    other = ["Ava", "Lucas", "Mia", "Ethan"]
+    fresh_a = slot_scores(bert, templates, NAMES, TRAITS, cache=False, progress=False)
+    fresh_b = slot_scores(bert, templates, other, TRAITS, cache=False, progress=False)
+    _run(bert, templates)
+    slot_scores(bert, templates, other, TRAITS, progress=False)
+    path_a, path_b = sorted((cache_dir / "indirect_bias").rglob("*.npz"), key=lambda p: p.stat().st_mtime_ns)
+    data_a, data_b = path_a.read_bytes(), path_b.read_bytes()
+    path_a.write_bytes(data_b)
+    path_b.write_bytes(data_a)
+    with caplog.at_level(logging.WARNING):
+        got_a = _run(bert, templates)
+        got_b = slot_scores(bert, templates, other, TRAITS, progress=False)
+    msgs = _warnings(caplog)
+    assert len(msgs) == 2 and all("another cache key" in m for m in msgs)
+    assert str(path_a) in msgs[0] and str(path_b) in msgs[1]
+    assert got_a.n_cached == 0 and got_b.n_cached == 0
+    np.testing.assert_array_equal(got_a.log_p_tgt, fresh_a.log_p_tgt)
+    np.testing.assert_array_equal(got_b.log_p_tgt, fresh_b.log_p_tgt)
+    assert not np.array_equal(fresh_a.log_p_tgt, fresh_b.log_p_tgt)  # the swap would have changed the scores
 
 
 def test_garbage_or_arrays_of_another_shape_are_not_used(tmp_path, caplog):

@@ -18,21 +18,20 @@ Corpora are addressed by name (:data:`CORPORA`, :func:`available_corpora`) or by
   files, downloaded once with ``make data-full`` (``python -m biaskit download-europarl``).
 
 :func:`load_corpus` caches the preprocessed sentences under ``cache_dir()/corpus``, keyed
-by the content hash of the input files and the preprocessing settings.
+by the content hash of the input files and the preprocessing settings, as gzipped JSON (data only,
+never a pickle) with a checksum file that names the file and its key.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import hashlib
 import json
 import logging
-import os
-import pickle
 import random
 import re
-import tempfile
 import unicodedata
 import zlib
 from collections import Counter
@@ -44,7 +43,7 @@ from typing import Literal
 
 from tqdm.auto import tqdm
 
-from biaskit.core.io import cache_file_problem, write_cache_checksum
+from biaskit.core.io import atomic_write_bytes, cache_file_problem, checksum_sidecar, write_cache_checksum
 from biaskit.core.paths import cache_dir, data_dir, resolve_user_path, wordlists_dir
 from biaskit.data.downloads import sha256_file
 
@@ -69,7 +68,12 @@ __all__ = [
     "word_frequencies",
 ]
 
-_CACHE_VERSION = 2  # 2: the pickle holds {'sentences', 'warnings'}
+#: version of the corpus cache (part of its key): 3 = a gzipped JSON file ``{"format", "version", "key",
+#: "sentences", "warnings"}``, which holds data only; 2 was a pickle, which could run code when read, so
+#: a file of version 2 is never opened (it is removed with a WARNING)
+_CACHE_VERSION = 3
+_CACHE_FORMAT = "biaskit corpus cache"
+_CACHE_SUFFIX = ".json.gz"
 
 DigitsPolicy = Literal["drop", "keep", "mask"]
 
@@ -655,7 +659,9 @@ def load_corpus(
         Optional random sample of sentences, as the thesis did (900,000 with seed 42).
     cache:
         Reuse / store the result under ``cache_dir()/corpus`` (key: file contents +
-        settings), so a second call is a quick load.
+        settings), so a second call is a quick load.  The file is gzipped JSON, used only when its
+        checksum file vouches for it and it holds this key's corpus (else a WARNING, and the corpus is
+        preprocessed again); a failed write (a full disk) is a WARNING, and the corpus is still returned.
 
     A missing named corpus raises ``FileNotFoundError`` saying how to get it
     (``make data-full`` for the full Europarl files).  The WARNINGs of the first build (blank
@@ -672,26 +678,19 @@ def load_corpus(
         "sample": sample,
         "random_state": random_state,
     }
-    key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()[:20]
+    key = _digest(key_src)
     safe_label = re.sub(r"[^A-Za-z0-9_.-]", "_", label)
-    cache_path = cache_dir() / "corpus" / f"{safe_label}-{key}.pkl"
-    problem = cache_file_problem(cache_path) if cache and cache_path.exists() else None
-    if problem is not None:
-        logger.warning("not using the corpus cache %s: %s; preprocessing again", cache_path, problem)
-    elif cache and cache_path.exists():
-        try:
-            with open(cache_path, "rb") as fh:
-                cached = pickle.load(fh)
-            sentences, found = cached["sentences"], cached["warnings"]
+    cache_path = cache_dir() / "corpus" / f"{safe_label}-{key[:20]}{_CACHE_SUFFIX}"
+    if cache:
+        _drop_pickle_cache(cache_path.parent, safe_label, key_src)
+        cached = _read_corpus_cache(cache_path, key)
+        if cached is not None:
+            sentences, found = cached
             logger.info("loaded %d preprocessed sentences from cache %s", len(sentences), cache_path)
             # what was dropped when the cache was built stays visible on every load
             for msg in found:
                 logger.warning("%s [found when the cached corpus %s was built]", msg, cache_path.name)
             return sentences
-        except (pickle.UnpicklingError, EOFError, OSError, KeyError, TypeError) as exc:
-            logger.warning(
-                "ignoring unreadable corpus cache %s (%s: %s)", cache_path, type(exc).__name__, exc
-            )
     collect = _WarningCollector()
     logger.addHandler(collect)
     try:
@@ -704,21 +703,103 @@ def load_corpus(
     if not sentences:
         raise ValueError(f"corpus {label!r} has no sentence left after preprocessing")
     if cache:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(
-                    {"sentences": sentences, "warnings": collect.messages},
-                    fh,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-            os.replace(tmp, cache_path)
-            write_cache_checksum(cache_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _write_corpus_cache(cache_path, key, sentences, collect.messages)
     return sentences
+
+
+def _digest(key_src: dict) -> str:
+    """The full sha256 (hex) of a cache key description; the file name holds its first 20 digits."""
+    return hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()
+
+
+def _drop_pickle_cache(folder: Path, safe_label: str, key_src: dict) -> None:
+    """Remove, with a WARNING, this corpus's cache file of biaskit before cache version 3: a pickle, which
+    could run code when read, so it is never opened (its key is the same description with version 2)."""
+    old = folder / f"{safe_label}-{_digest({**key_src, 'version': 2})[:20]}.pkl"
+    if not old.exists():
+        return
+    logger.warning(
+        "not reading the corpus cache %s written by an earlier biaskit: it is a pickle, which could run code "
+        "when read; it is removed and the corpus is preprocessed again (the cache is now a JSON file)",
+        old,
+    )
+    for f in (old, checksum_sidecar(old)):
+        with contextlib.suppress(OSError):
+            f.unlink()
+
+
+def _read_corpus_cache(path: Path, key: str) -> tuple[list[list[str]], list[str]] | None:
+    """``(sentences, warnings)`` of the cache file ``path`` of cache key ``key``, or None.
+
+    None when there is no file, and, with a WARNING naming the file and the reason, when its checksum file
+    does not vouch for it (:func:`biaskit.core.io.cache_file_problem`: permissions, a checksum file missing,
+    unreadable, of another file or key, a size or sha256 that differs) or when it does not decode to this
+    cache key's corpus.  The file is gzipped JSON: it holds data only, whoever wrote it.
+    """
+    if not path.exists():
+        return None
+    problem = cache_file_problem(path, key)
+    if problem is None:
+        try:
+            doc = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+        except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            doc, problem = None, f"it is unreadable ({type(exc).__name__}: {exc})"
+        if problem is None:
+            problem = _corpus_cache_doc_problem(doc, key)
+    if problem is not None:
+        logger.warning("not using the corpus cache %s: %s; preprocessing again", path, problem)
+        return None
+    return doc["sentences"], doc["warnings"]
+
+
+def _corpus_cache_doc_problem(doc: object, key: str) -> str | None:
+    """Why a decoded corpus cache document is not this cache key's corpus, or None."""
+    if not isinstance(doc, dict) or doc.get("format") != _CACHE_FORMAT:
+        return "it is not a biaskit corpus cache file"
+    if doc.get("version") != _CACHE_VERSION:
+        return f"it is of cache version {doc.get('version')!r} (this biaskit writes {_CACHE_VERSION})"
+    if doc.get("key") != key:
+        return f"it holds the corpus of another cache key ({str(doc.get('key'))[:20]}...)"
+    sentences, found = doc.get("sentences"), doc.get("warnings")
+    if not (
+        isinstance(sentences, list)
+        and all(type(s) is list and all(type(t) is str for t in s) for s in sentences)
+        and isinstance(found, list)
+        and all(type(m) is str for m in found)
+    ):
+        return "its sentences or warnings are not lists of text"
+    return None
+
+
+def _write_corpus_cache(path: Path, key: str, sentences: list[list[str]], found: list[str]) -> None:
+    """Store ``sentences`` and the WARNING messages ``found`` as gzipped JSON, then the checksum file.
+
+    Written under a unique temporary name and renamed (:func:`biaskit.core.io.atomic_write_bytes`), so
+    parallel writers and readers never see half a file.  Best effort: a full disk or another write error
+    is logged as a WARNING naming the file, and nothing is left behind; the caller still returns its
+    corpus.
+    """
+    doc = {
+        "format": _CACHE_FORMAT,
+        "version": _CACHE_VERSION,
+        "key": key,
+        "sentences": sentences,
+        "warnings": list(found),
+    }
+    # ASCII JSON (\u escapes) keeps every str exact, lone surrogates included; mtime=0: same bytes each time
+    data = gzip.compress(json.dumps(doc, separators=(",", ":")).encode("ascii"), compresslevel=1, mtime=0)
+    try:
+        atomic_write_bytes(path, data, private=True)
+        write_cache_checksum(path, key)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        logger.warning(
+            "could not write the corpus cache %s (%s); the corpus is used without it and will be "
+            "preprocessed again next time",
+            path,
+            exc,
+        )
 
 
 # --------------------------------------------------------------------------- frequencies

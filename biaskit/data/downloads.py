@@ -10,6 +10,9 @@
   verified, so an interrupted run never leaves a truncated file under the final name;
 * **resumable**: an interrupted download keeps its ``.part`` file and the next call continues it
   (HTTP ``Range`` request; a server that ignores ``Range`` makes it start again);
+* **one writer at a time**: the ``.part`` name is fixed so that it can be resumed, so a download
+  holds an exclusive lock on ``.<dest name>.lock`` beside it; a parallel call for the same file
+  waits, then finds it downloaded (two writers never append to one ``.part``);
 * **never hangs**: a network ``timeout`` applies, and a failure raises ``ConnectionError``
   saying what to do offline.
 
@@ -23,6 +26,7 @@ verifies against that record.  ``make data-full`` runs it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -31,12 +35,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from biaskit.core.io import ChecksumError, sha256_file
+from biaskit.core.io import ChecksumError, atomic_write, atomic_write_text, sha256_file
 from biaskit.core.paths import cache_dir
 
 logger = logging.getLogger(__name__)
@@ -173,6 +177,31 @@ def download(
     dest = Path(dest) if dest is not None else cache_dir() / "downloads" / _filename_from_url(url)
     dest.parent.mkdir(parents=True, exist_ok=True)
     expected = sha256.lower().strip() if sha256 else None
+    with _exclusive(dest.with_name(f".{dest.name}.lock")):
+        return _download_locked(url, dest, expected, overwrite=overwrite, timeout=timeout, progress=progress)
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path`` (``fcntl.flock``; created, readable by the owner only) for
+    the block: parallel downloads of one file take turns.  Without ``fcntl`` (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _download_locked(
+    url: str, dest: Path, expected: str | None, *, overwrite: bool, timeout: float, progress: bool
+) -> Path:
+    """:func:`download` once the lock on ``dest`` is held."""
     if dest.exists() and not overwrite:
         if expected is None:
             logger.info("using cached %s", dest)
@@ -251,8 +280,12 @@ def read_sha256sums(path: str | Path) -> dict[str, str]:
 
 
 def _record_sha256(path: Path, name: str, digest: str) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(f"{digest}  {name}\n")
+    """Add the line ``"<digest>  <name>"`` to the ``SHA256SUMS`` file ``path``, rewritten whole (atomically:
+    a full disk leaves the file as it was, never half a line)."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    atomic_write_text(path, f"{text}{digest}  {name}\n")
 
 
 def _check_pair(pair: str) -> None:
@@ -330,10 +363,9 @@ def _extract_member(zip_path: Path, member: str, dest: Path) -> None:
     with zf:
         if member not in zf.namelist():
             raise ValueError(f"{zip_path} has no member {member!r}; members: {zf.namelist()}")
-        part = dest.with_name(dest.name + ".part")
-        with zf.open(member) as fin, open(part, "wb") as fout:
+        # a unique temporary name beside dest, renamed once whole (parallel extractions never share it)
+        with zf.open(member) as fin, atomic_write(dest, "wb") as fout:
             shutil.copyfileobj(fin, fout, _CHUNK)
-        os.replace(part, dest)
     logger.info("extracted %s from %s", dest.name, zip_path.name)
 
 

@@ -43,9 +43,11 @@ The thesis itself used the d = 30 Spanish vectors of https://github.com/dccuchil
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import logging
 import re
@@ -57,7 +59,13 @@ from typing import Literal
 import numpy as np
 from gensim.models import KeyedVectors
 
-from biaskit.core.io import cache_file_problem, write_cache_checksum
+from biaskit.core.io import (
+    atomic_path,
+    atomic_write,
+    cache_file_problem,
+    checksum_sidecar,
+    write_cache_checksum,
+)
 from biaskit.core.linalg import unit_rows
 from biaskit.core.paths import cache_dir, resolve_user_path
 from biaskit.data.reference_data import reference_files
@@ -746,7 +754,8 @@ def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat =
 
     ``.kv`` -> gensim native, ``.bin`` -> word2vec binary, ``.vec`` -> fastText/word2vec text with header,
     ``.txt`` -> GloVe text without header.  Returns the path.  fastText vectors written this way keep
-    only their vocabulary (no n-grams; ``.kv`` keeps them).
+    only their vocabulary (no n-grams; ``.kv`` keeps them).  The file is written whole or not at all
+    (a unique temporary name, renamed when complete; a full disk raises ``DiskFullError`` naming it).
     """
     path = Path(path)
     if format == "auto":
@@ -757,11 +766,15 @@ def save_vectors(vectors: KeyedVectors, path: str | Path, format: VectorFormat =
             raise ValueError(f"cannot infer the format from {path.name!r}; pass format=")
     else:
         fmt = format
-    path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "kv":
-        vectors.save(str(path))
+        # one file (no .npy beside it), written under a unique temporary name and renamed when whole
+        with atomic_path(path) as tmp:
+            vectors.save(str(tmp), separately=[])
     elif fmt in ("word2vec", "fasttext", "word2vec-binary", "glove"):
-        vectors.save_word2vec_format(str(path), binary=fmt == "word2vec-binary", write_header=fmt != "glove")
+        with atomic_path(path) as tmp:  # keeps the suffix, so a .gz name is still compressed
+            vectors.save_word2vec_format(
+                str(tmp), binary=fmt == "word2vec-binary", write_header=fmt != "glove"
+            )
     elif fmt == "fasttext-bin":
         raise ValueError(
             "format='fasttext-bin' is read-only here: a native fastText model is written from the whole "
@@ -839,12 +852,147 @@ def from_dict(mapping: Mapping[str, Sequence[float] | np.ndarray]) -> KeyedVecto
 
 
 def _corpus_hash(sentences: list[list[str]], params: dict) -> str:
+    """The word2vec cache key: the full sha256 (hex) of the parameters and the tokens; the cache file is
+    named after its first 20 digits."""
     h = hashlib.sha256()
     h.update(json.dumps(params, sort_keys=True).encode())
     for sent in sentences:
-        h.update("\x1f".join(sent).encode("utf-8"))
+        h.update("\x1f".join(sent).encode("utf-8", "surrogatepass"))
         h.update(b"\x1e")
-    return h.hexdigest()[:20]
+    return h.hexdigest()
+
+
+#: layout of a cached word2vec model: 2 = an ``.npz`` file read with ``allow_pickle=False`` (its format,
+#: cache key, vectors, words and per-word attributes such as the counts); 1 was gensim's ``.kv`` file, a
+#: pickle that could run code when read, so a ``.kv`` file in the cache is never opened
+_W2V_CACHE_FORMAT = 2
+
+_W2V_ARRAYS = ("format", "key", "vectors", "words_utf8", "word_offsets")
+
+
+def _w2v_cache_arrays(kv: KeyedVectors, key: str) -> dict[str, np.ndarray]:
+    """The arrays that rebuild ``kv`` exactly (:func:`_kv_from_cache_arrays`): vectors, the words in index
+    order (UTF-8 bytes and their offsets, so that any text round-trips), every per-word attribute
+    (gensim's ``expandos``: ``count``, ``sample_int``) and ``vectors_lockf``."""
+    encoded = [str(w).encode("utf-8", "surrogatepass") for w in kv.index_to_key]
+    arrays: dict[str, np.ndarray] = {
+        "format": np.asarray(_W2V_CACHE_FORMAT, dtype=np.int64),
+        "key": np.asarray(key),
+        "vectors": np.ascontiguousarray(kv.vectors),
+        "words_utf8": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        "word_offsets": np.cumsum([0, *map(len, encoded)], dtype=np.int64),
+    }
+    for name, values in kv.expandos.items():
+        arrays[f"attr_{name}"] = np.asarray(values)
+    lockf = getattr(kv, "vectors_lockf", None)
+    if isinstance(lockf, np.ndarray):
+        arrays["vectors_lockf"] = lockf
+    return arrays
+
+
+def _kv_from_cache_arrays(z: Mapping[str, np.ndarray], key: str) -> KeyedVectors | str:
+    """The ``KeyedVectors`` stored by :func:`_w2v_cache_arrays`, or why the arrays are not this key's model."""
+    missing = [n for n in _W2V_ARRAYS if n not in z]
+    if missing:
+        return f"it lacks {missing} (not a biaskit word2vec cache file)"
+    if z["format"].shape != () or int(z["format"]) != _W2V_CACHE_FORMAT:
+        return f"it is of cache format {z['format']!r} (this biaskit writes {_W2V_CACHE_FORMAT})"
+    if str(z["key"]) != key:
+        return f"it holds the model of another cache key ({str(z['key'])[:20]}...)"
+    vectors, blob, offsets = z["vectors"], z["words_utf8"], z["word_offsets"]
+    if vectors.ndim != 2 or vectors.dtype.kind != "f" or blob.dtype != np.uint8 or offsets.dtype != np.int64:
+        return "its arrays are not a word2vec model's"
+    n = vectors.shape[0]
+    if (
+        offsets.shape != (n + 1,)
+        or offsets[0] != 0
+        or offsets[-1] != blob.size
+        or np.any(np.diff(offsets) < 0)
+    ):
+        return f"its word list does not match its {n} vectors"
+    raw = blob.tobytes()
+    try:
+        words = [raw[a:b].decode("utf-8", "surrogatepass") for a, b in itertools.pairwise(offsets.tolist())]
+    except UnicodeDecodeError:
+        return "its words are not UTF-8"
+    if len(set(words)) != n:
+        return "its words repeat"
+    kv = KeyedVectors(vectors.shape[1], count=0, dtype=vectors.dtype)
+    kv.index_to_key = words
+    kv.key_to_index = {w: i for i, w in enumerate(words)}
+    kv.vectors = vectors
+    for name in z:
+        if name.startswith("attr_"):
+            values = z[name]
+            if values.shape[:1] != (n,) or values.dtype.kind not in "biuf":
+                return f"its per-word attribute {name[5:]!r} does not match its {n} words"
+            kv.expandos[name[5:]] = values
+    if "vectors_lockf" in z:
+        kv.vectors_lockf = z["vectors_lockf"]
+    return kv
+
+
+def _read_w2v_cache(path: Path, key: str) -> KeyedVectors | None:
+    """The cached model at ``path`` of cache key ``key``, or None (no file; or, with a WARNING naming the
+    file and why, a file its checksum file does not vouch for or that is not this key's model).
+
+    Read with ``allow_pickle=False``: the file holds numbers and text only, whoever wrote it."""
+    if not path.exists():
+        return None
+    problem = cache_file_problem(path, key)
+    if problem is None:
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                got = _kv_from_cache_arrays({name: npz[name] for name in npz.files}, key)
+        except Exception as exc:  # any failure to decode a damaged zip or npy is reported, never raised
+            got = f"it is unreadable ({type(exc).__name__}: {exc})"
+        if isinstance(got, KeyedVectors):
+            logger.info("loaded the cached word2vec model %s", path)
+            return got
+        problem = got
+    logger.warning("not using the cached word2vec model %s: %s; training it again", path, problem)
+    return None
+
+
+def _write_w2v_cache(path: Path, key: str, kv: KeyedVectors) -> None:
+    """Store ``kv`` as an ``.npz`` file (unique temporary name, then renamed) and its checksum file.
+
+    Best effort: a full disk or another write error is a WARNING naming the file, nothing is left
+    behind, and the caller still returns the model."""
+    try:
+        arrays = _w2v_cache_arrays(kv, key)
+        if any(a.dtype.hasobject for a in arrays.values()):
+            logger.warning("word2vec model not cached: it carries per-word attributes that are not numbers")
+            return
+        with atomic_write(path, "wb", private=True) as fh:
+            np.savez(fh, allow_pickle=False, **arrays)
+        write_cache_checksum(path, key)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        logger.warning(
+            "could not write the word2vec cache %s (%s); the trained model is used without it and will be "
+            "trained again next time",
+            path,
+            exc,
+        )
+
+
+def _drop_kv_cache(path: Path) -> None:
+    """Remove, with a WARNING, the gensim ``.kv`` file an earlier biaskit cached for this key: a pickle,
+    which could run code when read, so it is never opened."""
+    old = path.with_suffix(".kv")
+    if not old.exists():
+        return
+    logger.warning(
+        "not reading the cached word2vec model %s written by an earlier biaskit: gensim's .kv format is a "
+        "pickle, which could run code when read; it is removed and the model is trained again (the cache is "
+        "now an .npz file)",
+        old,
+    )
+    for f in (old, checksum_sidecar(old)):
+        with contextlib.suppress(OSError):
+            f.unlink()
 
 
 def train_word2vec(
@@ -867,8 +1015,12 @@ def train_word2vec(
     (seed 000 sections 3.3.1 and 3.4.3; Mikolov et al. 2013).  With ``workers=1`` and a fixed
     ``seed`` the result is bit-for-bit reproducible (gensim 4 seeds its initial vectors with
     ``numpy.random.default_rng(seed)``; several workers make the thread scheduling, hence the
-    result, vary).  Models are cached as ``<cache_dir>/word2vec/<hash>.kv``, the hash covering the
-    tokens, every parameter and the gensim version, so a re-run loads instead of training.
+    result, vary).  Models are cached as ``<cache_dir>/word2vec/<hash>.npz``, the hash covering the
+    tokens, every parameter and the gensim version, so a re-run loads instead of training.  The file
+    holds numbers and text only (read with ``allow_pickle=False``; never gensim's pickled ``.kv``) and
+    rebuilds the same ``KeyedVectors`` bit for bit (vectors, word order, counts); it is used only when
+    its checksum file vouches for it and it holds this key's model (else a WARNING, and the model is
+    trained again).  A failed cache write (a full disk) is a WARNING; the model is still returned.
 
     ``sentences`` must be lists of tokens (a plain string per sentence would be read character by
     character; that is refused).  Extra keyword arguments go to :class:`gensim.models.Word2Vec`.
@@ -900,13 +1052,12 @@ def train_word2vec(
         **{k: repr(v) for k, v in kwargs.items()},
     }
     key = _corpus_hash(sents, params)
-    path = cache_dir() / "word2vec" / f"{key}.kv"
-    problem = cache_file_problem(path) if cache and path.exists() else None
-    if problem is not None:
-        logger.warning("not using the cached word2vec model %s: %s; training it again", path, problem)
-    elif cache and path.exists():
-        logger.info("loading cached word2vec model %s", path)
-        return load_vectors(path, "kv")
+    path = cache_dir() / "word2vec" / f"{key[:20]}.npz"
+    if cache:
+        _drop_kv_cache(path)
+        cached = _read_w2v_cache(path, key)
+        if cached is not None:
+            return cached
     n_tokens = sum(len(s) for s in sents)
     logger.info("training word2vec on %d sentences / %d tokens (%s)", len(sents), n_tokens, params)
     model = Word2Vec(
@@ -925,11 +1076,7 @@ def train_word2vec(
     if len(kv) == 0:
         raise ValueError(f"no word occurs min_count={min_count} times; lower min_count")
     if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.kv")
-        kv.save(str(tmp), separately=[])  # one file (no .npy beside it), so that one checksum covers it
-        tmp.replace(path)
-        write_cache_checksum(path)
+        _write_w2v_cache(path, key, kv)
     return kv
 
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
-from biaskit.core.io import ChecksumError, sha256_file
+from biaskit.core.io import ChecksumError, atomic_write_text, sha256_file
 from biaskit.core.paths import data_dir
 
 logger = logging.getLogger(__name__)
@@ -156,9 +155,7 @@ def write_manifest(names: list[str] | tuple[str, ...] | None = None) -> Path:
         ),
         "models": {k: models[k] for k in sorted(models, key=lambda n: (n not in MODEL_NAMES, n))},
     }
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(doc, indent=1) + "\n")  # unique temporary name, then renamed
     for name in todo:
         _verified.discard((models_dir() / name).resolve())
     return path

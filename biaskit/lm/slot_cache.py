@@ -6,13 +6,17 @@ under ``cache_dir()/indirect_bias/<model>-<cache id>/<key>.npz``, keyed by a has
 full run of the indirect score (minutes on a GPU, an hour-scale batch job on CPU for the base models)
 resumes call by call.  Like the sentence-score cache (:mod:`biaskit.lm.cache`) the folder is named after
 the model and its fingerprint, and a record of another :data:`SLOT_CACHE_VERSION` is never read; a file is
-written to a temporary name and renamed, so an interrupted write leaves no half file.
+written under a unique temporary name and renamed (:func:`biaskit.core.io.atomic_write`), so an
+interrupted write leaves no half file and parallel writers never collide.  Writing is best effort: a full
+disk is a WARNING naming the file, and the scores are still returned.
 
-Integrity: each file stores, beside the two arrays, its format (:data:`SLOT_CACHE_FORMAT`) and the sha256 of
-the arrays' dtype, shape and bytes (:func:`slot_cache_checksum`).  On read (:func:`read_slot_cache`) a file
-whose checksum does not match (one changed number), a truncated file, bytes that do not decode, a file of
-an earlier format (no checksum) and arrays of another shape than the call's are never used: a WARNING
-names the file and why, and the caller recomputes the call (and overwrites the file).
+Integrity: each file stores, beside the two arrays, its format (:data:`SLOT_CACHE_FORMAT`), its cache key
+and the sha256 of the key and of the arrays' dtype, shape and bytes (:func:`slot_cache_checksum`).  On read
+(:func:`read_slot_cache`) a file whose checksum does not match (one changed number), a file of another
+cache key (a file swapped in from another call or model), a truncated file, bytes that do not decode, a
+file of an earlier format (no key or no checksum), a file others could have written, and arrays of
+another shape than the call's are never used: a WARNING names the file and why, and the caller recomputes
+the call (and overwrites the file).  Files are read with ``allow_pickle=False``.
 """
 
 from __future__ import annotations
@@ -20,13 +24,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from biaskit.core.io import atomic_write, unsafe_permissions
 from biaskit.core.paths import cache_dir, cache_name
 from biaskit.data.louis_alexandre import FeatureSet, TemplateSet
 from biaskit.lm.xlnet import BridgeLM
@@ -47,10 +51,11 @@ logger = logging.getLogger(__name__)
 SLOT_CACHE_VERSION = 1
 
 #: version of the file layout; a file of another format is not used (recomputed, with a WARNING).
-#: 2: the file stores ``format`` and ``sha256`` (:func:`slot_cache_checksum`) beside the arrays
-#: (1: the arrays only).  Unlike :data:`SLOT_CACHE_VERSION` it is not part of the key, so an old file
-#: is found, reported and replaced rather than left behind unread.
-SLOT_CACHE_FORMAT = 2
+#: 3: the file stores ``format``, its cache ``key`` and ``sha256`` (:func:`slot_cache_checksum`, over the
+#: key and the arrays) beside the arrays (2: format and checksum, no key; 1: the arrays only).  Unlike
+#: :data:`SLOT_CACHE_VERSION` it is not part of the key, so an old file is found, reported and replaced
+#: rather than left behind unread.
+SLOT_CACHE_FORMAT = 3
 
 _ARRAYS = ("log_p_tgt", "log_p_prior")
 
@@ -82,10 +87,10 @@ def slot_cache_path(bridge: BridgeLM, key: str) -> Path:
     return cache_dir() / "indirect_bias" / f"{cache_name(bridge.name, 50)}-{bridge.cache_id()}" / f"{key}.npz"
 
 
-def slot_cache_checksum(log_p_tgt: np.ndarray, log_p_prior: np.ndarray) -> str:
-    """The sha256 (hex) of the two arrays as stored: the format, then each array's name, dtype, shape and
-    C-order bytes."""
-    h = hashlib.sha256(f"biaskit slot cache|{SLOT_CACHE_FORMAT}".encode())
+def slot_cache_checksum(log_p_tgt: np.ndarray, log_p_prior: np.ndarray, key: str) -> str:
+    """The sha256 (hex) of a file's content as stored: the format and the cache key, then each array's
+    name, dtype, shape and C-order bytes."""
+    h = hashlib.sha256(f"biaskit slot cache|{SLOT_CACHE_FORMAT}|key|{key}".encode())
     for name, a in zip(_ARRAYS, (log_p_tgt, log_p_prior), strict=True):
         a = np.ascontiguousarray(a)
         h.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode())
@@ -94,59 +99,77 @@ def slot_cache_checksum(log_p_tgt: np.ndarray, log_p_prior: np.ndarray) -> str:
 
 
 def read_slot_cache(
-    path: Path, shape: tuple[int, int, int] | None = None
+    path: Path, shape: tuple[int, int, int] | None = None, key: str | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(log_p_tgt, log_p_prior)`` stored at ``path``, or None when there is no file or it must not be used.
 
-    A file that cannot be read or decoded (truncated, damaged bytes), of an earlier format (no checksum),
-    whose checksum does not match its arrays, or (given ``shape``, the ``(templates, context words,
-    predicted words)`` of the call) whose arrays have another shape, is not used: a WARNING names the file
-    and why, and None is returned so that the caller recomputes (and overwrites the file).
+    ``key`` is the call's cache key (:func:`slot_cache_key`; default: the file's name without ``.npz``,
+    which :func:`slot_cache_path` makes it).  A file that others could have written
+    (:func:`biaskit.core.io.unsafe_permissions`), that cannot be read or decoded (truncated, damaged
+    bytes), of an earlier format (no key or no checksum), of another cache key (swapped in from another
+    call), whose checksum does not match, or (given ``shape``, the ``(templates, context words, predicted
+    words)`` of the call) whose arrays have another shape, is not used: a WARNING names the file and why,
+    and None is returned so that the caller recomputes (and overwrites the file).
     """
     if not path.exists():
         return None
-    why = _check(path, shape)
+    why = unsafe_permissions(path) or _check(path, shape, path.stem if key is None else key)
     if isinstance(why, str):
         logger.warning("slot-score cache %s: %s; it is not used and is recomputed", path, why)
         return None
     return why
 
 
-def _check(path: Path, shape: tuple[int, int, int] | None) -> tuple[np.ndarray, np.ndarray] | str:
-    """The arrays of a sound file, or the reason it is not used."""
+def _check(path: Path, shape: tuple[int, int, int] | None, key: str) -> tuple[np.ndarray, np.ndarray] | str:
+    """The arrays of a sound file of cache key ``key``, or the reason it is not used."""
     try:
         with np.load(path, allow_pickle=False) as z:
             names = set(z.files)
             if "sha256" not in names or "format" not in names:
                 return f"a file of an earlier cache format (no checksum; this biaskit writes format {SLOT_CACHE_FORMAT})"
             fmt = int(z["format"])
-            if fmt != SLOT_CACHE_FORMAT:
+            if fmt != SLOT_CACHE_FORMAT or "key" not in names:
                 return f"a file of cache format {fmt} (this biaskit writes format {SLOT_CACHE_FORMAT})"
-            stored = str(z["sha256"])
+            stored, stored_key = str(z["sha256"]), str(z["key"])
             tgt, prior = z["log_p_tgt"], z["log_p_prior"]
     except Exception as exc:  # any failure to decode a damaged zip or npy is reported, never raised
         return f"unreadable: truncated or damaged ({type(exc).__name__}: {exc})"
-    if slot_cache_checksum(tgt, prior) != stored:
+    if stored_key != key:
+        return f"a file of another cache key ({stored_key[:20]!r}, not {key[:20]!r}): swapped in from another call"
+    if slot_cache_checksum(tgt, prior, stored_key) != stored:
         return "checksum mismatch (the stored numbers were changed)"
     if shape is not None and (tgt.shape != tuple(shape) or prior.shape != (shape[0], shape[2])):
         return f"arrays of shape {tgt.shape} / {prior.shape}, not {tuple(shape)} / {(shape[0], shape[2])}"
     return tgt, prior
 
 
-def write_slot_cache(path: Path, log_p_tgt: np.ndarray, log_p_prior: np.ndarray) -> None:
-    """Store one call's log-probabilities with their format and checksum (written to a temporary file,
-    then renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+def write_slot_cache(
+    path: Path, log_p_tgt: np.ndarray, log_p_prior: np.ndarray, key: str | None = None
+) -> bool:
+    """Store one call's log-probabilities with their format, cache key (default: the file's name without
+    ``.npz``) and checksum, under a unique temporary name then renamed, readable by the owner only.
+
+    Best effort: a full disk or another write error is a WARNING naming the file (nothing is left behind)
+    and False is returned; True when the file is in place."""
+    key = path.stem if key is None else key
     log_p_tgt, log_p_prior = np.ascontiguousarray(log_p_tgt), np.ascontiguousarray(log_p_prior)
     try:
-        np.savez(
-            tmp,
-            log_p_tgt=log_p_tgt,
-            log_p_prior=log_p_prior,
-            format=np.int64(SLOT_CACHE_FORMAT),
-            sha256=np.str_(slot_cache_checksum(log_p_tgt, log_p_prior)),
+        with atomic_write(path, "wb", private=True) as fh:
+            np.savez(
+                fh,
+                allow_pickle=False,
+                log_p_tgt=log_p_tgt,
+                log_p_prior=log_p_prior,
+                format=np.int64(SLOT_CACHE_FORMAT),
+                key=np.str_(key),
+                sha256=np.str_(slot_cache_checksum(log_p_tgt, log_p_prior, key)),
+            )
+    except OSError as exc:
+        logger.warning(
+            "slot-score cache %s could not be written (%s); the scores are used without it and are "
+            "computed again next time",
+            path,
+            exc,
         )
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        return False
+    return True

@@ -137,9 +137,10 @@ def slot_scores(
         bridge, fs, forms_used, multi_token, f"{templates.key} predicted {fs.category}"
     )
     fs_kept = FeatureSet(fs.category, tuple(kept), {c: fs.forms[c] for c in kept})
-    path = slot_cache_path(bridge, slot_cache_key(bridge, templates, ctx, fs_kept, rules))
+    key = slot_cache_key(bridge, templates, ctx, fs_kept, rules)
+    path = slot_cache_path(bridge, key)
     n_t, n_c, n_k = len(templates), len(ctx), len(kept)
-    hit = read_slot_cache(path, (n_t, n_c, n_k)) if cache else None
+    hit = read_slot_cache(path, (n_t, n_c, n_k), key) if cache else None
     if hit is not None:
         return SlotScores(templates.key, tuple(ctx), tuple(kept), hit[0], hit[1], dropped, n_cached=1)
     sentences: list[str] = []
@@ -164,5 +165,5 @@ def slot_scores(
     lp = lp.reshape(n_t, n_c + 1, n_k)
     res = SlotScores(templates.key, tuple(ctx), tuple(kept), lp[:, 1:, :].copy(), lp[:, 0, :].copy(), dropped)
     if cache:
-        write_slot_cache(path, res.log_p_tgt, res.log_p_prior)
+        write_slot_cache(path, res.log_p_tgt, res.log_p_prior, key)  # best effort: a WARNING if it fails
     return res

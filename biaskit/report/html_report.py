@@ -67,6 +67,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from biaskit.core.io import atomic_path, atomic_write_text
 from biaskit.report.html_index_page import MAX_ROWS, THUMB_WIDTH, render_index
 from biaskit.report.html_numbers import (
     MAX_LIST_ITEMS,
@@ -139,11 +140,12 @@ def build_site(results_dir: str | Path = "results", out_dir: str | Path | None =
         if study.notebook is not None:
             logger.info("converting %s", study.notebook)
             page = render_study_page(study.notebook, study=study)
-            (out / f"{study.stem}.html").write_text(page, encoding="utf-8")
+            atomic_write_text(out / f"{study.stem}.html", page)  # whole or not at all
         if study.results_file is not None:
-            shutil.copyfile(study.results_file, data_out / study.results_file.name)
+            with atomic_path(data_out / study.results_file.name) as tmp:
+                shutil.copyfile(study.results_file, tmp)
     index = out / "index.html"
-    index.write_text(render_index(studies), encoding="utf-8")
+    atomic_write_text(index, render_index(studies))
     logger.info("report: %d studies -> %s", len(studies), index)
     return index
 

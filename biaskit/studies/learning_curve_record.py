@@ -47,6 +47,7 @@ from typing import Any
 
 import pandas as pd
 
+from biaskit.core.io import atomic_path, atomic_write, atomic_write_text
 from biaskit.core.paths import REPO_ROOT, in_repository
 
 logger = logging.getLogger(__name__)
@@ -417,10 +418,10 @@ def run_record(
             },
             "runs": sorted(rows, key=lambda r: (r["n"], r["sample"])),
         }
-        tmp = folder / (RECORD_FILE + ".tmp")
-        tmp.write_text(json.dumps(rec, indent=1, default=float) + "\n", encoding="utf-8")
-        os.replace(tmp, folder / RECORD_FILE)
-        pd.DataFrame(rec["runs"]).to_csv(folder / RUNS_FILE, index=False)
+        # each file whole or not at all, under a unique temporary name (a parallel run never shares it)
+        atomic_write_text(folder / RECORD_FILE, json.dumps(rec, indent=1, default=float) + "\n")
+        with atomic_write(folder / RUNS_FILE, "w", newline="") as fh:
+            pd.DataFrame(rec["runs"]).to_csv(fh, index=False)
 
     write(finished=not todo)
     if todo:
@@ -469,6 +470,7 @@ def run_record(
         fig = plot_learning_curve(
             record, labels={f"ASLD {c}": lab for c, lab in db.SBE_CATEGORY_LABELS.items()}
         )
-        fig.savefig(folder / FIGURE_FILE, dpi=120)
+        with atomic_path(folder / FIGURE_FILE) as tmp:
+            fig.savefig(tmp, format="png", dpi=120)
         plt.close(fig)
     return record

@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from biaskit.core.io import atomic_path
 from biaskit.core.paths import bundled_dir, notebooks_dir
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ def copy_notebooks(
             "--overwrite to replace them (your edits in them would be lost)"
         )
     for src, target in plan:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
+        with atomic_path(target) as tmp:  # whole or not at all (a full disk leaves no half notebook)
+            shutil.copyfile(src, tmp)
     log.info("copied %d notebook(s) and %d other file(s) to %s", len(notebooks), len(plan) - len(notebooks), dest)
     return [target for _, target in plan]
