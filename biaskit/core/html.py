@@ -187,7 +187,9 @@ _MATHML_TAGS = frozenset(
     mpadded mphantom mprescripts mroot mrow ms mspace msqrt mstyle msub msubsup msup mtable mtd mtext mtr
     munder munderover none semantics""".split()
 )
-_GLOBAL_ATTRIBUTES = frozenset({"class", "id", "title", "lang", "dir", "role", "style", "hidden", "translate"})
+_GLOBAL_ATTRIBUTES = frozenset(
+    {"class", "id", "title", "lang", "dir", "role", "style", "hidden", "translate"}
+)
 _TAG_ATTRIBUTES: dict[str, frozenset[str]] = {
     "a": frozenset({"href", "name", "rel"}),
     "img": frozenset({"src", "alt", "width", "height", "loading"}),

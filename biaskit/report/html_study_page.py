@@ -86,6 +86,7 @@ _LOG_LETTER = {"D": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CR
 _PY_WARNING = re.compile(r"^\S.*?:\d+: (?P<cat>\w*Warning): (?P<msg>.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
+_SELF_CLOSED_A = re.compile(r"<a\b([^<>]*?)\s*/>", re.IGNORECASE)
 _ALT_ATTR = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
@@ -447,7 +448,10 @@ def _make_exporter(exclude_input: bool = False) -> Any:
             """Markdown (a cell, or a text/markdown output) as HTML, sanitised: raw HTML in it stays inert."""
             resources = context.get("resources", {})
             fallback = f"Picture in {resources.get('metadata', {}).get('name') or 'this study'}"
-            return add_missing_alt(sanitize_html(self._markdown2html(context, source)), fallback)
+            # nbconvert writes an empty heading anchor as <a ... />, which an HTML parser reads as an open
+            # link around the rest of the cell: close it before the page is parsed
+            rendered = _SELF_CLOSED_A.sub(r"<a\1></a>", self._markdown2html(context, source))
+            return add_missing_alt(sanitize_html(rendered), fallback)
 
         def _markdown2html(self, context: Any, source: str) -> str:
             if renderer_cls is None:
