@@ -359,6 +359,7 @@ TEXTS = [
     "- not a list\n# not a heading\n> not a quote\n<div onclick=alert(1)>block</div>",
     "1. not a list | not | a table\n---",
     "<!-- c --> <![CDATA[x]]> \\<b>",
+    "a heading?\n===\n12) not a list\n  + not a list\n![img](x.png) ~~no~~ a|b [^1]",
 ]
 
 

@@ -41,7 +41,7 @@ def test_data_check_lists_loader_notes_once_and_each_report_with_issues():
         "**Data check** (what the loader repaired, and the pairs the scorer counted as ties):\n\n"
         "* Spanish CrowS-Pairs: 3 cells repaired — cp1252 read as latin-1 — lines 70, 304\n"
         f"* cp, original pairs: kept 2: {TIE} (lines 12, 40); "
-        "kept 1: unknown tokens “\\$”, “%” mapped to [UNK] (lines 7)"
+        "kept 1: unknown tokens “\\$”, “%” mapped to \\[UNK\\] (lines 7)"
     )
 
 

@@ -51,9 +51,13 @@ def escape_html(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-#: ASCII punctuation that Markdown (CommonMark, GitHub, JupyterLab's marked, nbconvert's mistune) may read
-#: as syntax: emphasis, code, links, headings, lists, tables, math (``$``); escaped with a backslash.
-_MD_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$^=:\"'])")
+#: Characters that start Markdown syntax anywhere in a line: emphasis, code, links and images, math
+#: (``$``, Jupyter), strikethrough, tables, footnotes, and the backslash itself.
+_MD_INLINE = re.compile(r"([\\`*_\[\]$~|^])")
+#: Characters that start a block at the beginning of a line: heading, list item, setext underline.
+_MD_LINE_START = re.compile(r"^([ \t]*)([#+\-=])", re.MULTILINE)
+#: An ordered-list marker at the beginning of a line: ``1.`` or ``1)``.
+_MD_ORDERED = re.compile(r"^([ \t]*\d+)([.)])", re.MULTILINE)
 _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
@@ -61,12 +65,16 @@ def escape_markdown(value: object) -> str:
     """``str(value)`` as Markdown text that renders as exactly those characters.
 
     ``<``, ``>`` and ``&`` become the character references ``&lt;`` ``&gt;`` ``&amp;`` (so no raw HTML
-    can start, in any Markdown renderer), and every other ASCII punctuation character that Markdown
-    or Jupyter's math reads as syntax gets a backslash (CommonMark section 2.4, "Backslash escapes"):
-    ``escape_markdown("en_mlm *v2* <b>")`` is ``'en\\_mlm \\*v2\\* &lt;b&gt;'``.  Use it for text inside
-    prose, never inside a code span (there use :func:`markdown_code`).
+    can start, in any Markdown renderer); the characters that start inline syntax (emphasis, code,
+    links, images, math ``$``, strikethrough, tables) get a backslash everywhere, and those that start
+    a block (heading, list, setext underline, ordered list) get one at the start of a line
+    (CommonMark section 2.4, "Backslash escapes").  Other punctuation is left as it is, so the Markdown
+    source stays readable: ``escape_markdown("en_mlm *v2* <b>")`` is ``'en\\_mlm \\*v2\\* &lt;b&gt;'``.
+    Use it for text inside prose, never inside a code span (there use :func:`markdown_code`).
     """
-    text = _MD_PUNCTUATION.sub(r"\\\1", str(value))
+    text = _MD_INLINE.sub(r"\\\1", str(value))
+    text = _MD_LINE_START.sub(r"\1\\\2", text)
+    text = _MD_ORDERED.sub(r"\1\\\2", text)
     return re.sub(r"[&<>]", lambda m: _MD_ENTITIES[m.group(0)], text)
 
 

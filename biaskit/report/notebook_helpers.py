@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from biaskit.core.html import escape_markdown
+
 if TYPE_CHECKING:
     from biaskit.data.datasets import ValidationReport
 
@@ -28,8 +30,8 @@ _SCORER_PREFIX = "pair scoring"
 
 
 def _token_list(match: re.Match[str]) -> str:
-    """``['$', '%']`` as a reader writes it: “$”, “%” (``$`` escaped, so that Markdown does not start a formula)."""
-    return "“" + match.group(1).replace("', '", "”, “").replace("$", "\\$") + "”"
+    """``['$', '%']`` as a reader writes it: “$”, “%” (plain text: :func:`score_set_data_check` escapes it)."""
+    return "“" + match.group(1).replace("', '", "”, “") + "”"
 
 
 def score_set_data_check(
@@ -43,20 +45,22 @@ def score_set_data_check(
     :class:`~biaskit.data.datasets.ValidationReport` of that table (``info["reports"]`` of
     :func:`biaskit.studies.replay.compute_score_set`); a report with issues becomes one item
     ``"<metric>, <variant> pairs: ..."`` made of its summary lines.  Without any item the answer is
-    the one sentence "**Data check:** every pair was read and scored without a problem."
+    the one sentence "**Data check:** every pair was read and scored without a problem."  Every item is
+    escaped (:func:`biaskit.core.html.escape_markdown`): a file name or a token in a message is shown
+    as text, never as Markdown or HTML.
     """
     loader = dict.fromkeys(
         r.getMessage()
         for r in records
         if r.levelno >= logging.WARNING and not r.getMessage().startswith(_SCORER_PREFIX)
     )
-    items = [m.replace("\n  - ", " — ").replace("\n", " ") for m in loader]
+    items = [escape_markdown(m.replace("\n  - ", " — ").replace("\n", " ")) for m in loader]
     for key, rep in reports.items():
         if len(rep):
             metric, variant = key.split("/")
             body = "; ".join(line.strip(" -") for line in rep.summary().splitlines()[1:])
             body = re.sub(r"\['(.*?)'\]", _token_list, body)
-            items.append(f"{metric}, {variant} pairs: {body}")
+            items.append(escape_markdown(f"{metric}, {variant} pairs: {body}"))
     if not items:
         return "**Data check:** every pair was read and scored without a problem."
     return (
