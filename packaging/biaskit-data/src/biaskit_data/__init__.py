@@ -51,6 +51,7 @@ def verify() -> int:
         shown = "; ".join(problems[:10]) + (f"; and {len(problems) - 10} more" if len(problems) > 10 else "")
         raise ValueError(
             f"biaskit-data {__version__} at {base} is damaged ({len(problems)} of {len(files)} files): {shown}. "
-            f"Reinstall it: pip install --force-reinstall biaskit_data-{__version__}-py3-none-any.whl"
+            f"Reinstall it: pip install --force-reinstall dist/biaskit_data-{__version__}-py3-none-any.whl "
+            "(the data wheel `make dist` builds in a checkout of the repository)"
         )
     return len(files)
