@@ -95,16 +95,22 @@ def test_causal_fine_tune_is_cached_and_found_again(clm, one_torch_thread):
     assert find_fine_tuned(clm, TEXTS[:4], config=CFG) is None  # other data: another run
 
 
-def test_a_damaged_causal_checkpoint_is_refused(clm, tmp_path, one_torch_thread):
-    from biaskit.core.io import ChecksumError
+def test_a_damaged_causal_checkpoint_is_not_trusted_and_the_run_trained_again(
+    clm, tmp_path, caplog, one_torch_thread
+):
+    import logging
 
-    fine_tune(clm, TEXTS, config=CFG, output_dir=tmp_path / "d", progress=False)
-    ckpt = tmp_path / "d" / "checkpoint" / "state.pt"
+    from biaskit.training.loop import checkpoint_files
+
+    first = _weights(fine_tune(clm, TEXTS, config=CFG, output_dir=tmp_path / "d", progress=False))
+    (ckpt,) = checkpoint_files(tmp_path / "d" / "checkpoint")
     ckpt.write_bytes(ckpt.read_bytes()[:100])
-    with pytest.raises(ChecksumError):
-        fine_tune(clm, TEXTS, config=CFG, output_dir=tmp_path / "d", progress=False)
-    with pytest.raises(ChecksumError):
-        find_fine_tuned(clm, TEXTS, config=CFG, output_dir=tmp_path / "d")
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.loop"):
+        assert find_fine_tuned(clm, TEXTS, config=CFG, output_dir=tmp_path / "d") is None
+        again = fine_tune(clm, TEXTS, config=CFG, output_dir=tmp_path / "d", progress=False)
+    assert f"checkpoint not trusted: {ckpt}: its size 100 bytes differs" in caplog.text
+    assert "training restarts from step 0" in caplog.text
+    assert _same(_weights(again), first)  # trained again, to the same weights
 
 
 def test_set_dropout_maps_gpt2_modules(clm):
@@ -162,30 +168,38 @@ def test_cds_swaps_both_ways():
 
 @pytest.mark.slow
 def test_study_rows_for_a_causal_control(one_torch_thread):
-    """CDS and dropout on the s = 0.8 causal control (a few steps): every causal measure and recovery test
-    before and after, a share left with its interval, a verdict, and the perplexity cost."""
+    """CDS and dropout on the causal controls s = 0.5 and 0.8 (a few steps): every causal measure and recovery
+    test before and after, a share left with its interval, the comparison with the balanced control, a verdict,
+    and the perplexity cost."""
     from biaskit.studies import debiasing_study as ds
 
     cfg = ds.ContextualStudyConfig(
-        methods=(), causal_methods=("cds", "dropout"), causal_measures=("causal_sld",), causal_max_steps=3,
+        methods=(), causal_methods=("cds", "dropout"), causal_measures=("causal_sld", "causal_ll"), causal_max_steps=3,
         n_train=64, n_pool=60, n_fit_pairs=40, n_permutations=99, n_boot=99, n_held_out=10,
     )  # fmt: skip
-    res = ds.run_contextual_study((0.8,), cfg, causal=True)
+    res = ds.run_contextual_study((0.5, 0.8), cfg, causal=True)
     e = res.effects
     assert set(e["model"]) == {"causal LM"} and set(e["method"]) == {"cds", "dropout"}
+    e8 = e[e["planted"] == 0.8]
     for method in ("cds", "dropout"):
-        g = e[e["method"] == method].set_index("measure")
-        assert set(g.index) == {"causal_sld", *ds.RECOVERY_TESTS}
+        g = e8[e8["method"] == method].set_index("measure")
+        assert set(g.index) == {"causal_sld", "causal_ll", "causal_ll_mean", *ds.RECOVERY_TESTS}
         sld = g.loc["causal_sld"]
         assert (
             sld["family"] == "calibrated" and sld["before"] > 0 and sld["p_before"] < 0.05
         )  # the plan is found
-        assert sld["verdict"] in ("intact", "hidden", "removed")
+        assert sld["verdict"] in ("intact", "hidden", "removed") and sld["before_above_control"]
         assert np.isfinite(sld["share_left"]) and sld["ci_low"] <= sld["share_left"] <= sld["ci_high"]
         assert sld["share_left"] == pytest.approx((sld["after"] - 0) / (sld["before"] - 0))
+        ctrl = e[(e["planted"] == 0.5) & (e["method"] == method) & (e["measure"] == "causal_sld")].iloc[0]
+        assert sld["control_after"] == pytest.approx(ctrl["after"])
+        assert sld["vs_control"] == pytest.approx(sld["after"] - ctrl["after"])
+        assert sld["vs_control_low"] <= sld["vs_control"] <= sld["vs_control_high"]
+        # the magnitude companion of the sign count reads the same pairs' log-likelihood differences
+        assert g.loc["causal_ll_mean", "companion_of"] == "causal_ll" and g.loc["causal_ll_mean", "before"] > 0
         assert res.fitted[f"causal LM: {method}"][0.8]["steps"] == 3
         assert res.fitted[f"causal LM: {method}"][0.8]["objective"] == "causal"
-    before = e[e["measure"] == "causal_sld"]["before"]
+    before = e8[e8["measure"] == "causal_sld"]["before"]
     assert before.nunique() == 1  # one undebiased model, measured once
     c = res.costs[res.costs["model"] == "causal LM"].set_index("method")
     assert set(c.index) == {"original", "cds", "dropout"} and np.isfinite(c["held_out_perplexity"]).all()
@@ -201,18 +215,20 @@ def test_causal_finding_sentence_follows_its_numbers():
                 "verdict": verdict}  # fmt: skip
 
     rows = [row("cds", "causal_ll", "calibrated", 0.98, "intact"), row("cds", "causal_sld", "calibrated", 0.83, "intact"),
-            row("cds", "gg_classifier", "recovery", 1.0, "recovers the plan"),
-            row("cds", "gg_neighbours", "recovery", 0.6, "chance level"),
+            row("cds", "gg_classifier", "recovery", 1.0, "above the control"),
+            row("cds", "gg_neighbours", "recovery", 0.6, "at the control's level"),
             row("sentence_debias", "causal_ll", "calibrated", 0.16, "intact"),
             row("sentence_debias", "causal_sld", "calibrated", 0.04, "hidden"),
-            row("sentence_debias", "gg_classifier", "recovery", 0.97, "recovers the plan"),
-            row("sentence_debias", "gg_neighbours", "recovery", 0.9, "recovers the plan")]  # fmt: skip
+            row("sentence_debias", "gg_classifier", "recovery", 0.97, "above the control"),
+            row("sentence_debias", "gg_neighbours", "recovery", 0.9, "above the control")]  # fmt: skip
     costs = [{"method": "original", "planted": 0.8, "held_out_perplexity": 92.69},
              {"method": "cds", "planted": 0.8, "held_out_perplexity": 99.92},
              {"method": "sentence_debias", "planted": 0.8, "held_out_perplexity": 93.49}]  # fmt: skip
     text = causal_debiasing(rows, costs, planted=0.8)
     assert "CDS fine-tuning: intact on all 2 causal measures (83% to 98% of the planted effect left)" in text
-    assert "1 of 2 recovery tests still find the plan, held-out perplexity 92.7 → 99.9" in text
+    assert "1 of 2 recovery tests still find the plan above the balanced control, held-out perplexity 92.7 → 99.9" in text
+    assert "SentenceDebias: intact on 1 and hidden on 1 of the 2 causal measures" in text
+    assert "(4% to 16% of the planted effect left), 2 of 2 recovery tests still find the plan above" in text
     assert "SentenceDebias: intact on 1 and hidden on 1 of the 2 causal measures (4% to 16%" in text
     assert "The fine-tunes (CDS fine-tuning) leave every causal measure finding the planted bias." in text
     assert text.endswith("No method removes it from a causal measure.")

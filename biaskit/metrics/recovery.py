@@ -48,7 +48,7 @@ import pandas as pd
 from gensim.models import KeyedVectors
 
 from biaskit.core.permutation import LabelShuffles, permutation_test
-from biaskit.core.registry import register_metrics
+from biaskit.core.registry import register_metric
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.core.stats import binomial_test, correlation
 from biaskit.metrics.direct_bias import BiasDirection
@@ -172,7 +172,10 @@ def cluster_recovery(
         return np.maximum(a, 1 - a)
 
     perm = permutation_test(
-        acc, LabelShuffles(y, "relabellings of the words"), n_permutations=n_permutations, random_state=random_state
+        acc,
+        LabelShuffles(y, "relabellings of the words"),
+        n_permutations=n_permutations,
+        random_state=random_state,
     )
     observed = float(perm.observed)
     return TestResult(
@@ -310,7 +313,8 @@ def neighbour_recovery(
     (default: the same vectors), each word itself left out; ``pool_bias`` gives each pool word's
     *original* bias (a mapping word -> bias, or values aligned with ``pool_words``).  Arrays: ``pool`` an
     ``(m, d)`` array (default: the same rows, each row itself left out) and ``pool_bias`` aligned with it.
-    ``details``: ``shares`` (per word), ``pearson_p`` (t-test), ``k``.
+    ``details``: ``shares`` (per word), ``pearson_p`` (t-test), ``chance`` (the mean of the permuted
+    correlations, near 0), ``k``.
     """
     vals = np.asarray(values, dtype=np.float64)
     if isinstance(representations, KeyedVectors):
@@ -375,6 +379,7 @@ def neighbour_recovery(
         details={
             "shares": shares,
             "pearson_p": p_t,
+            "chance": perm.null_mean,
             "k": int(k),
             "n_permutations": int(n_permutations),
             "citation": GG_CITATION,
@@ -524,37 +529,57 @@ def contextual_recovery(
 
 
 # --------------------------------------------------------------------------- registry
-_SECTION = "seed 000 section 3.4.1 and seed 002 sections 2.3.1, 2.6.1 (citing Gonen & Goldberg 2019)"
-
-#: the three tests on word vectors: name, label, directional, test, entry point, what it asks
-_GG_TESTS = (
-    ("gg_clustering", "Recovery: k-means clustering accuracy (Gonen & Goldberg)", False, "permutation test of the labels against the fixed clustering", cluster_recovery, "Whether words labelled by gender still fall into two gendered clusters after debiasing."),
-    ("gg_classifier", "Recovery: RBF-SVM classification accuracy (Gonen & Goldberg)", False, "exact binomial test of the held-out accuracy against the majority share", classifier_recovery, "Whether a classifier can still recover a word's gender from its debiased vector."),
-    ("gg_neighbours", "Recovery: bias by neighbours (Gonen & Goldberg)", True, "permutation test of the Pearson correlation (one-sided)", neighbour_recovery, "Correlation of a word's original bias with the male share of its nearest neighbours."),
-)  # fmt: skip
-register_metrics(
-    *(
-        dict(
-            name=name, label=label, directional=directional, test=test, entry_point=entry_point, summary=what
-        )
-        for name, label, directional, test, entry_point, what in _GG_TESTS
-    ),
-    dict(
-        name="gg_contextual",
-        label="Recovery on a language model's word representations (Gonen & Goldberg)",
-        family="language models",
-        model_kinds=("masked", "causal"),
-        directional=False,
-        test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
-        citation=GG_CITATION
-        + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
-        entry_point=contextual_recovery,
-        returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
-        summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
-    ),
+#: the fields the four recovery tests share
+_RECOVERY = {
+    "inputs": ("word sets",),
+    "section": "seed 000 section 3.4.1 and seed 002 sections 2.3.1, 2.6.1 (citing Gonen & Goldberg 2019)",
+}
+register_metric(
+    "gg_clustering",
+    label="Recovery: k-means clustering accuracy (Gonen & Goldberg)",
     family="word vectors",
-    inputs=("word sets",),
     model_kinds=("static",),
+    directional=False,
+    test="permutation test of the labels against the fixed clustering",
     citation=GG_CITATION + ", section 4",
-    section=_SECTION,
+    entry_point=cluster_recovery,
+    summary="Whether words labelled by gender still fall into two gendered clusters after debiasing.",
+    **_RECOVERY,
+)
+register_metric(
+    "gg_classifier",
+    label="Recovery: RBF-SVM classification accuracy (Gonen & Goldberg)",
+    family="word vectors",
+    model_kinds=("static",),
+    directional=False,
+    test="exact binomial test of the held-out accuracy against the majority share",
+    citation=GG_CITATION + ", section 4",
+    entry_point=classifier_recovery,
+    summary="Whether a classifier can still recover a word's gender from its debiased vector.",
+    **_RECOVERY,
+)
+register_metric(
+    "gg_neighbours",
+    label="Recovery: bias by neighbours (Gonen & Goldberg)",
+    family="word vectors",
+    model_kinds=("static",),
+    directional=True,
+    test="permutation test of the Pearson correlation (one-sided)",
+    citation=GG_CITATION + ", section 4",
+    entry_point=neighbour_recovery,
+    summary="Correlation of a word's original bias with the male share of its nearest neighbours.",
+    **_RECOVERY,
+)
+register_metric(
+    "gg_contextual",
+    label="Recovery on a language model's word representations (Gonen & Goldberg)",
+    family="language models",
+    model_kinds=("masked", "causal"),
+    directional=False,
+    test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
+    citation=GG_CITATION + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
+    entry_point=contextual_recovery,
+    returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
+    summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
+    **_RECOVERY,
 )

@@ -14,7 +14,8 @@ the run does not reproduce, it says which.
 * :func:`gender_specific_words` — what CDS breaks (notebook 15; seed 002 section 6.2);
 * :func:`label_free` — the label-free corpus-bias method (notebook 15; seed 002 section 5.2.1);
 * :func:`planted_direction_split` — a pooled share read by planted direction (notebook 14);
-* :func:`causal_debiasing` — the debiasing methods on the planted causal controls (notebook 17).
+* :func:`causal_debiasing` — the debiasing methods on the planted causal controls (notebook 17; it and
+  notebook 17's other sentences live in :mod:`biaskit.report.debiasing_findings`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biaskit.report.debiasing_findings import CAUSAL_METHOD_WORDS, causal_debiasing, debiasing_sentences
 from biaskit.report.notebook_output import p_phrase
 
 __all__ = [
@@ -375,66 +377,6 @@ def planted_direction_split(
     )
 
 
-#: the language-model debiasing methods of notebook 17 as a sentence names them
-CAUSAL_METHOD_WORDS: dict[str, str] = {
-    "cds": "CDS fine-tuning",
-    "dropout": "dropout debiasing",
-    "inlp_sentence": "INLP on the sentence representation",
-    "sentence_debias": "SentenceDebias",
-}
-
-
-def causal_debiasing(
-    rows: Sequence[Mapping[str, Any]], costs: Sequence[Mapping[str, Any]], *, planted: float
-) -> str:
-    """What each method did to the planted bias of the causal (GPT-style) control ``planted`` (notebook 17).
-
-    ``rows``: the language-model effect records of the causal control (``model == "causal LM"``, keys
-    ``method, measure, family, planted, share_left, verdict``); ``costs``: its cost records (``method``,
-    ``planted``, ``held_out_perplexity``; method ``original`` for the undebiased model).  Per method: the
-    verdicts over the calibrated causal measures, the range of the share of the planted effect left, the
-    recovery tests that still find the plan, and the held-out perplexity before and after.
-    """
-    cal = [r for r in rows if r["family"] == "calibrated" and math.isclose(r["planted"], planted)]
-    rec = [r for r in rows if r["family"] == "recovery" and math.isclose(r["planted"], planted)]
-    if not cal:
-        return f"No causal control with s = {planted:g} was debiased in this run."
-    ppl = {c["method"]: c["held_out_perplexity"] for c in costs if math.isclose(c["planted"], planted)}
-    parts = []
-    for method in dict.fromkeys(r["method"] for r in cal):
-        mine = [r for r in cal if r["method"] == method]
-        verdicts: dict[str, int] = {}
-        for r in mine:
-            verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-        shares = [r["share_left"] for r in mine if r["share_left"] is not None and math.isfinite(r["share_left"])]
-        found = [r for r in rec if r["method"] == method and r["verdict"] == "recovers the plan"]
-        n = len(mine)
-        if len(verdicts) == 1:
-            said = f"{next(iter(verdicts))} on " + (f"all {n} causal measures" if n > 1 else "the causal measure")
-        else:
-            said = _words([f"{v} on {k}" for v, k in verdicts.items()]) + f" of the {n} causal measures"
-        text = f"{CAUSAL_METHOD_WORDS.get(method, method)}: {said}"
-        if shares:
-            lo, hi = min(shares), max(shares)
-            text += f" ({lo:.0%} of the planted effect left)" if round(lo, 2) == round(hi, 2) else (
-                f" ({lo:.0%} to {hi:.0%} of the planted effect left)"
-            )
-        text += f", {len(found)} of {len({r['measure'] for r in rec})} recovery tests still find the plan"
-        if method in ppl and "original" in ppl:
-            text += f", held-out perplexity {ppl['original']:.1f} → {ppl[method]:.1f}"
-        parts.append(text)
-    tuned = [m for m in ("cds", "dropout") if any(r["method"] == m for r in cal)]
-    intact_tuned = [m for m in tuned if all(r["verdict"] == "intact" for r in cal if r["method"] == m)]
-    removed = sorted({r["method"] for r in cal if r["verdict"] == "removed"})
-    end = ""
-    if tuned and intact_tuned == tuned:
-        end = (" The fine-tunes (" + _words([CAUSAL_METHOD_WORDS[m] for m in tuned])
-               + ") leave every causal measure finding the planted bias.")  # fmt: skip
-    end += (" No method removes it from a causal measure." if not removed else
-            " Removed from at least one causal measure by " + _words([CAUSAL_METHOD_WORDS.get(m, m) for m in removed]) + ".")  # fmt: skip
-    return f"On the causal control with s = {planted:g}: " + "; ".join(parts) + "." + end
-
-
 # ----------------------------------------------------------------------------- the notebooks' JSON
 def stored_and_rebuilt(notebook: str, results: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """Every sentence notebook ``notebook`` stored, and the same sentence rebuilt from the values beside it.
@@ -475,4 +417,7 @@ def stored_and_rebuilt(notebook: str, results: Mapping[str, Any]) -> list[tuple[
         c = (results.get("language_models") or {}).get("causal_finding")
         if c:
             out.append(("causal controls", c["finding"], causal_debiasing(c["rows"], c["costs"], planted=c["planted"])))
+        stored = results.get("sentences") or {}
+        for name, rebuilt in debiasing_sentences(results).items():
+            out.append((name, stored.get(name), rebuilt))
     return out
