@@ -627,11 +627,13 @@ def _cmd_score(args: argparse.Namespace) -> int:
 def _register_metrics(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "metrics",
-        help="list every registered metric (family, inputs, models, test, citation)",
+        help="list every registered metric (family, inputs, models, test, citation), plug-ins included",
         description=(
-            "Print the metric registry (biaskit.core.registry): every metric biaskit declares, with its "
-            "family, the inputs it takes, the models it reads, whether it is directional, its statistical "
-            "test and its citation. The batch grid and the calibration read the same registry."
+            "Print the metric registry (biaskit.core.registry): every metric biaskit declares, and those of "
+            "installed plug-in packages (entry-point group biaskit.metrics), with its family, the inputs it "
+            "takes, the models it reads, whether it is directional, its statistical test and its citation. "
+            "--all-columns adds the grid's dataset kinds and options, the calibration measures, the package "
+            "and the entry point. The batch grid and the calibration read the same registry."
         ),
     )
     p.add_argument(
@@ -639,7 +641,9 @@ def _register_metrics(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     p.add_argument(
-        "--all-columns", action="store_true", help="also the grid/calibration hooks and entry points"
+        "--all-columns",
+        action="store_true",
+        help="also the grid (dataset kinds, options) and calibration hooks, the package and the entry point",
     )
     p.set_defaults(func=_cmd_metrics)
 
@@ -649,7 +653,7 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
     import pandas as pd
 
-    from biaskit.core.registry import FAMILIES
+    from biaskit.core.registry import FAMILIES, REGISTRY
     from biaskit.metrics import registered_metrics
 
     if args.family is not None and args.family not in FAMILIES:
@@ -668,7 +672,11 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
                 print(f"== {family} ({len(g)})")
                 print(g.drop(columns="family").to_string(index=False))
                 print()
-        print(f"{len(df)} metric(s); `python -m biaskit metrics --format json --all-columns` for everything")
+        plugins = sorted({m.package for m in registered_metrics() if m.package != "biaskit"})
+        extra = f", from plug-in package(s) {', '.join(plugins)} too" if plugins else ""
+        print(f"{len(df)} metric(s){extra}; `python -m biaskit metrics --format json --all-columns` for everything")
+    for problem in REGISTRY.plugin_problems:  # already logged as a WARNING; repeated where the user looks
+        print(f"WARNING: {problem}", file=sys.stderr)
     return 0
 
 

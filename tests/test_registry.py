@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import biaskit.metrics
-from biaskit.core.registry import REGISTRY, MetricRegistry, UnknownMetricError
+from biaskit.core.registry import REGISTRY, MetricClashError, MetricRegistry, UnknownMetricError, metric
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO / "docs" / "adding_a_metric.md"
@@ -150,20 +150,29 @@ def test_every_metric_of_the_workbench_is_registered_once_with_a_loadable_entry_
 
 
 def test_the_calibration_and_the_grid_read_the_registry():
+    """The calibration's measures and the grid's metrics are whatever the registry holds (no fixed list)."""
     from biaskit.studies import calibration as cal
     from biaskit.studies.grid import grid_metrics
 
     keys = [cm.key for _, cm in REGISTRY.calibration_measures()]
-    assert set(cal.LM_METRICS) | set(cal.CAUSAL_LM_METRICS) | set(cal.STATIC_METRICS) == set(keys)
-    assert len(keys) == 21 and cal.STATIC_METRICS == ("weat", "direct_bias", "pmi")
-    assert cal.METRIC_LABELS["crows_cp"] == REGISTRY["cp"].calibration.measures[0].label
-    assert set(grid_metrics()) == {"weat", "seat", "lpbs", "crows"}
+    assert keys and len(keys) == len(set(keys))
+    for kind, names in (
+        ("masked", cal.LM_METRICS),
+        ("causal", cal.CAUSAL_LM_METRICS),
+        ("static", cal.STATIC_METRICS),
+    ):
+        assert names == tuple(cm.key for _, cm in REGISTRY.calibration_measures(kind))
+    for m, cm in REGISTRY.calibration_measures():
+        assert cal.METRIC_LABELS[cm.key] == cm.label and cm.key in m.as_row()["calibration"]
+    assert grid_metrics() == tuple(m.name for m in REGISTRY.values() if m.grid is not None)
 
 
 def test_unknown_metric_names_the_nearest_and_a_second_declaration_is_refused():
     with pytest.raises(UnknownMetricError, match="did you mean weat"):
         REGISTRY["waet"]
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(
+        MetricClashError, match=r"'weat' is registered twice: by package 'biaskit' \(biaskit.metrics.weat\)"
+    ):
         register_metric(
             "weat", label="x", family="word vectors", inputs=("word sets",), model_kinds=("static",),
             directional=True, test="t", citation="c", section="s", entry_point=centroid_gap,
@@ -180,7 +189,82 @@ def test_unknown_metric_names_the_nearest_and_a_second_declaration_is_refused():
             "x", label="x", family="corpus", inputs=("corpus",), model_kinds=(), directional=True,
             test="t", citation="c", section="s", entry_point=_unit, registry=local,
         )  # fmt: skip
+    with pytest.raises(ValueError, match="grid dataset kind 'tables' is not declared"):
+        register_metric(
+            "x", label="x", family="corpus", inputs=("corpus",), model_kinds=(), directional=True,
+            test="t", citation="c", section="s", entry_point=centroid_gap, registry=local,
+            grid=GridSupport("tables", centroid_gap_cell),
+        )  # fmt: skip
+    with pytest.raises(TypeError):  # every field but the name is a keyword
+        register_metric("x", "x", "corpus", registry=local)  # type: ignore[misc]
     assert len(local) == 0
+
+
+_DECORATED = MetricRegistry()
+
+
+@metric(
+    name="decorated_gap", label="Decorated", family="word vectors", inputs=("word sets",),
+    model_kinds=("static",), directional=True, test="none", citation="c", section="s", registry=_DECORATED,
+)  # fmt: skip
+def decorated_gap(words, vectors):
+    """A decorated toy (registered into a registry of its own)."""
+    return words
+
+
+def test_the_decorator_registers_its_function_as_the_entry_point():
+    assert decorated_gap(["a"], None) == ["a"]  # the function itself comes back
+    m = _DECORATED["decorated_gap"]
+    assert m.load() is decorated_gap and m.entry_point == f"{__name__}:decorated_gap"
+    assert m.package == __name__.partition(".")[0] and "decorated_gap" not in REGISTRY
+
+    def inner(words):
+        """Not importable by name."""
+
+    with pytest.raises(ValueError, match="defined inside a function"):
+        metric(name="inner", label="x", family="corpus", inputs=("corpus",), model_kinds=(), directional=True,
+               test="t", citation="c", section="s", registry=MetricRegistry())(inner)  # fmt: skip
+
+
+def _fake_plugin(root: Path, dist: str, module: str, source: str) -> None:
+    """An installed-looking distribution in ``root``: a module and a dist-info with an entry point in the
+    ``biaskit.metrics`` group (what pip writes for a package's ``[project.entry-points]``)."""
+    (root / f"{module}.py").write_text(source, encoding="utf-8")
+    info = root / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[biaskit.metrics]\n{module} = {module}\n", encoding="utf-8")
+
+
+def test_a_plugin_that_fails_to_import_is_left_out_with_a_warning_and_a_clash_names_both_packages(
+    tmp_path, monkeypatch, caplog
+):
+    from biaskit.core.registry import discover_plugins
+
+    _fake_plugin(tmp_path, "broken-plugin", "broken_plugin_mod", "raise ImportError('needs torch 9')\n")
+    clash = (
+        "from biaskit.core.registry import metric\n"
+        "@metric(name='weat', label='x', family='word vectors', inputs=('word sets',), model_kinds=('static',),\n"
+        "        directional=True, test='t', citation='c', section='s')\n"
+        "def fake_weat():\n    'A clash.'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    local = MetricRegistry()
+    with caplog.at_level("WARNING", logger="biaskit.core.registry"):
+        assert discover_plugins(local) == []
+    assert "metric plug-in 'broken_plugin_mod' of package 'broken-plugin'" in caplog.text
+    assert "ImportError: needs torch 9" in caplog.text and "pip uninstall broken-plugin" in caplog.text
+    assert local.plugin_problems and len(local) == 0
+    # the CLI still lists the built-in metrics and repeats the warning
+    from biaskit.__main__ import main
+
+    monkeypatch.setattr(REGISTRY, "plugin_problems", list(local.plugin_problems))
+    assert main(["metrics", "--format", "csv"]) == 0
+    # a plug-in metric whose name is taken: an error naming both packages
+    _fake_plugin(tmp_path, "clash-plugin", "clash_plugin_mod", clash)
+    with pytest.raises(MetricClashError, match=r"by package 'biaskit' .* and by package 'clash-plugin'"):
+        discover_plugins(REGISTRY)
+    assert REGISTRY["weat"].package == "biaskit"
 
 
 def test_cli_lists_every_metric(capsys):

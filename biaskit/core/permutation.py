@@ -545,7 +545,7 @@ def _index_rows_to_mask(idx: np.ndarray, n: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Partitions:
     """The partitions of a pool of ``n`` items into a first group of ``k`` (the observed one: items
-    ``0 .. k-1``) and the rest: WEAT's X u Y, LPBS's A u B, RND's T1 u T2.
+    0 to k - 1) and the rest: WEAT's X u Y, LPBS's A u B, RND's T1 u T2.
 
     Batches are boolean rows (True = the item goes to the first group).  Exact: every partition once,
     in :func:`itertools.combinations` order (the observed one first).  Sampled: ``m`` distinct

@@ -1,13 +1,14 @@
 """The metric registry: every bias metric of biaskit declared once, beside its code.
 
-A metric module declares each of its metrics with :func:`register_metric`; everything that lists,
-runs or documents metrics reads them here instead of keeping a list of its own: the batch grid
+A metric module declares each of its metrics with the :func:`metric` decorator on its public entry
+point (a function or a class), or with a keyword call of :func:`register_metric`; everything that
+lists, runs or documents metrics reads them here instead of keeping a list of its own: the batch grid
 (:mod:`biaskit.studies.grid`), the calibration on planted controls (:mod:`biaskit.studies.calibration`),
-the CLI (``python -m biaskit metrics``) and the documentation.  In the manner of
-lm-evaluation-harness's task registry (``lm_eval/api/registry.py``) and of WEFE's metric templates,
-which declare each metric's inputs.
+the CLI (``python -m biaskit metrics``), the documentation and the conformance tests
+(``tests/test_metric_conformance.py``).  In the manner of lm-evaluation-harness's task registry
+(``lm_eval/api/registry.py``) and of WEFE's metric templates, which declare each metric's inputs.
 
-A declaration says what a reader needs to choose a metric:
+A declaration says what a reader needs to choose a metric (every field is a keyword):
 
 * ``name`` / ``label``: the identifier used in configurations and tables, and its words;
 * ``family``: the kind of input it reads (:data:`FAMILIES`: a corpus, word vectors, language
@@ -17,47 +18,80 @@ A declaration says what a reader needs to choose a metric:
 * ``directional``: whether its value can point to one group (the thesis's KL score cannot);
 * ``test``: the statistical test its :class:`~biaskit.core.results.TestResult` carries;
 * ``citation`` and ``section`` (the seed study's section it implements);
-* ``entry_point``: the public callable or class (stored as ``"module:qualname"``; ``tests/test_registry.py``
-  loads every one).
+* ``entry_point``: the public callable or class (stored as ``"module:qualname"``; the decorator
+  takes the object it decorates);
+* ``summary`` and ``returns``: one line on what it measures, and the type it returns.
 
-Two optional hooks let the studies layer run a metric without knowing it: ``grid``
-(:class:`GridSupport`: which dataset kind of a batch grid it reads and how one cell is run) and
-``calibration`` (:class:`CalibrationSupport`: the measures it contributes to the planted-control
-calibration).  This module is a foundation: it imports no other part of biaskit, and the metric
-modules (a layer above) register into it when they are imported (``import biaskit.metrics`` imports
-them all, see :func:`biaskit.metrics.registered_metrics`).
+Three optional hooks let the other layers run a metric without knowing it:
+
+* ``grid`` (:class:`GridSupport`): the dataset kinds of a batch grid it reads (:data:`DATASET_KINDS`,
+  each with a registered loader, :class:`DatasetLoader`), its own options with their defaults
+  (:class:`Option`) and how one cell is run (``run(call: GridCall) -> rows``);
+* ``calibration`` (:class:`CalibrationSupport`): the measures it contributes to the planted-control
+  calibration, each computed by ``values(call: CalibrationCall) -> MetricValues`` (one signature for
+  every kind of control: the call carries the model, its kind, the targets, the corpus and a score
+  cache that the measures of one model share);
+* ``example``: ``example() -> result``, the metric on small toy inputs (the conformance tests run it).
+
+**Plug-in packages.**  A metric of another installed package is found through the entry-point group
+``biaskit.metrics`` (:data:`ENTRY_POINT_GROUP`): its ``pyproject.toml`` names the module that declares
+the metrics, e.g. ``[project.entry-points."biaskit.metrics"] toy = "biaskit_toy_metric.metric"``.
+:func:`discover_plugins` (called when :mod:`biaskit.metrics` is imported, after the built-in modules)
+imports each such module, whose :func:`metric` decorators register its metrics; from then on the CLI,
+the grid, the calibration and the documentation list them with the built-in ones, and each metric
+records the distribution it came from (:attr:`Metric.package`).  A plug-in that fails to import is
+left out with a WARNING naming the plug-in, its package and the error (the CLI and the rest of
+biaskit keep working; :attr:`MetricRegistry.plugin_problems` keeps the messages); a plug-in metric
+whose name is already registered is an error (:class:`MetricClashError`) naming both packages.
+
+This module is a foundation: it imports no other part of biaskit, and the metric modules (a layer
+above) register into it when they are imported (``import biaskit.metrics`` imports them all, see
+:func:`biaskit.metrics.registered_metrics`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 import importlib
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import logging
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 __all__ = [
-    "Kind",
-    "MetricValues",
+    "DATASET_KINDS",
+    "ENTRY_POINT_GROUP",
     "FAMILIES",
     "INPUT_KINDS",
     "MODEL_KINDS",
+    "REGISTRY",
+    "CalibrationCall",
     "CalibrationMeasure",
     "CalibrationSupport",
+    "DatasetLoader",
     "GridCall",
     "GridSupport",
+    "Kind",
     "Metric",
+    "MetricClashError",
     "MetricRegistry",
-    "REGISTRY",
+    "MetricValues",
+    "Option",
+    "ScoreCache",
     "UnknownMetricError",
-    "calibration_support",
-    "metric_table",
+    "dataset_loaders",
+    "discover_plugins",
+    "metric",
+    "register_dataset_kind",
+    "register_dataset_loader",
     "register_metric",
-    "register_metrics",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: the families, one per kind of input read (WEFE and the thesis group their metrics the same way)
 FAMILIES: tuple[str, ...] = ("corpus", "word vectors", "language models", "classifiers")
@@ -75,6 +109,10 @@ INPUT_KINDS: tuple[str, ...] = (
 )
 #: the models a metric can read: word vectors, masked and causal language models, classifiers
 MODEL_KINDS: tuple[str, ...] = ("static", "masked", "causal", "classifier")
+#: the entry-point group through which other installed packages add metrics (:func:`discover_plugins`)
+ENTRY_POINT_GROUP = "biaskit.metrics"
+#: the package that declares a metric while a plug-in module is imported (:func:`discover_plugins`)
+_CURRENT_PACKAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar("biaskit_plugin", default=None)
 
 
 def _load(reference: str) -> Any:
@@ -93,15 +131,125 @@ class UnknownMetricError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class MetricClashError(ValueError):
+    """A metric name registered twice (by two modules, or by a plug-in package and another package)."""
+
+
+# =============================================================================================
+# the batch grid's hooks: options, dataset kinds and loaders, the cell call
+# =============================================================================================
+@dataclass(frozen=True)
+class Option:
+    """An option of a metric in the batch grid, with its default.
+
+    ``name`` is the option's own name; in a grid configuration (and in :attr:`GridCall.options`) it is
+    ``<metric>_<name>`` (the option ``alternative`` of ``weat`` is ``weat_alternative``).  ``choices``
+    (allowed values) or ``types`` (allowed Python types) check a value given by a user (:meth:`check`);
+    ``help`` says what it does.  ``None`` is allowed when it is the default.
+    """
+
+    name: str
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    types: tuple[type, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").isalnum() or not self.name[0].isalpha():
+            raise ValueError(
+                f"option name {self.name!r}: use letters, digits and '_', starting with a letter"
+            )
+        if not self.help.strip():
+            raise ValueError(f"option {self.name!r}: say what it does (help)")
+
+    def check(self, value: Any, key: str) -> Any:
+        """``value`` when it is allowed, else ``ValueError`` naming ``key`` and what is allowed."""
+        if value is None and self.default is None:
+            return value
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"option {key}={value!r} is not one of {list(self.choices)} ({self.help})")
+        if self.types is not None and not isinstance(value, self.types):
+            allowed = " or ".join(t.__name__ for t in self.types)
+            raise ValueError(f"option {key}={value!r} must be a {allowed} ({self.help})")
+        return value
+
+
+#: the kinds of dataset a batch grid can load, kind -> what it is (:func:`register_dataset_kind`)
+DATASET_KINDS: dict[str, str] = {}
+
+
+def register_dataset_kind(name: str, description: str) -> None:
+    """Declare a kind of grid dataset (``"words"``, ``"crows"``, ...) with one line on what it holds;
+    declaring a kind again with the same description does nothing, with another is a ``ValueError``."""
+    old = DATASET_KINDS.get(name)
+    if old is not None and old != description:
+        raise ValueError(f"dataset kind {name!r} is declared twice, as {old!r} and as {description!r}")
+    DATASET_KINDS[name] = description
+
+
+@dataclass(frozen=True)
+class DatasetLoader:
+    """How the batch grid loads a dataset identifier of some kinds.
+
+    ``claims(path) -> bool`` says whether an identifier or file path is this loader's (``crows:en``,
+    ``bfh:en/LPBS/LPBS_7``); ``load(path, *, sample, random_state) -> (kind, data)`` loads it and says
+    which of ``kinds`` it is; ``identifiers`` lists, for a reader, what it accepts.  The grid asks the
+    loaders in registration order; a ``fallback`` loader takes what no other claims.
+    """
+
+    name: str
+    kinds: tuple[str, ...]
+    claims: Callable[[str], bool]
+    load: Callable[..., tuple[str, Any]]
+    identifiers: str
+    fallback: bool = False
+    module: str = ""
+
+
+_LOADERS: dict[str, DatasetLoader] = {}
+
+
+def register_dataset_loader(
+    *,
+    name: str,
+    kinds: Sequence[str],
+    claims: Callable[[str], bool],
+    load: Callable[..., tuple[str, Any]],
+    identifiers: str,
+    fallback: bool = False,
+) -> DatasetLoader:
+    """Declare a :class:`DatasetLoader` (its kinds must be declared with :func:`register_dataset_kind`).
+    A second loader of the same name, or a second fallback, is a ``ValueError``."""
+    unknown = [k for k in kinds if k not in DATASET_KINDS]
+    if unknown:
+        raise ValueError(f"dataset loader {name!r}: undeclared dataset kind(s) {unknown}; declare them first")
+    if name in _LOADERS:
+        raise ValueError(f"dataset loader {name!r} is registered twice ({_LOADERS[name].module})")
+    if fallback and any(ld.fallback for ld in _LOADERS.values()):
+        raise ValueError(f"dataset loader {name!r}: there is already a fallback loader")
+    loader = DatasetLoader(
+        name, tuple(kinds), claims, load, identifiers, fallback, getattr(load, "__module__", "")
+    )
+    _LOADERS[name] = loader
+    return loader
+
+
+def dataset_loaders() -> list[DatasetLoader]:
+    """The registered dataset loaders, in the order the grid asks them (the fallback last)."""
+    return sorted(_LOADERS.values(), key=lambda ld: ld.fallback)
+
+
 @dataclass(frozen=True)
 class GridCall:
     """One cell of a batch grid, as the grid hands it to :attr:`GridSupport.run`.
 
     ``model`` is the loaded model (``KeyedVectors``, :class:`~biaskit.lm.MaskedLM` or
     :class:`~biaskit.lm.CausalLM`), ``model_kind`` one of ``"static"``, ``"mlm"``, ``"causal"`` (the
-    grid's names), ``data`` the loaded dataset, ``method`` the pooling method or scoring variant of the
-    cell, ``options`` the grid's options (a mapping with defaults filled in), ``language`` the
-    dataset's language (``""`` when unknown), ``model_name`` the model's name in the grid.
+    grid's names), ``data`` the loaded dataset and ``dataset_kind`` its kind, ``method`` the pooling
+    method or scoring variant of the cell, ``options`` the grid's options (the grid's own, such as
+    ``n_permutations``, and every metric's ``<metric>_<option>``, defaults filled in), ``language``
+    the dataset's language (``""`` when unknown), ``model_name`` the model's name in the grid,
+    ``metric`` the metric's registered name.
     """
 
     model: Any
@@ -111,31 +259,46 @@ class GridCall:
     method: str
     options: Mapping[str, Any]
     language: str = ""
+    metric: str = ""
+    dataset_kind: str = ""
+
+    def option(self, name: str) -> Any:
+        """This metric's own option ``name`` (``options[f"{metric}_{name}"]``)."""
+        return self.options[f"{self.metric}_{name}"]
 
 
 @dataclass(frozen=True)
 class GridSupport:
     """How the batch grid (:func:`biaskit.studies.grid.run_experiments`) runs a metric.
 
-    ``dataset_kind``
-        the kind of grid dataset the metric reads (``"words"``, ``"sentences"``, ``"lpbs"``,
-        ``"crows"``; a dataset identifier's kind is decided by the grid's loader).
+    ``reads``
+        the kind(s) of grid dataset the metric reads (:data:`DATASET_KINDS`: ``"words"``,
+        ``"sentences"``, ``"lpbs"``, ``"crows"``, ...; a dataset's kind is decided by its loader).
     ``run``
         ``run(call: GridCall) -> list[dict]``: the table rows of one cell, each a mapping of the
         grid's result columns (``n``, ``statistic``, ``effect_size``, ``score``, ``p_value``,
         ``permutation``, ``targets``, ``attributes``, ``bias_type``, ``note``, ``significant``);
-        :meth:`rows_from_result` turns a :class:`~biaskit.core.results.TestResult` into one.
+        :meth:`rows_from_result` turns a :class:`~biaskit.core.results.TestResult` into one.  Given as
+        ``"module:qualname"`` it is loaded when first used.
     ``methods``
         ``methods(model_kind, options) -> tuple[str, ...]``: the cells to run for one model (e.g.
         one per pooling method); default one cell with method ``"-"``.
     ``not_for``
         grid model kinds the metric cannot read, with the reason shown when a cell is skipped.
+    ``options``
+        the metric's own options (:class:`Option`), ``<metric>_<name>`` in a configuration.
     """
 
-    dataset_kind: str
+    reads: str | tuple[str, ...]
     run: Callable[[GridCall], list[dict[str, Any]]] | str
     methods: Callable[[str, Mapping[str, Any]], tuple[str, ...]] | None = None
     not_for: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[Option, ...] = ()
+
+    @property
+    def dataset_kinds(self) -> tuple[str, ...]:
+        """:attr:`reads` as a tuple."""
+        return (self.reads,) if isinstance(self.reads, str) else tuple(self.reads)
 
     def runner(self) -> Callable[[GridCall], list[dict[str, Any]]]:
         """:attr:`run`, loaded when it is given as ``"module:qualname"`` (a metric whose cell runner
@@ -161,6 +324,64 @@ class GridSupport:
         return [row]
 
 
+# =============================================================================================
+# the calibration's hooks
+# =============================================================================================
+#: the calibration's kinds of measure, each with its own test (:func:`biaskit.studies.calibration.evaluate`)
+Kind = Literal["sign", "mean", "groups", "ks", "kl", "agreement"]
+_T = TypeVar("_T")
+
+
+class ScoreCache:
+    """Values computed once per control model and shared by the calibration measures that read it.
+
+    ``get(key, compute)`` returns the value stored under ``key``, computing it with ``compute()`` the
+    first time: the cp scores of the CrowS-style pairs serve ``crows_cp`` and the robustness agreement,
+    the sz scores ``crows_sz`` and the thesis's KS test and KL score, so each pair is scored once per
+    model.  :attr:`computed` lists the keys in the order they were computed.
+    """
+
+    def __init__(self) -> None:
+        self._store: dict[Hashable, Any] = {}
+        self.computed: list[Hashable] = []
+
+    def get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        if key not in self._store:
+            self._store[key] = compute()
+            self.computed.append(key)
+        return self._store[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+@dataclass(frozen=True)
+class CalibrationCall:
+    """What a calibration measure's ``values`` hook gets: one control model and its context.
+
+    ``model`` is the control (a :class:`~biaskit.lm.MaskedLM`, a :class:`~biaskit.lm.CausalLM` or word
+    vectors), ``kind`` its kind (``"masked"``, ``"causal"``, ``"static"``), ``targets`` the controlled
+    professions (the planted plan's keys), ``corpus`` the tokenised planted corpus of a static control
+    (``None`` when not given), ``cache`` the :class:`ScoreCache` every measure of this model shares,
+    ``progress`` whether to show progress bars, ``skew`` the planted share ``s`` (for messages).
+    """
+
+    model: Any
+    kind: str
+    targets: tuple[str, ...]
+    corpus: Sequence[Sequence[str]] | None = None
+    cache: ScoreCache = field(default_factory=ScoreCache)
+    progress: bool = False
+    skew: float | None = None
+
+    def cached(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """:meth:`ScoreCache.get` of this model's cache."""
+        return self.cache.get(key, compute)
+
+
 @dataclass(frozen=True)
 class CalibrationMeasure:
     """One measure a metric contributes to the calibration on planted controls.
@@ -168,18 +389,15 @@ class CalibrationMeasure:
     ``key`` names it in the calibration's tables (``"crows_cp"``); ``label`` says what a unit's value
     is; ``kind`` picks the calibration's test (``"sign"``, ``"mean"``, ``"groups"``, ``"ks"``,
     ``"kl"``, ``"agreement"``; :func:`biaskit.studies.calibration.evaluate`); ``model_kind`` the
-    controls it runs on (``"masked"``, ``"causal"``, ``"static"``).  ``values`` is ``None`` for the
-    measures the calibration computes together from shared scores
-    (:func:`biaskit.studies.calibration.language_model_values`), or a callable
-    ``values(model, targets, *, progress) -> MetricValues`` (for static measures
-    ``values(vectors, corpus, targets, *, progress)``) for a metric that brings its own.
+    controls it runs on (``"masked"``, ``"causal"``, ``"static"``); ``values(call: CalibrationCall)
+    -> MetricValues`` computes its values on one control (positive = leans male).
     """
 
     key: str
     label: str
     kind: str
     model_kind: str
-    values: Callable[..., Any] | None = None
+    values: Callable[[CalibrationCall], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +407,9 @@ class CalibrationSupport:
     measures: tuple[CalibrationMeasure, ...]
 
 
+# =============================================================================================
+# the registry
+# =============================================================================================
 @dataclass(frozen=True)
 class Metric:
     """One registered metric (see the module docstring for the fields)."""
@@ -208,10 +429,16 @@ class Metric:
     returns: str = "TestResult"
     grid: GridSupport | None = None
     calibration: CalibrationSupport | None = None
+    example: Callable[[], Any] | None = None
+    package: str = "biaskit"
 
     def load(self) -> Any:
         """The public callable or class named by :attr:`entry_point`."""
         return _load(self.entry_point)
+
+    def grid_option_keys(self) -> dict[str, Option]:
+        """The metric's grid options under their configuration keys (``<metric>_<name>``)."""
+        return {f"{self.name}_{o.name}": o for o in (self.grid.options if self.grid else ())}
 
     def as_row(self) -> dict[str, Any]:
         """The metric as one table row (what ``python -m biaskit metrics`` prints)."""
@@ -223,10 +450,12 @@ class Metric:
             "models": ", ".join(self.model_kinds) or "-",
             "directional": self.directional,
             "test": self.test,
-            "grid": self.grid.dataset_kind if self.grid else "",
+            "grid": ", ".join(self.grid.dataset_kinds) if self.grid else "",
+            "options": ", ".join(f"{k}={o.default!r}" for k, o in self.grid_option_keys().items()),
             "calibration": ", ".join(m.key for m in self.calibration.measures) if self.calibration else "",
             "section": self.section,
             "citation": self.citation,
+            "package": self.package,
             "entry_point": self.entry_point,
         }
 
@@ -236,6 +465,9 @@ class MetricRegistry(Mapping[str, Metric]):
 
     def __init__(self) -> None:
         self._metrics: dict[str, Metric] = {}
+        #: WARNING messages of plug-ins that could not be loaded (:func:`discover_plugins`)
+        self.plugin_problems: list[str] = []
+        self._plugins_seen: set[tuple[str, str, str]] = set()
 
     def __getitem__(self, name: str) -> Metric:
         try:
@@ -255,12 +487,21 @@ class MetricRegistry(Mapping[str, Metric]):
         return len(self._metrics)
 
     def add(self, metric: Metric) -> Metric:
+        """Register ``metric``: :class:`MetricClashError` for a name (or a grid option key) that is taken."""
         if metric.name in self._metrics:
             old = self._metrics[metric.name]
-            raise ValueError(
-                f"metric {metric.name!r} is registered twice ({old.module} and {metric.module}); "
-                "declare each metric once, beside its code"
+            raise MetricClashError(
+                f"metric {metric.name!r} is registered twice: by package {old.package!r} ({old.module}) and by "
+                f"package {metric.package!r} ({metric.module}). Declare each metric once, beside its code; a "
+                f"plug-in package must give its metric another name (or uninstall one of the two packages)"
             )
+        taken = {k: m.name for m in self._metrics.values() for k in m.grid_option_keys()}
+        for key in metric.grid_option_keys():
+            if key in taken:
+                raise MetricClashError(
+                    f"metric {metric.name!r}: its grid option {key!r} is also an option of {taken[key]!r}; "
+                    "rename the option"
+                )
         self._metrics[metric.name] = metric
         return metric
 
@@ -280,12 +521,13 @@ class MetricRegistry(Mapping[str, Metric]):
                     out.append((m, cm))
         return out
 
+    def grid_options(self) -> dict[str, Option]:
+        """Every metric's grid options, ``<metric>_<name>`` -> :class:`Option`, in registry order."""
+        return {k: o for m in self.with_grid() for k, o in m.grid_option_keys().items()}
+
 
 #: the one registry of the package
 REGISTRY = MetricRegistry()
-
-#: the calibration's kinds of measure, each with its own test (:func:`biaskit.studies.calibration.evaluate`)
-Kind = Literal["sign", "mean", "groups", "ks", "kl", "agreement"]
 
 
 @dataclass
@@ -342,9 +584,26 @@ class MetricValues:
         )
 
 
+# =============================================================================================
+# declaring a metric
+# =============================================================================================
 def _check_choice(value: str, allowed: Sequence[str], what: str, name: str) -> None:
     if value not in allowed:
         raise ValueError(f"metric {name!r}: {what} {value!r} is not one of {list(allowed)}")
+
+
+def _package_of(module: str) -> str:
+    """The installed distribution a module belongs to (its top-level package's), else the top-level name."""
+    current = _CURRENT_PACKAGE.get()
+    if current is not None:
+        return current
+    top = module.partition(".")[0]
+    if top == "biaskit":
+        return "biaskit"
+    from importlib import metadata
+
+    dists = metadata.packages_distributions().get(top)
+    return dists[0] if dists else top
 
 
 def register_metric(
@@ -363,13 +622,16 @@ def register_metric(
     returns: str = "TestResult",
     grid: GridSupport | None = None,
     calibration: CalibrationSupport | None = None,
+    example: Callable[[], Any] | None = None,
     registry: MetricRegistry | None = None,
 ) -> Metric:
-    """Declare a metric (call it once, at module level, beside the metric's code).
+    """Declare a metric (once, at module level, beside the metric's code; :func:`metric` is the same as a
+    decorator).
 
     ``entry_point`` is the public callable or class (or its ``"module:qualname"``); it must exist.
-    Raises ``ValueError`` for an unknown family, input kind or model kind, a name registered twice,
-    or a private entry point.
+    Raises ``ValueError`` for an unknown family, input kind, model kind or grid dataset kind, a private
+    entry point, a calibration measure without ``values``, and :class:`MetricClashError` for a name
+    registered twice.
     """
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"metric name {name!r}: use letters, digits, '_' or '-'")
@@ -384,10 +646,31 @@ def register_metric(
         ep = f"{entry_point.__module__}:{entry_point.__qualname__}"
     else:
         ep = str(entry_point)
+    if "<locals>" in ep:
+        raise ValueError(
+            f"metric {name!r}: the entry point {ep!r} is defined inside a function; define it at module level "
+            "so that it can be imported by name"
+        )
     if any(p.startswith("_") for p in ep.replace(":", ".").split(".")):
         raise ValueError(f"metric {name!r}: the entry point {ep!r} must be public")
     module = ep.partition(":")[0]
-    metric = Metric(
+    if grid is not None:
+        for kind in grid.dataset_kinds:
+            if kind not in DATASET_KINDS:
+                raise ValueError(
+                    f"metric {name!r}: grid dataset kind {kind!r} is not declared (known: {sorted(DATASET_KINDS)}); "
+                    "declare it with register_dataset_kind and give it a loader (register_dataset_loader)"
+                )
+        names = [o.name for o in grid.options]
+        if len(names) != len(set(names)):
+            raise ValueError(f"metric {name!r}: grid options named twice in {names}")
+    if calibration is not None:
+        for cm in calibration.measures:
+            _check_choice(cm.model_kind, ("masked", "causal", "static"), "calibration model kind", name)
+            _check_choice(
+                cm.kind, ("sign", "mean", "groups", "ks", "kl", "agreement"), "calibration kind", name
+            )
+    metric_ = Metric(
         name=name,
         label=label,
         family=family,
@@ -403,55 +686,82 @@ def register_metric(
         returns=returns,
         grid=grid,
         calibration=calibration,
+        example=example,
+        package=_package_of(module),
     )
-    if calibration is not None:
-        for cm in calibration.measures:
-            _check_choice(cm.model_kind, ("masked", "causal", "static"), "calibration model kind", name)
-    return (registry or REGISTRY).add(metric)
+    return (REGISTRY if registry is None else registry).add(metric_)
 
 
-def register_metrics(*declarations: Mapping[str, Any], **shared: Any) -> list[Metric]:
-    """Declare several metrics whose declarations share fields (the PLL readings of CrowS-Pairs, ...).
+_Decorated = TypeVar("_Decorated", bound=Callable[..., Any])
 
-    ``shared`` holds the keyword arguments of :func:`register_metric` common to all of them; each
-    declaration holds the rest, its ``name`` among them (a key it gives replaces the shared one).  The
-    metrics are registered in the order given, each as :func:`register_metric` would.
+
+def metric(
+    *, name: str, registry: MetricRegistry | None = None, **fields: Any
+) -> Callable[[_Decorated], _Decorated]:
+    """Decorator form of :func:`register_metric`: the decorated function or class is the entry point.
+
+    ::
+
+        @metric(name="centroid_gap", label="Centroid gap", family="word vectors", inputs=("word sets",),
+                model_kinds=("static",), directional=True, test="Welch t test", citation="...",
+                section="...", grid=GridSupport(...), calibration=CalibrationSupport(...), example=...)
+        def centroid_gap(X, Y, A, B, vectors) -> TestResult: ...
+
+    The object is returned unchanged (the registered :class:`Metric` is in ``REGISTRY[name]``).
     """
-    return [register_metric(**{**shared, **d}) for d in declarations]
+
+    def declare(obj: _Decorated) -> _Decorated:
+        register_metric(name, entry_point=obj, registry=registry, **fields)
+        return obj
+
+    return declare
 
 
-#: the fields of a row of :func:`metric_table`, in order
-METRIC_TABLE_FIELDS = (
-    "name",
-    "label",
-    "test",
-    "citation",
-    "section",
-    "entry_point",
-    "summary",
-    "returns",
-    "calibration",
-)
+# =============================================================================================
+# plug-in packages
+# =============================================================================================
+def discover_plugins(registry: MetricRegistry | None = None, *, group: str = ENTRY_POINT_GROUP) -> list[str]:
+    """Import the metric modules of installed plug-in packages (entry-point group ``group``).
 
+    Each entry point names a module (``biaskit_toy_metric.metric``) whose :func:`metric` decorators
+    register its metrics; each is imported once per registry (a second call finds only new ones) and
+    its metrics record the distribution they come from.  Returns the names of the metrics registered.
 
-def metric_table(*rows: Sequence[Any]) -> list[dict[str, Any]]:
-    """Declarations for :func:`register_metrics` from rows of a module's table of metrics, one row a metric:
-    ``(name, label, test, citation, section, entry_point, summary, returns, calibration)``
-    (:data:`METRIC_TABLE_FIELDS`; ``returns="TestResult"`` and ``calibration=None`` are
-    :func:`register_metric`'s defaults), optionally followed by a dict of further fields of that metric
-    (``model_kinds``, ``inputs``, ...).  ``ValueError`` for a row of another length."""
-    out = []
-    for row in rows:
-        n = len(METRIC_TABLE_FIELDS)
-        if len(row) not in (n, n + 1):
-            raise ValueError(f"metric table row {row[:1]!r}: give the {n} fields {METRIC_TABLE_FIELDS}")
-        out.append(
-            {**dict(zip(METRIC_TABLE_FIELDS, row[:n], strict=True)), **(row[n] if len(row) > n else {})}
-        )
-    return out
+    A plug-in that fails to import (or raises while registering) is left out, its partial registrations
+    undone, with a WARNING naming the entry point, its package and the error (also kept in
+    :attr:`MetricRegistry.plugin_problems`); a plug-in metric whose name is taken raises
+    :class:`MetricClashError` naming both packages.
+    """
+    from importlib import metadata
 
-
-def calibration_support(*measures: tuple[str, str, str, str]) -> CalibrationSupport:
-    """A :class:`CalibrationSupport` of measures each given as ``(key, label, kind, model_kind)``
-    (:class:`CalibrationMeasure` without a ``values`` callable)."""
-    return CalibrationSupport(tuple(CalibrationMeasure(*m) for m in measures))
+    reg = REGISTRY if registry is None else registry
+    added: list[str] = []
+    for ep in metadata.entry_points(group=group):
+        dist = ep.dist.name if ep.dist is not None else "an unknown package"
+        key = (dist, ep.name, ep.value)
+        if key in reg._plugins_seen:
+            continue
+        reg._plugins_seen.add(key)
+        before = set(reg)
+        token = _CURRENT_PACKAGE.set(dist)
+        try:
+            ep.load()
+        except MetricClashError:
+            for new in set(reg) - before:
+                reg.remove(new)
+            raise
+        except Exception as exc:  # a broken plug-in must not break biaskit: it is left out, loudly
+            for new in set(reg) - before:
+                reg.remove(new)
+            msg = (
+                f"metric plug-in {ep.name!r} of package {dist!r} (entry point {ep.value!r} in group {group!r}) "
+                f"could not be loaded and is left out: {type(exc).__name__}: {exc}. Fix the package or "
+                f"uninstall it (pip uninstall {dist})"
+            )
+            logger.warning(msg)
+            reg.plugin_problems.append(msg)
+            continue
+        finally:
+            _CURRENT_PACKAGE.reset(token)
+        added += [n for n in reg if n not in before]
+    return added

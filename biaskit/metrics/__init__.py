@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import importlib
 
-from biaskit.core.registry import REGISTRY, Metric
+from biaskit.core.registry import REGISTRY, Metric, discover_plugins
 
 #: the metric modules, in registry order
 METRIC_MODULES: tuple[str, ...] = (
@@ -57,8 +57,11 @@ __all__ = ["METRIC_MODULES", "registered_metrics"]
 
 for _name in METRIC_MODULES:
     importlib.import_module(f"{__name__}.{_name}")
+discover_plugins()
 
 
 def registered_metrics() -> list[Metric]:
-    """Every registered metric, in registry order (the built-in ones and any a user registered)."""
+    """Every registered metric, in registry order: the built-in ones, those of plug-in packages found when
+    this package was imported (and by any later :func:`~biaskit.core.registry.discover_plugins`), and any
+    a user registered."""
     return list(REGISTRY.values())

@@ -47,11 +47,12 @@ import pandas as pd
 
 from biaskit.core import stats as bstats
 from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
     GridCall,
     GridSupport,
-    calibration_support,
+    register_dataset_kind,
     register_metric,
-    register_metrics,
 )
 from biaskit.core.results import Alternative, TestResult, format_p_value
 
@@ -620,6 +621,7 @@ def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...
     return (str(options["crows_causal_metric" if model_kind == "causal" else "crows_metric"]),)
 
 
+register_dataset_kind("crows", "CrowS-Pairs sentence pairs (sent_more, sent_less, bias_type)")
 register_metric(
     "crows",
     label="CrowS-Pairs",
@@ -637,26 +639,70 @@ register_metric(
     grid=GridSupport("crows", grid_cell, _grid_methods, {"static": "crows needs a language model"}),
 )
 
-#: the PLL readings of a pair, one metric each: name, model kind, label, citation, seed section, what it
-#: scores, and its calibration measure on CrowS-style pairs (key, what a unit's value is)
-_PLL_READINGS = (
-    ("cp", "masked", "cp: CrowS-Pairs PLL of the shared tokens", "Nangia et al. 2020 (metric.py of nyu-mll/crows-pairs)", "seed 000 sections 4.1.3, 4.1.6", "pseudo-log-likelihood of the tokens both sentences share, each masked in turn", "crows_cp", "CrowS-style pairs, cp (% of pairs)"),
-    ("sz", "masked", "sz: Salazar et al.'s PLL of the whole sentence", "Salazar et al. 2020, Masked Language Model Scoring", "seed 000 section 4.1.3", "pseudo-log-likelihood of every token, each masked in turn", "crows_sz", "CrowS-style pairs, sz (% of pairs)"),
-    ("aul", "masked", "AUL: all unmasked likelihood", "Kaneko & Bollegala 2022, Unmasking the Mask", "extension of seed 000 section 4.1.3", "mean log-probability of every token with nothing masked", "crows_aul", "CrowS-style pairs, AUL (% of pairs)"),
-    ("ll", "causal", "ll: causal log-likelihood of the sentence", "lm-evaluation-harness crows_pairs task (pct_stereotype); Radford et al. 2019", "causal extension of seed 000 section 4.1.6", "exact log-likelihood of the whole sentence under a causal model", "causal_ll", "CrowS-style pairs, causal log-likelihood (% of pairs)"),
-    ("shared", "causal", "shared: causal log-likelihood of the shared tokens after the difference", "biaskit's causal counterpart of cp (Nangia et al. 2020)", "causal extension of seed 000 section 4.1.6", "log-likelihood of the tokens both sentences share after the first difference", "causal_shared", "CrowS-style pairs, causal shared tokens (% of pairs)"),
-)  # fmt: skip
-register_metrics(
-    *(
-        dict(name=name, model_kinds=(kind,), label=label, citation=citation, section=section, summary=what,
-             calibration=calibration_support((key, measure, "sign", kind)))
-        for name, kind, label, citation, section, what, key, measure in _PLL_READINGS
-    ),
-    family="language models",
-    inputs=("sentence pairs",),
-    directional=True,
-    test="proportion test of the pairs preferring one sentence against 50 % (crows_proportion_test)",
-    entry_point=crows_score,
-    returns="CrowsScore (score, n, by_type, per_pair differences; summary()); "
+
+def _reading(key: str, label: str, model_kind: str) -> CalibrationSupport:
+    """The calibration measure of a PLL reading on the controls' CrowS-style pairs (the share of pairs
+    whose male version it scores higher)."""
+    return CalibrationSupport((CalibrationMeasure(key=key, label=label, kind="sign", model_kind=model_kind),))
+
+
+#: the fields the PLL readings of a pair share (one metric each below)
+_READING = {
+    "family": "language models",
+    "inputs": ("sentence pairs",),
+    "directional": True,
+    "test": "proportion test of the pairs preferring one sentence against 50 % (crows_proportion_test)",
+    "entry_point": crows_score,
+    "returns": "CrowsScore (score, n, by_type, per_pair differences; summary()); "
     "crows_proportion_test gives the thesis's z test as a TestResult",
+}
+register_metric(
+    "cp",
+    label="cp: CrowS-Pairs PLL of the shared tokens",
+    model_kinds=("masked",),
+    citation="Nangia et al. 2020 (metric.py of nyu-mll/crows-pairs)",
+    section="seed 000 sections 4.1.3, 4.1.6",
+    summary="pseudo-log-likelihood of the tokens both sentences share, each masked in turn",
+    calibration=_reading("crows_cp", "CrowS-style pairs, cp (% of pairs)", "masked"),
+    **_READING,
+)
+register_metric(
+    "sz",
+    label="sz: Salazar et al.'s PLL of the whole sentence",
+    model_kinds=("masked",),
+    citation="Salazar et al. 2020, Masked Language Model Scoring",
+    section="seed 000 section 4.1.3",
+    summary="pseudo-log-likelihood of every token, each masked in turn",
+    calibration=_reading("crows_sz", "CrowS-style pairs, sz (% of pairs)", "masked"),
+    **_READING,
+)
+register_metric(
+    "aul",
+    label="AUL: all unmasked likelihood",
+    model_kinds=("masked",),
+    citation="Kaneko & Bollegala 2022, Unmasking the Mask",
+    section="extension of seed 000 section 4.1.3",
+    summary="mean log-probability of every token with nothing masked",
+    calibration=_reading("crows_aul", "CrowS-style pairs, AUL (% of pairs)", "masked"),
+    **_READING,
+)
+register_metric(
+    "ll",
+    label="ll: causal log-likelihood of the sentence",
+    model_kinds=("causal",),
+    citation="lm-evaluation-harness crows_pairs task (pct_stereotype); Radford et al. 2019",
+    section="causal extension of seed 000 section 4.1.6",
+    summary="exact log-likelihood of the whole sentence under a causal model",
+    calibration=_reading("causal_ll", "CrowS-style pairs, causal log-likelihood (% of pairs)", "causal"),
+    **_READING,
+)
+register_metric(
+    "shared",
+    label="shared: causal log-likelihood of the shared tokens after the difference",
+    model_kinds=("causal",),
+    citation="biaskit's causal counterpart of cp (Nangia et al. 2020)",
+    section="causal extension of seed 000 section 4.1.6",
+    summary="log-likelihood of the tokens both sentences share after the first difference",
+    calibration=_reading("causal_shared", "CrowS-style pairs, causal shared tokens (% of pairs)", "causal"),
+    **_READING,
 )

@@ -58,10 +58,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.linalg import unit_rows
-from biaskit.core.registry import (
-    metric_table,
-    register_metrics,
-)
+from biaskit.core.registry import register_metric
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
 from biaskit.metrics.weat import association_scores, weat_effect_size
 
@@ -1020,16 +1017,46 @@ def mlm_word_vectors(
 
 
 # --------------------------------------------------------------------------- the registry
-#: name, label, test, citation, seed section, entry point, what it gives, what it returns, calibration
-_DOMAIN_METRICS = (
-    ("dicobi", "DiCoBi: domain-conditioned bias", "none (a cosine in [-1, 1])", "Sayenju et al., IEEE Big Data 2022 (seed 003 chapter 4)", "seed 003 chapter 4, eq. 4.1-4.2", dicobi, "WEAT-style bias of a domain against the general vocabulary", "DiCoBiResult (value, where it is attained, every cosine; summary(): no test)", None),
-    ("same", "SAME", "none", "Schröder et al. 2021 (SAME), as used by Sayenju 2023", "seed 003 section 2.4.1, eq. 2.6", same_result, "scoring association means of embeddings", "SAMEResult (value, per-word cosines, skew, stereotype; summary(): no test); same gives the float", None),
-    ("domain_gain", "Domain gain", "none", "Sayenju et al., IEEE CAI 2023 (seed 003 chapter 5)", "seed 003 section 5.2", domain_gain_result, "how much closer a word is to one attribute set than the other, clipped", "DomainGainResult (value, the two mean distances, per-word distances; summary(): no test); domain_gain gives the float from vectors", None),
-)  # fmt: skip
-register_metrics(
-    *metric_table(*_DOMAIN_METRICS),
+register_metric(
+    "dicobi",
+    label="DiCoBi: domain-conditioned bias",
     family="word vectors",
     inputs=("word sets",),
     model_kinds=("static", "masked"),
     directional=True,
+    test="none (a cosine in [-1, 1])",
+    citation="Sayenju et al., IEEE Big Data 2022 (seed 003 chapter 4)",
+    section="seed 003 chapter 4, eq. 4.1-4.2",
+    entry_point=dicobi,
+    summary="WEAT-style bias of a domain against the general vocabulary",
+    returns="DiCoBiResult (value, where it is attained, every cosine; summary(): no test)",
+)
+register_metric(
+    "same",
+    label="SAME",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="none",
+    citation="Schröder et al. 2021 (SAME), as used by Sayenju 2023",
+    section="seed 003 section 2.4.1, eq. 2.6",
+    entry_point=same_result,
+    summary="scoring association means of embeddings",
+    returns="SAMEResult (value, per-word cosines, skew, stereotype; summary(): no test); same gives the float",
+)
+register_metric(
+    "domain_gain",
+    label="Domain gain",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static", "masked"),
+    directional=True,
+    test="none",
+    citation="Sayenju et al., IEEE CAI 2023 (seed 003 chapter 5)",
+    section="seed 003 section 5.2",
+    entry_point=domain_gain_result,
+    summary="how much closer a word is to one attribute set than the other, clipped",
+    returns="DomainGainResult (value, the two mean distances, per-word distances; summary(): no test); "
+    "domain_gain gives the float from vectors",
 )

@@ -47,11 +47,7 @@ from gensim.models import KeyedVectors
 
 from biaskit.core.html import escape_html, frame_html
 from biaskit.core.linalg import unit_rows
-from biaskit.core.registry import (
-    calibration_support,
-    metric_table,
-    register_metrics,
-)
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci, t_test_mean, z_test_mean
 from biaskit.data.wordlists import (
@@ -709,15 +705,42 @@ def direct_bias_experiment(
 
 
 # --------------------------------------------------------------------------- the registry
-#: name, label, test, citation, seed section, entry point, what it gives, what it returns, calibration
-_BOLUKBASI_METRICS = (
-    ("direct_bias", "DirectBias (Bolukbasi)", "permutation test against random directions (random_direction_null)", "Bolukbasi et al. 2016, Man is to Computer Programmer as Woman is to Homemaker?", "seed 000 section 3.4.1", direct_bias_experiment, "mean |cos(w, g)|^c of neutral words with the bias direction g", "DirectBiasExperiment (DirectBias per neutral group in table; z, t, bootstrap and, with n_random_directions > 0, the random-direction test; summary()); direct_bias gives one float", calibration_support(("direct_bias", "DirectBias direction (word2vec), mean cosine difference", "groups", "static"))),
-    ("bolukbasi_indirect", "Indirect bias beta (Bolukbasi)", "none (a share of similarity)", "Bolukbasi et al. 2016", "seed 000 section 3.4.1", indirect_bias_pairs, "share of the similarity of two words due to the bias direction", "IndirectBiasBeta (beta per word pair in table; summary(): no test); indirect_bias gives one float", None),
-)  # fmt: skip
-register_metrics(
-    *metric_table(*_BOLUKBASI_METRICS),
+register_metric(
+    "direct_bias",
+    label="DirectBias (Bolukbasi)",
     family="word vectors",
     inputs=("word sets",),
     model_kinds=("static",),
     directional=True,
+    test="permutation test against random directions (random_direction_null)",
+    citation="Bolukbasi et al. 2016, Man is to Computer Programmer as Woman is to Homemaker?",
+    section="seed 000 section 3.4.1",
+    entry_point=direct_bias_experiment,
+    summary="mean |cos(w, g)|^c of neutral words with the bias direction g",
+    returns="DirectBiasExperiment (DirectBias per neutral group in table; z, t, bootstrap and, with "
+    "n_random_directions > 0, the random-direction test; summary()); direct_bias gives one float",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="direct_bias",
+                label="DirectBias direction (word2vec), mean cosine difference",
+                kind="groups",
+                model_kind="static",
+            ),
+        )
+    ),
+)
+register_metric(
+    "bolukbasi_indirect",
+    label="Indirect bias beta (Bolukbasi)",
+    family="word vectors",
+    inputs=("word sets",),
+    model_kinds=("static",),
+    directional=True,
+    test="none (a share of similarity)",
+    citation="Bolukbasi et al. 2016",
+    section="seed 000 section 3.4.1",
+    entry_point=indirect_bias_pairs,
+    summary="share of the similarity of two words due to the bias direction",
+    returns="IndirectBiasBeta (beta per word pair in table; summary(): no test); indirect_bias gives one float",
 )

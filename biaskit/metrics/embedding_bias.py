@@ -839,75 +839,70 @@ class WEFAT(_PermutationSettings):
 
 
 # --------------------------------------------------------------------------- the registry
-def _register_wefe(
-    name: str, cls: type, label: str, citation: str, test: str, summary: str, directional: bool
-) -> None:
-    register_metric(
-        name,
-        label=label,
-        family="word vectors",
-        inputs=("word sets",),
-        model_kinds=("static",),
-        directional=directional,
-        test=test,
-        citation=citation,
-        section="seed 003 section 2.3 (Table 2.2), 2.4.1 (Table 2.9); WEFE 1.0.1's metrics",
-        entry_point=cls,
-        summary=summary,
-    )
-
-
-_register_wefe(
+#: the fields WEFE's family shares
+_WEFE = {
+    "family": "word vectors",
+    "inputs": ("word sets",),
+    "model_kinds": ("static",),
+    "section": "seed 003 section 2.3 (Table 2.2), 2.4.1 (Table 2.9); WEFE 1.0.1's metrics",
+}
+register_metric(
     "wefat",
-    WEFAT,
-    "WEFAT",
-    "Caliskan et al. 2017",
-    "permutation test per word (re-split A u B)",
-    "association of each target word with two attribute sets, per word",
-    True,
+    label="WEFAT",
+    directional=True,
+    test="permutation test per word (re-split A u B)",
+    citation="Caliskan et al. 2017",
+    entry_point=WEFAT,
+    summary="association of each target word with two attribute sets, per word",
+    **_WEFE,
 )
-_register_wefe(
+register_metric(
     "rnd",
-    RND,
-    "RND",
-    "Garg et al. 2018",
-    "re-split permutation test; bootstrap CI",
-    "relative norm distance of the attribute words to two target centroids",
-    True,
+    label="RND",
+    directional=True,
+    test="re-split permutation test; bootstrap CI",
+    citation="Garg et al. 2018",
+    entry_point=RND,
+    summary="relative norm distance of the attribute words to two target centroids",
+    **_WEFE,
 )
-_register_wefe(
+register_metric(
     "rnsb",
-    RNSB,
-    "RNSB",
-    "Sweeney & Najafian 2019",
-    "re-split permutation test (retrained classifier)",
-    "KL divergence of the negative-sentiment probabilities of the targets from uniform",
-    False,
+    label="RNSB",
+    directional=False,
+    test="re-split permutation test (retrained classifier)",
+    citation="Sweeney & Najafian 2019",
+    entry_point=RNSB,
+    summary="KL divergence of the negative-sentiment probabilities of the targets from uniform",
+    **_WEFE,
 )
-_register_wefe(
+register_metric(
     "ect",
-    ECT,
-    "ECT",
-    "Dev & Phillips 2019",
-    "re-split permutation test (one-sided)",
-    "Spearman correlation of the attribute words' similarities to two target centroids",
-    True,
+    label="ECT",
+    directional=True,
+    test="re-split permutation test (one-sided)",
+    citation="Dev & Phillips 2019",
+    entry_point=ECT,
+    summary="Spearman correlation of the attribute words' similarities to two target centroids",
+    **_WEFE,
 )
-_register_wefe(
+register_metric(
     "mac",
-    MAC,
-    "MAC",
-    "Manzini et al. 2019",
-    "bootstrap CI over the targets",
-    "mean average cosine distance of targets to attribute sets",
-    False,
+    label="MAC",
+    directional=False,
+    test="bootstrap CI over the targets",
+    citation="Manzini et al. 2019",
+    entry_point=MAC,
+    summary="mean average cosine distance of targets to attribute sets",
+    **_WEFE,
 )
-_register_wefe(
+register_metric(
     "ripa",
-    RIPA,
-    "RIPA",
-    "Ethayarajh et al. 2019",
-    "sign-flip permutation test within pairs",
-    "relational inner product association with the direction of paired target words",
-    True,
+    label="RIPA",
+    directional=True,
+    test="sign-flip permutation test within pairs",
+    citation="Ethayarajh et al. 2019",
+    entry_point=RIPA,
+    summary="relational inner product association with the direction of paired target words",
+    **_WEFE,
 )

@@ -55,11 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from biaskit.core.registry import (
-    calibration_support,
-    metric_table,
-    register_metrics,
-)
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import t_test_mean
 from biaskit.data.barza import (
@@ -957,9 +953,56 @@ def compare_sbe(
 
 
 # --------------------------------------------------------------------------- the registry
-#: name, label, test, citation, seed section, entry point, what it gives, what it returns, calibration, inputs and model kinds
-_BARZA_METRICS = (
-    ("barza_templates", "Barza templates (PPD / APPD)", "one-sample t test of the mean pronoun probability difference against 0", "Barza 2023 (template-based evaluation, after Bartl et al. 2020)", "seed 002 section 4.2", ppd_test, "P(he) - P(she) at the pronoun of gender-neutral templates, per profession", "TestResult (one-sample t test of the mean PPD; per_item values in details); template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models", calibration_support(("barza_tbe", "Barza templates, mean PPD", "mean", "masked")), {"inputs": ("templates",), "model_kinds": ("masked",)}),
-    ("barza_pairs", "Barza sentence pairs (SLD / ASLD)", "one-sample t test of the signed likelihood difference against 0", "Barza 2023 (sentence-based evaluation)", "seed 002 section 4.3", sld_test, "(absolute) sentence likelihood difference of gender-swapped sentence pairs", "TestResult (one-sample t test of the mean signed SLD; ASLD and per_pair values in details); asld gives the float ASLD, asld_confidence_interval and paired_difference_test intervals and tests", calibration_support(("barza_sld", "Barza sentence pairs, mean signed SLD", "mean", "masked"), ("causal_sld", "Barza sentence pairs, causal mean signed LLD", "mean", "causal")), {"inputs": ("sentence pairs",), "model_kinds": ("masked", "causal")}),
-)  # fmt: skip
-register_metrics(*metric_table(*_BARZA_METRICS), family="language models", directional=True)
+register_metric(
+    "barza_templates",
+    label="Barza templates (PPD / APPD)",
+    family="language models",
+    inputs=("templates",),
+    model_kinds=("masked",),
+    directional=True,
+    test="one-sample t test of the mean pronoun probability difference against 0",
+    citation="Barza 2023 (template-based evaluation, after Bartl et al. 2020)",
+    section="seed 002 section 4.2",
+    entry_point=ppd_test,
+    summary="P(he) - P(she) at the pronoun of gender-neutral templates, per profession",
+    returns="TestResult (one-sample t test of the mean PPD; per_item values in details); "
+    "template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="barza_tbe", label="Barza templates, mean PPD", kind="mean", model_kind="masked"
+            ),
+        )
+    ),
+)
+register_metric(
+    "barza_pairs",
+    label="Barza sentence pairs (SLD / ASLD)",
+    family="language models",
+    inputs=("sentence pairs",),
+    model_kinds=("masked", "causal"),
+    directional=True,
+    test="one-sample t test of the signed likelihood difference against 0",
+    citation="Barza 2023 (sentence-based evaluation)",
+    section="seed 002 section 4.3",
+    entry_point=sld_test,
+    summary="(absolute) sentence likelihood difference of gender-swapped sentence pairs",
+    returns="TestResult (one-sample t test of the mean signed SLD; ASLD and per_pair values in details); "
+    "asld gives the float ASLD, asld_confidence_interval and paired_difference_test intervals and tests",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="barza_sld",
+                label="Barza sentence pairs, mean signed SLD",
+                kind="mean",
+                model_kind="masked",
+            ),
+            CalibrationMeasure(
+                key="causal_sld",
+                label="Barza sentence pairs, causal mean signed LLD",
+                kind="mean",
+                model_kind="causal",
+            ),
+        )
+    ),
+)

@@ -84,7 +84,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biaskit.core.registry import calibration_support, register_metric
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.data.louis_alexandre import (
     FeatureSet,
@@ -963,7 +963,14 @@ register_metric(
     entry_point=indirect_bias,
     summary="association of a feature with a gender through the first names the model links to both",
     returns="IndirectBiasResult (ibs, direct, per-name bs1 / bs2; summary())",
-    calibration=calibration_support(
-        ("indirect_names", "Indirect score through names (IBS), mean difference", "groups", "masked")
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="indirect_names",
+                label="Indirect score through names (IBS), mean difference",
+                kind="groups",
+                model_kind="masked",
+            ),
+        )
     ),
 )

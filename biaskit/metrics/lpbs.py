@@ -72,9 +72,11 @@ import pandas as pd
 from biaskit.core.paths import data_dir
 from biaskit.core.permutation import ExactMode
 from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
     GridCall,
     GridSupport,
-    calibration_support,
+    register_dataset_kind,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -679,6 +681,7 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     return [row]
 
 
+register_dataset_kind("lpbs", "an LPBS query: target and attribute words with their templates")
 register_metric(
     "lpbs",
     label="LPBS",
@@ -700,5 +703,11 @@ register_metric(
             "static": "lpbs needs a language model",
         },
     ),
-    calibration=calibration_support(("lpbs", "LPBS (Kurita), mean difference", "groups", "masked")),
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="lpbs", label="LPBS (Kurita), mean difference", kind="groups", model_kind="masked"
+            ),
+        )
+    ),
 )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from biaskit.core import stats
-from biaskit.core.registry import calibration_support, register_metrics
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import TestResult
 
 __all__ = ["pll_kl_score", "pll_ks_test"]
@@ -43,21 +43,53 @@ def pll_kl_score(
     return stats.kl_divergence_score(ster, anster, groups)
 
 
-#: the thesis's battery, one metric each: name, label, directional, test, citation, seed section, entry
-#: point, what it asks, calibration kind, and what a unit's value is on the masked and on the causal controls
-#: (measures ``<name>`` and ``causal_<kind>``)
-_BATTERY = (
-    ("thesis_ks", "Thesis KS test of the two PLL samples", True, "two-sample Kolmogorov-Smirnov test", "Maddalozzo 2023 (seed 000)", "seed 000 section 4.4.2", pll_ks_test, "do the stereotypical and anti-stereotypical PLLs come from one distribution?", "ks", "Thesis KS test, D", "Thesis KS test on causal log-likelihoods, D"),
-    ("thesis_kl", "Thesis KL divergence score", False, "none of its own (a score in [50, 100]); the calibration adds a label-permutation test", "Liu & Hou 2023; Maddalozzo 2023 (seed 000)", "seed 000 section 4.1.4", pll_kl_score, "how asymmetric the spreads of the two PLL samples are", "kl", "Thesis KL divergence score", "Thesis KL score on causal log-likelihoods"),
-)  # fmt: skip
-register_metrics(
-    *(
-        dict(name=name, label=label, directional=directional, test=test, citation=citation, section=section,
-             entry_point=entry_point, summary=what,
-             calibration=calibration_support((name, masked, kind, "masked"), (f"causal_{kind}", causal, kind, "causal")))
-        for name, label, directional, test, citation, section, entry_point, what, kind, masked, causal in _BATTERY
-    ),
+register_metric(
+    "thesis_ks",
+    label="Thesis KS test of the two PLL samples",
     family="language models",
     inputs=("sentence pairs", "scores"),
     model_kinds=("masked", "causal"),
+    directional=True,
+    test="two-sample Kolmogorov-Smirnov test",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 4.4.2",
+    entry_point=pll_ks_test,
+    summary="do the stereotypical and anti-stereotypical PLLs come from one distribution?",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(key="thesis_ks", label="Thesis KS test, D", kind="ks", model_kind="masked"),
+            CalibrationMeasure(
+                key="causal_ks",
+                label="Thesis KS test on causal log-likelihoods, D",
+                kind="ks",
+                model_kind="causal",
+            ),
+        )
+    ),
+)
+register_metric(
+    "thesis_kl",
+    label="Thesis KL divergence score",
+    family="language models",
+    inputs=("sentence pairs", "scores"),
+    model_kinds=("masked", "causal"),
+    directional=False,
+    test="none of its own (a score in [50, 100]); the calibration adds a label-permutation test",
+    citation="Liu & Hou 2023; Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 4.1.4",
+    entry_point=pll_kl_score,
+    summary="how asymmetric the spreads of the two PLL samples are",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="thesis_kl", label="Thesis KL divergence score", kind="kl", model_kind="masked"
+            ),
+            CalibrationMeasure(
+                key="causal_kl",
+                label="Thesis KL score on causal log-likelihoods",
+                kind="kl",
+                model_kind="causal",
+            ),
+        )
+    ),
 )

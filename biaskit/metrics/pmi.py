@@ -81,11 +81,7 @@ import pandas as pd
 from scipy import sparse
 from scipy import stats as sps
 
-from biaskit.core.registry import (
-    calibration_support,
-    metric_table,
-    register_metrics,
-)
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import Alternative, TestResult, format_p_value
 from biaskit.core.stats import binomial_test, proportion_ztest, z_test_mean
 from biaskit.data.wordlists import OOVPolicy, resolve_words, word_list_pair
@@ -807,16 +803,51 @@ def frequency_baseline(
 
 
 # --------------------------------------------------------------------------- the registry
-#: name, label, test, citation, seed section, entry point, what it gives, what it returns, calibration
-_PMI_METRICS = (
-    ("pmi", "BIAS_PMI", "permutation test of the group labels (pmi_test), with a normal-approximation interval", "Maddalozzo 2023 after Valentini et al. 2022", "seed 000 section 3.1.2", bias_pmi, "PMI(w, female words) - PMI(w, male words) over sentence co-occurrence", "PMIResult (value, the four sentence counts, se and ci; summary())", calibration_support(("pmi", "BIAS_PMI of the corpus, mean difference", "groups", "static"))),
-    ("pmi_test", "BIAS_PMI test of two word groups", "permutation test of the group labels", "Maddalozzo 2023 (seed 000)", "seed 000 section 3.1.2", pmi_test, "do two groups of words differ in BIAS_PMI?", "TestResult", None),
-    ("pmi_frequency_baseline", "BIAS_PMI frequency baseline", "none (a reference value)", "Maddalozzo 2023 (seed 000)", "seed 000 section 3.3", frequency_baseline, "the BIAS_PMI expected from word frequencies alone", "FrequencyBaseline (prop, counts, binomial and z tests; summary())", None),
-)  # fmt: skip
-register_metrics(
-    *metric_table(*_PMI_METRICS),
+register_metric(
+    "pmi",
+    label="BIAS_PMI",
     family="corpus",
     inputs=("corpus", "word sets"),
     model_kinds=(),
     directional=True,
+    test="normal-approximation interval of one value; pmi_test tests the mean over many phenomena",
+    citation="Maddalozzo 2023 after Valentini et al. 2022",
+    section="seed 000 section 3.1.2",
+    entry_point=bias_pmi,
+    summary="PMI(w, female words) - PMI(w, male words) over sentence co-occurrence",
+    returns="PMIResult (value, the four sentence counts, se and ci; summary())",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="pmi", label="BIAS_PMI of the corpus, mean difference", kind="groups", model_kind="static"
+            ),
+        )
+    ),
+)
+register_metric(
+    "pmi_test",
+    label="BIAS_PMI test over phenomena (E^PMI)",
+    family="corpus",
+    inputs=("corpus", "word sets"),
+    model_kinds=(),
+    directional=True,
+    test="one-sample z test of the mean BIAS_PMI of n phenomena against 0",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 sections 3.1.2, 3.5.1",
+    entry_point=pmi_test,
+    summary="is the mean BIAS_PMI over many phenomena (word groups) different from 0?",
+)
+register_metric(
+    "pmi_frequency_baseline",
+    label="BIAS_PMI frequency baseline",
+    family="corpus",
+    inputs=("corpus", "word sets"),
+    model_kinds=(),
+    directional=True,
+    test="exact binomial and z tests of the share of co-occurrences with A against 0.5",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 3.3",
+    entry_point=frequency_baseline,
+    summary="the BIAS_PMI expected from word frequencies alone",
+    returns="FrequencyBaseline (prop, counts, binomial and z tests; summary())",
 )

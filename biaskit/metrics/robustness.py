@@ -31,10 +31,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core import stats as bstats
-from biaskit.core.registry import (
-    calibration_support,
-    register_metric,
-)
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import Alternative, TestResult
 from biaskit.metrics.crows import as_scores, m_diff
 
@@ -301,12 +298,14 @@ register_metric(
     section="seed 000 sections 4.3, 4.4.3",
     entry_point=agreement_test,
     summary="whether a pair's preference survives a paraphrase of both sentences",
-    calibration=calibration_support(
+    calibration=CalibrationSupport(
         (
-            "thesis_robustness",
-            "Thesis robustness: cp preference kept under paraphrase (%)",
-            "agreement",
-            "masked",
+            CalibrationMeasure(
+                key="thesis_robustness",
+                label="Thesis robustness: cp preference kept under paraphrase (%)",
+                kind="agreement",
+                model_kind="masked",
+            ),
         )
     ),
 )

@@ -51,9 +51,11 @@ import pandas as pd
 from biaskit.core.io import decode_text, read_json
 from biaskit.core.paths import data_dir, wordlists_dir
 from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
     GridCall,
     GridSupport,
-    calibration_support,
+    register_dataset_kind,
     register_metric,
 )
 from biaskit.core.results import TestResult
@@ -612,6 +614,7 @@ _NOT_CAUSAL = (
     "not for a causal language model (sentence encodings come from masked models or word vectors here)"
 )
 
+register_dataset_kind("sentences", "four sentence sets X, Y, A, B (a SEAT query of template sentences)")
 register_metric(
     "seat",
     label="SEAT",
@@ -625,5 +628,11 @@ register_metric(
     entry_point=seat,
     summary="WEAT on sentence encodings of bleached template sentences",
     grid=GridSupport("sentences", grid_cell, grid_methods, {"causal": _NOT_CAUSAL}),
-    calibration=calibration_support(("seat", "SEAT, mean difference of s", "groups", "masked")),
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="seat", label="SEAT, mean difference of s", kind="groups", model_kind="masked"
+            ),
+        )
+    ),
 )

@@ -39,11 +39,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.core.registry import (
-    calibration_support,
-    metric_table,
-    register_metrics,
-)
+from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
 from biaskit.core.results import TestResult
 from biaskit.core.stats import binomial_test, proportion_ztest
 from biaskit.data.datasets import (
@@ -602,11 +598,44 @@ def predictions_from_option_scores(
 
 
 # --------------------------------------------------------------------------- the registry
-#: name, label, test, citation, seed section, entry point, what it gives, what it returns, calibration, model kinds
-_BLANK_METRICS = (
-    ("stereoset", "StereoSet intrasentence (ss, lms, icat)", "proportion test of ss against 50 % (ss_proportion_test)", "Nadeem et al. 2021, StereoSet", "seed 000 section 4.1.5", ss_proportion_test, "stereotype score: % of blanks where the model prefers the stereotypical word", "TestResult (z test of the micro ss against 50 %, the thesis's lms in details); stereoset_scores gives the official dict of ss, lms, icat per domain", calibration_support(("stereoset_ss", "StereoSet-style blanks, ss (%)", "sign", "masked"), ("causal_next_word", "StereoSet-style blanks, causal next word (%)", "sign", "causal")), {"model_kinds": ("masked", "causal")}),
-    ("comp_baseline", "Thesis fill-in-the-blank baseline (E^Comp)", "proportion test of the contexts preferring the stereotype", "Maddalozzo 2023 (seed 000)", "seed 000 section 4.1.5", comp_baseline_test, "the thesis's comparison baseline of StereoSet blanks", "TestResult", None, {"model_kinds": ("masked",)}),
-)  # fmt: skip
-register_metrics(
-    *metric_table(*_BLANK_METRICS), family="language models", inputs=("blanks",), directional=True
+register_metric(
+    "stereoset",
+    label="StereoSet intrasentence (ss, lms, icat)",
+    family="language models",
+    inputs=("blanks",),
+    model_kinds=("masked", "causal"),
+    directional=True,
+    test="proportion test of ss against 50 % (ss_proportion_test)",
+    citation="Nadeem et al. 2021, StereoSet",
+    section="seed 000 section 4.1.5",
+    entry_point=ss_proportion_test,
+    summary="stereotype score: % of blanks where the model prefers the stereotypical word",
+    returns="TestResult (z test of the micro ss against 50 %, the thesis's lms in details); "
+    "stereoset_scores gives the official dict of ss, lms, icat per domain",
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="stereoset_ss", label="StereoSet-style blanks, ss (%)", kind="sign", model_kind="masked"
+            ),
+            CalibrationMeasure(
+                key="causal_next_word",
+                label="StereoSet-style blanks, causal next word (%)",
+                kind="sign",
+                model_kind="causal",
+            ),
+        )
+    ),
+)
+register_metric(
+    "comp_baseline",
+    label="Thesis fill-in-the-blank baseline (E^Comp)",
+    family="language models",
+    inputs=("blanks",),
+    model_kinds=("masked",),
+    directional=True,
+    test="proportion test of the contexts preferring the stereotype",
+    citation="Maddalozzo 2023 (seed 000)",
+    section="seed 000 section 4.1.5",
+    entry_point=comp_baseline_test,
+    summary="the thesis's comparison baseline of StereoSet blanks",
 )

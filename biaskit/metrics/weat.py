@@ -90,8 +90,10 @@ from biaskit.core.permutation import (
     sample_partitions,
 )
 from biaskit.core.registry import (
+    CalibrationMeasure,
+    CalibrationSupport,
     GridSupport,
-    calibration_support,
+    register_dataset_kind,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -668,6 +670,7 @@ def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...
     return tuple(options["methods"]) if model_kind == "mlm" else ("vectors",)
 
 
+register_dataset_kind("words", "four word sets X, Y, A, B (a WEAT query: targets and attributes)")
 register_metric(
     "weat",
     label="WEAT",
@@ -689,5 +692,11 @@ register_metric(
             "causal": "not for a causal language model (sentence encodings come from masked models or word vectors here)"
         },
     ),
-    calibration=calibration_support(("weat", "WEAT (word2vec), mean difference of s", "groups", "static")),
+    calibration=CalibrationSupport(
+        (
+            CalibrationMeasure(
+                key="weat", label="WEAT (word2vec), mean difference of s", kind="groups", model_kind="static"
+            ),
+        )
+    ),
 )

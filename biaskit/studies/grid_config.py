@@ -606,7 +606,7 @@ def grid_cells(
                 continue
             for metric in cfg.metrics:
                 grid = _grid_of(metric)
-                if grid.dataset_kind != dk:
+                if dk not in grid.dataset_kinds:
                     continue
                 reads = REGISTRY[metric].model_kinds
                 if mk in grid.not_for or _REGISTRY_KIND.get(mk, mk) not in reads:
@@ -616,7 +616,7 @@ def grid_cells(
                 options = {**{k: cfg.option(k) for k in _DEFAULT_OPTIONS}, "methods": methods}
                 cells += [Cell(m, d, metric, meth) for meth in grid.cell_methods(mk, options)]
     for d in cfg.datasets:
-        if not any(_grid_of(mt).dataset_kind == kinds[d.name] for mt in cfg.metrics):
+        if not any(kinds[d.name] in _grid_of(mt).dataset_kinds for mt in cfg.metrics):
             skipped.append(
                 f"dataset {d.name} ({kinds[d.name]}) matches none of the metrics {list(cfg.metrics)}"
             )
