@@ -413,3 +413,36 @@ def test_notebook_sentences_follow_their_numbers():
     assert ("yet the RBF-SVM classifier still recovers the planted gender of 90 % of the professions, +32.5 points "
             "[15.0, 49.4] (98.75 % interval) above the balanced control: at this skew it hides the bias") in head  # fmt: skip
     assert "hard debiasing on the word vectors hide it from at least one measure" in head
+
+
+def test_inlp_sentence_follows_its_numbers():
+    from biaskit.report import debiasing_findings as f
+
+    def info(rank, last, stopped, probe, before):
+        return {"rank_removed": rank, "last_accuracy": last, "chance": 0.5, "stopped": stopped,
+                "fit_words": {"male": 52, "female": 50}, "held_out_words": {"male": 17, "female": 17},
+                "probe_accuracy": probe, "probe_accuracy_before": before}  # fmt: skip
+
+    fitted = {"inlp": {"0.5": info(1, 0.5, "iteration 2 of 20: at chance", 0.53, 0.76),
+                       "0.9": info(2, 0.45, "iteration 3 of 20: at chance", 0.46, 0.80)}}  # fmt: skip
+    probe = _row("word2vec", "inlp", "linear_probe", "recovery", 0.9, after=72.5, p_after=0.0032, no_effect=50.0,
+                 control_after=55.0, vs_control=17.5, vs_control_low=-12.5, vs_control_high=45.0,
+                 vs_control_confidence=0.9875, above_control=False)  # fmt: skip
+    lm = {"masked LM: inlp_sentence": {"0.5": {"rank_removed": 0, "stopped": "at chance", "probe_accuracy": 0.46,
+                                               "probe_accuracy_before": 0.46},
+                                       "0.8": {"rank_removed": 10, "stopped": None, "probe_accuracy": 0.585,
+                                               "probe_accuracy_before": 0.68}}}  # fmt: skip
+    text = f.inlp_fit([probe], fitted, iterations=20, lm_fitted=lm, lm_iterations=10)
+    assert text.startswith("INLP on the word vectors was fitted on 102 gendered words and first names")
+    assert "(the words the measures read and the professions left out; 34 more held out)" in text
+    assert "removed 1 to 2 of the 20 directions it was allowed, stopping at s = 0.5 and 0.9" in text
+    assert "(accuracy 0.45 to 0.50, larger class 0.50)" in text
+    assert "reads the held-out gendered words at 0.46 to 0.53 (0.76 to 0.80 before INLP)" in text
+    assert ("a linear probe reads the planted gender at s = 0.9 for 72.5 % of them (p = 0.003 against chance), not "
+            "above the balanced control's 55.0 % (+17.5 points [-12.5, 45.0] (98.75 % interval))") in text  # fmt: skip
+    assert "cannot be told from the balanced control" in text
+    assert ("INLP on the sentence representation removed 0 to 10 of 10 directions (stopping at chance on the "
+            "held-out sentences for the masked model at s = 0.5); a fresh logistic regression then reads the gender "
+            "of the held-out sentences at 0.46 to 0.58 (0.46 to 0.68 before).") in text  # fmt: skip
+    probe.update(above_control=True, vs_control_low=2.5)
+    assert "not every direction a linear classifier can use" in f.inlp_fit([probe], fitted, iterations=20)

@@ -269,9 +269,17 @@ def companion_disagreements(
     return "Where a measure and its robust companion disagree: " + "; ".join(parts) + "."
 
 
-def inlp_fit(rows: Sequence[Mapping[str, Any]], fitted: Mapping[str, Any], *, iterations: int) -> str:
+def inlp_fit(
+    rows: Sequence[Mapping[str, Any]],
+    fitted: Mapping[str, Any],
+    *,
+    iterations: int,
+    lm_fitted: Mapping[str, Any] | None = None,
+    lm_iterations: int | None = None,
+) -> str:
     """What INLP on the word vectors was fitted on, when it stopped, what a fresh linear probe reads after
-    it (on its held-out words and on the professions)."""
+    it (on its held-out words and on the professions); with ``lm_fitted`` (the language models' ``fitted``
+    block, keys ``"<model>: inlp_sentence"``) the same for INLP on the sentence representation."""
     info = fitted.get("inlp") or {}
     skews = sorted(float(s) for s in info)
     if not skews:
@@ -299,12 +307,31 @@ def inlp_fit(rows: Sequence[Mapping[str, Any]], fitted: Mapping[str, Any], *, it
     lp = _rows(rows, model="word2vec", method="inlp", planted=top, measure="linear_probe")
     if lp:
         r = lp[0]
-        above = "above" if r.get("above_control") else "not above"
-        text += (f". On the professions, a linear probe still reads the planted gender at s = {top:g} for "
-                 f"{float(r['after']):.1f} % of them ({p_phrase(r['p_after'])} against chance), {above} the balanced "
-                 f"control's {float(r['control_after']):.1f} % ({_vs(r)}): INLP removes the directions that separate "
-                 "the words it was fitted on, which is not every direction a linear classifier can use")  # fmt: skip
-    return text + "."
+        above = bool(r.get("above_control"))
+        text += (f". On the professions, a linear probe reads the planted gender at s = {top:g} for "
+                 f"{float(r['after']):.1f} % of them ({p_phrase(r['p_after'])} against chance), "
+                 f"{'above' if above else 'not above'} the balanced control's {float(r['control_after']):.1f} % "
+                 f"({_vs(r)})")  # fmt: skip
+        text += (": INLP removes what separates the words it was fitted on, not every direction a linear classifier "
+                 "can use to read the plan" if above else
+                 ": with 40 professions, what the probe reads after INLP cannot be told from the balanced control")  # fmt: skip
+    text += "."
+    runs = [(key.split(":")[0], float(sk), x) for key, by_s in (lm_fitted or {}).items() if key.endswith("inlp_sentence")
+            for sk, x in by_s.items()]  # fmt: skip
+    if runs:
+        ranks = [int(x["rank_removed"]) for _, _, x in runs]
+        stops = [f"the {MODEL_WORDS.get(m, m)} at s = {sk:g}" for m, sk, x in runs if x.get("stopped")]
+        text += (f" On the language models, INLP on the sentence representation removed "
+                 f"{_range(min(ranks), max(ranks), '{:d}')} of {lm_iterations or max(ranks)} directions")  # fmt: skip
+        if stops:
+            text += f" (stopping at chance on the held-out sentences for {_words(stops)})"
+        pa = [float(x["probe_accuracy"]) for _, _, x in runs if _ok(x.get("probe_accuracy"))]
+        pb = [float(x["probe_accuracy_before"]) for _, _, x in runs if _ok(x.get("probe_accuracy_before"))]
+        if pa and pb:
+            text += (f"; a fresh logistic regression then reads the gender of the held-out sentences at "
+                     f"{_range(min(pa), max(pa), '{:.2f}')} ({_range(min(pb), max(pb), '{:.2f}')} before)")  # fmt: skip
+        text += "."
+    return text
 
 
 def hard_debias_construction(rows: Sequence[Mapping[str, Any]], fitted: Mapping[str, Any]) -> str:
@@ -464,7 +491,9 @@ def debiasing_sentences(results: Mapping[str, Any]) -> dict[str, Any]:
         "balanced_control": balanced_control_recovery(rows, alpha=alpha),
         "rule_changes": rule_changes(rows),
         "companions": companion_disagreements(rows, static["fitted"], alpha=alpha),
-        "inlp": inlp_fit(static["effects"], static["fitted"], iterations=int(static["config"]["inlp_iterations"])),
+        "inlp": inlp_fit(static["effects"], static["fitted"], iterations=int(static["config"]["inlp_iterations"]),
+                         lm_fitted=lm.get("fitted"),
+                         lm_iterations=int(lm["config"]["inlp_iterations"]) if lm.get("config") else None),
         "construction": hard_debias_construction(static["effects"], static["fitted"]),
         "methods": method_verdicts(rows),
     }
