@@ -308,11 +308,12 @@ def _load_many(args: tuple[str, str, int]) -> tuple[str, list[str], list[str]]:
     return "ok", sorted(seen), messages
 
 
+@pytest.mark.slow
 def test_three_processes_loading_one_corpus_at_once_never_crash_nor_see_an_unreadable_checksum(tmp_path):
-    lines = [f"El diputado número {i} habló con la diputada del grupo {i % 7}." for i in range(3000)]
+    lines = [f"El diputado número {i} habló con la diputada del grupo {i % 7}." for i in range(1500)]
     text = _corpus(tmp_path, "big.txt", "\n".join(lines) + "\n")
     expected = json.dumps(C.load_corpus(text, cache=False))
-    rounds, n_reads = 5, 15
+    rounds, n_reads = 4, 10
     with multiprocessing.get_context("spawn").Pool(3) as pool:
         outcomes = [
             pool.map(_load_many, [(str(tmp_path / f"cache-{r}"), str(text), n_reads)] * 3, chunksize=1)
@@ -409,6 +410,7 @@ def test_a_full_disk_skips_the_slot_cache_with_a_warning(tmp_path, caplog, full_
     assert _leftovers(path.parent) == []
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_appending_to_the_score_cache_with_a_warning(
     cache_dir, caplog, monkeypatch, one_torch_thread
 ):
@@ -607,6 +609,7 @@ def test_a_relative_cache_folder_starts_from_the_callers_folder(tmp_path, monkey
     assert (caller / "rel" / "cache").is_dir() and not (tmp_path / "rel").exists()
 
 
+@pytest.mark.slow
 def test_the_notebook_command_gives_the_kernel_an_absolute_cache_folder(tmp_path, monkeypatch):
     import papermill
 
