@@ -378,3 +378,50 @@ def test_every_metric_returns_a_test_result_or_a_result_that_summarises_itself()
         if not m.returns.startswith(ret.__name__):
             bad[m.name] = f"returns text {m.returns!r} does not start with {ret.__name__}"
     assert not bad, bad
+
+
+# ----------------------------------------------------------------------------------- a plug-in package
+def test_a_plugin_package_adds_its_metric_through_its_entry_point(toy_plugin):
+    """tests/plugins/biaskit_toy_metric, pip-installed into a temporary folder: its entry point puts its
+    metric into the registry, the CLI of a fresh process and the docs' registry page."""
+    import os
+    import subprocess
+    import sys
+
+    m = REGISTRY["mean_cosine_gap"]
+    assert m.package == "biaskit-toy-metric" and m.module == "biaskit_toy_metric.metric"
+    assert m.grid is not None and m.calibration is not None and m.example is not None
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(toy_plugin), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-m", "biaskit", "metrics", "--format", "json", "--all-columns"],
+        env=env, cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    rows = {r["name"]: r for r in json.loads(done.stdout)}
+    assert set(rows) == set(REGISTRY)
+    row = rows["mean_cosine_gap"]
+    assert row["package"] == "biaskit-toy-metric" and row["grid"] == "words"
+    assert (
+        row["options"] == "mean_cosine_gap_alternative='two-sided'"
+        and row["calibration"] == "mean_cosine_gap"
+    )
+    # without the folder on the path, a fresh process has no such metric
+    plain = subprocess.run(
+        [sys.executable, "-m", "biaskit", "metrics", "--format", "csv"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert plain.returncode == 0 and "mean_cosine_gap" not in plain.stdout
+    # the docs' registry page lists it, naming its package (no link into biaskit's API pages)
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    try:
+        import biaskit_docs
+    finally:
+        sys.path.remove(str(REPO / "docs" / "_ext"))
+    page = biaskit_docs.registry_markdown()
+    line = next(ln for ln in page.splitlines() if ln.startswith("| `mean_cosine_gap`"))
+    assert (
+        "(package `biaskit-toy-metric`)" in line
+        and "py:obj" not in line
+        and "mean_cosine_gap_alternative" in line
+    )

@@ -509,6 +509,15 @@ class MetricRegistry(Mapping[str, Metric]):
         """Unregister ``name`` (for tests that register a metric of their own)."""
         return self._metrics.pop(name)
 
+    def remove_package(self, package: str) -> list[str]:
+        """Unregister every metric of the plug-in ``package`` (a distribution name) and forget its entry
+        points, so that a later :func:`discover_plugins` loads them again; returns the names removed."""
+        names = [n for n, m in self._metrics.items() if m.package == package]
+        for n in names:
+            del self._metrics[n]
+        self._plugins_seen = {k for k in self._plugins_seen if k[0] != package}
+        return names
+
     def with_grid(self) -> list[Metric]:
         return [m for m in self._metrics.values() if m.grid is not None]
 

@@ -194,14 +194,19 @@ def write_api() -> list[str]:
 
 
 # ----------------------------------------------------------------------------- registry
-def write_registry() -> None:
+def registry_markdown(metrics: list | None = None) -> str:
+    """The metric registry as Markdown tables, one per family (``registered_metrics()`` by default): the
+    metrics of biaskit link to their API page; a plug-in package's metric names its package instead."""
     from biaskit.core.registry import FAMILIES
     from biaskit.metrics import registered_metrics
 
-    metrics = registered_metrics()
+    metrics = registered_metrics() if metrics is None else metrics
+    plugins = sorted({m.package for m in metrics if m.package != "biaskit"})
     parts = [
         f"{len(metrics)} metrics are registered (`python -m biaskit metrics` prints the same registry). "
-        "Each name links to the function or class that computes it.\n"
+        "Each name links to the function or class that computes it"
+        + (f"; metrics of plug-in packages ({', '.join(plugins)}) name their package" if plugins else "")
+        + ". The grid column gives the dataset kinds a metric reads in a batch grid, with its own options.\n"
     ]
     for family in FAMILIES:
         rows = []
@@ -210,12 +215,21 @@ def write_registry() -> None:
                 continue
             row = m.as_row()
             module, _, func = row["entry_point"].partition(":")
-            ref = f"{{py:obj}}`{row['label']} <{module}.{func}>`" if func else row["label"]
-            rows.append([f"`{row['name']}`", ref, row["inputs"], row["models"], row["test"], row["citation"], row["section"]])
+            if m.package != "biaskit":
+                ref = f"{row['label']} (package `{m.package}`)"
+            else:
+                ref = f"{{py:obj}}`{row['label']} <{module}.{func}>`" if func else row["label"]
+            grid = row["grid"] + (f" ({row['options']})" if row["options"] else "")
+            rows.append([f"`{row['name']}`", ref, row["inputs"], row["models"], row["test"], grid,
+                         row["citation"], row["section"]])  # fmt: skip
         if rows:
             parts.append(f"\n### {family.capitalize()}\n\n")
-            parts.append(_table(["name", "metric", "inputs", "models", "test", "citation", "section"], rows))
-    _write(OUT / "fragments" / "registry.md", "".join(parts))
+            parts.append(_table(["name", "metric", "inputs", "models", "test", "grid", "citation", "section"], rows))
+    return "".join(parts)
+
+
+def write_registry() -> None:
+    _write(OUT / "fragments" / "registry.md", registry_markdown())
 
 
 # ----------------------------------------------------------------------------- bundled models

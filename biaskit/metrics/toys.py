@@ -1,0 +1,132 @@
+"""Small in-memory inputs on which every registered metric's example runs (its ``example`` hook).
+
+The conformance tests (``tests/test_metric_conformance.py``) call each metric's ``example()``, which runs
+the metric on these toys in well under a second, and check what comes back.  A metric of a plug-in
+package may use them too.  Everything here is built in memory, deterministically (fixed seeds), with
+no download and no bundled file, and cached per process:
+
+* :func:`toy_vectors`: word vectors in which the male words and :data:`TOY_X` share one direction and
+  the female words and :data:`TOY_Y` another (a planted association, so that tests have something to
+  find), plus neutral :data:`TOY_PROFESSIONS`;
+* :func:`toy_query`: the WEAT query (X, Y, A, B) of those words;
+* :func:`toy_masked_lm` / :func:`toy_causal_lm`: the random-weight stand-ins of :mod:`biaskit.lm` with a
+  tokenizer trained on :data:`TOY_SENTENCES` (the toy words are whole tokens); **their numbers mean
+  nothing about bias**, they only show that a metric runs end to end;
+* :func:`toy_pairs`, :func:`toy_corpus`: CrowS-style sentence pairs and a tokenised corpus of the same words.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "TOY_FEMALE",
+    "TOY_MALE",
+    "TOY_PROFESSIONS",
+    "TOY_SENTENCES",
+    "TOY_X",
+    "TOY_Y",
+    "toy_causal_lm",
+    "toy_corpus",
+    "toy_masked_lm",
+    "toy_pairs",
+    "toy_query",
+    "toy_vectors",
+]
+
+TOY_MALE: tuple[str, ...] = ("he", "him", "his", "man", "boy", "father", "son", "brother")
+TOY_FEMALE: tuple[str, ...] = ("she", "her", "hers", "woman", "girl", "mother", "daughter", "sister")
+#: the targets the male words are planted with, and those the female words are planted with
+TOY_X: tuple[str, ...] = ("maths", "algebra", "geometry", "physics", "numbers", "equation")
+TOY_Y: tuple[str, ...] = ("poetry", "art", "dance", "novel", "drama", "music")
+TOY_PROFESSIONS: tuple[str, ...] = (
+    "nurse",
+    "engineer",
+    "doctor",
+    "teacher",
+    "pilot",
+    "secretary",
+    "lawyer",
+    "baker",
+)
+#: sentences that name every toy word (the toy language models' tokenizer is trained on them)
+TOY_SENTENCES: tuple[str, ...] = tuple(
+    f"The {p} said that {m} likes {x} and {f} likes {y}."
+    for p, m, f, x, y in zip(
+        TOY_PROFESSIONS * 2, TOY_MALE * 2, TOY_FEMALE * 2, TOY_X * 3, TOY_Y * 3, strict=False
+    )
+) + tuple(f"{w.capitalize()} is here." for w in (*TOY_MALE, *TOY_FEMALE, *TOY_X, *TOY_Y, *TOY_PROFESSIONS))
+
+
+@functools.lru_cache(maxsize=1)
+def toy_vectors(dim: int = 24, seed: int = 0) -> Any:
+    """Gensim ``KeyedVectors`` of every toy word: male words and :data:`TOY_X` lean one way, female words
+    and :data:`TOY_Y` the other, professions in between (unit-variance noise around the two directions)."""
+    from biaskit.embeddings.vectors import from_dict
+
+    rng = np.random.default_rng(seed)
+    male_dir, female_dir = rng.normal(size=dim), rng.normal(size=dim)
+    rows: dict[str, np.ndarray] = {}
+    for words, direction in (
+        (TOY_MALE, male_dir),
+        (TOY_X, male_dir),
+        (TOY_FEMALE, female_dir),
+        (TOY_Y, female_dir),
+    ):
+        for w in words:
+            rows[w] = 1.5 * direction + rng.normal(size=dim)
+    for i, w in enumerate(TOY_PROFESSIONS):
+        lean = male_dir if i % 2 == 0 else female_dir
+        rows[w] = 0.5 * lean + rng.normal(size=dim)
+    return from_dict(rows)
+
+
+def toy_query() -> Any:
+    """The WEAT query of the toy words: X = :data:`TOY_X`, Y = :data:`TOY_Y`, A = male, B = female words."""
+    from biaskit.metrics.weat import WEATQuery
+
+    return WEATQuery.from_lists(TOY_X, TOY_Y, TOY_MALE, TOY_FEMALE, names=("maths", "arts", "male", "female"))
+
+
+@functools.lru_cache(maxsize=1)
+def toy_masked_lm() -> Any:
+    """A random-weight masked language model whose tokenizer knows the toy words (meaningless numbers)."""
+    import logging
+
+    from biaskit.lm import tiny_masked_lm
+
+    logging.getLogger("biaskit.lm").debug("toy masked LM: random weights")
+    return tiny_masked_lm(texts=list(TOY_SENTENCES), vocab_size=400)
+
+
+@functools.lru_cache(maxsize=1)
+def toy_causal_lm() -> Any:
+    """A random-weight causal language model whose tokenizer knows the toy words (meaningless numbers)."""
+    from biaskit.lm import tiny_causal_lm
+
+    return tiny_causal_lm(texts=list(TOY_SENTENCES), vocab_size=400)
+
+
+def toy_pairs(n: int = 6) -> pd.DataFrame:
+    """``n`` CrowS-style pairs (``sent_more`` with a male word, ``sent_less`` with its female twin, a
+    ``bias_type``), one profession each."""
+    rows = []
+    for i in range(n):
+        p, m, f = TOY_PROFESSIONS[i % len(TOY_PROFESSIONS)], TOY_MALE[i % 8], TOY_FEMALE[i % 8]
+        rows.append(
+            {
+                "sent_more": f"The {p} said that {m} likes {TOY_X[i % 6]}.",
+                "sent_less": f"The {p} said that {f} likes {TOY_X[i % 6]}.",
+                "bias_type": "gender" if i % 2 == 0 else "profession",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def toy_corpus() -> list[list[str]]:
+    """:data:`TOY_SENTENCES`, lower-cased and split into tokens (punctuation dropped)."""
+    return [[w.strip(".,").lower() for w in s.split()] for s in TOY_SENTENCES]
