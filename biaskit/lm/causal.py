@@ -244,9 +244,9 @@ def causal_log_probs(
     that several sentences share (BOS and the words before a CrowS-Pairs difference) is read once, with
     position ids and a tree-shaped attention mask so that each sentence sees exactly its own past; a hidden
     state read by several sentences goes through the output layer once.  Otherwise (or with
-    ``share_prefixes=False``) each sequence is a row; the known classes then get no attention mask (with
-    right padding a causal model's tokens never attend to the padding after them), others get the mask when
-    a batch is padded.  GPT-2's Python tanh-GELU runs as PyTorch's fused kernel of the same formula
+    ``share_prefixes=False``) each sequence is a row, and a padded batch gets its attention mask (with
+    right padding a causal model's tokens never attend to the padding after them anyway; without the mask
+    transformers prints a warning).  GPT-2's Python tanh-GELU runs as PyTorch's fused kernel of the same formula
     (:func:`biaskit.lm.base.fused_activations`).  Equal, to float rounding, to a token-by-token loop that
     feeds each prefix alone (``tests/test_causal.py``).
     """
@@ -263,8 +263,8 @@ def causal_log_probs(
     def hidden_at(
         inp: torch.Tensor, att: torch.Tensor | None, rows: torch.Tensor, pos: torch.Tensor
     ) -> tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor] | None]:
-        if head is not None:  # right padding is invisible to causal attention: no mask needed
-            hidden = lm.model.base_model(input_ids=inp, use_cache=False)[0]
+        if head is not None:  # the mask of a padded batch (transformers warns without one)
+            hidden = lm.model.base_model(input_ids=inp, attention_mask=att, use_cache=False)[0]
             return hidden[rows, pos - 1], head  # the output layer at the read positions only
         return lm.model(input_ids=inp, attention_mask=att, use_cache=False).logits[rows, pos - 1], None
 
@@ -403,11 +403,16 @@ def next_token_probabilities(
         for idx, inp, att in padded_batches(seqs, _pad_id(lm), batch_size, batch_tokens=budget):
             last_pos = torch.as_tensor([len(seqs[i]) - 1 for i in idx.tolist()], dtype=torch.long).to(dev)
             rows = torch.arange(len(idx), device=dev)
-            # right padding is invisible to causal attention; the output layer at the last position only
+            # the mask of a padded batch (transformers warns without one); the output layer at the last
+            # position only
+            mask = None if att is None else att.to(dev)
             if head is not None:
-                last = head(lm.model.base_model(input_ids=inp.to(dev), use_cache=False)[0][rows, last_pos])
+                last = head(
+                    lm.model.base_model(input_ids=inp.to(dev), attention_mask=mask, use_cache=False)[0][
+                        rows, last_pos
+                    ]
+                )
             else:
-                mask = None if att is None else att.to(dev)
                 last = lm.model(input_ids=inp.to(dev), attention_mask=mask, use_cache=False).logits[
                     rows, last_pos
                 ]
