@@ -13,6 +13,7 @@ import torch
 # the toy Spanish text, tiny configuration and weight comparison of the masked-LM training tests
 from test_training import HELD_OUT, TRAIN, Crash, _equal, crash_at, make_sentences, tiny_config
 
+from biaskit.training.loop import checkpoint_files, read_checkpoint
 from biaskit.training.pretrain import (
     _as_causal_tokenizer,
     _build_causal_model,
@@ -128,7 +129,7 @@ def test_resume_after_crash_is_bit_identical(baseline, tokenizer, tmp_path):
         train_causal_lm(
             TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at(25)
         )
-    state = torch.load(crash_dir / "checkpoint" / "state.pt", weights_only=False)
+    state = read_checkpoint(checkpoint_files(crash_dir / "checkpoint")[0])
     assert state["step"] == 20 and state["config"]["objective"] == "causal"
     assert not (crash_dir / "model.safetensors").exists()
     res = train_causal_lm(TRAIN, crash_dir, tiny_config(), progress=False)  # tokenizer from checkpoint

@@ -25,6 +25,7 @@ from biaskit.training.fine_tune import (
     find_fine_tuned,
     fine_tune,
 )
+from biaskit.training.loop import checkpoint_files, read_checkpoint
 from biaskit.training.pretrain import build_mlm_batch, mask_tokens, pseudo_perplexity
 
 SUBJ = ["el médico", "la enfermera", "el profesor", "la alumna", "el vecino", "la abogada"]
@@ -135,7 +136,7 @@ def test_loop_runs_with_the_preset(base, tmp_path, monkeypatch):
     assert all(eps == 1e-8 and wd == 0.0 for groups in seen["groups"] for _, eps, wd in groups)
     assert seen["clip"] == [1.0] * T
     assert seen["mask"] == [{"mask_probability": 0.15, "mask_replace": 0.8, "mask_random": 0.1}] * T
-    state = torch.load(tmp_path / "ft" / "checkpoint" / "state.pt", weights_only=False)
+    state = read_checkpoint(checkpoint_files(tmp_path / "ft" / "checkpoint")[0])
     assert state["scheduler"]["_last_lr"] == [0.0, 0.0]  # decayed to 0 at the last step
     info = json.loads((tmp_path / "ft" / "training.json").read_text())
     assert info["steps"] == T and info["completed"] and info["config"]["seed"] == 42
@@ -245,7 +246,7 @@ def test_resume_after_crash_is_bit_identical(base, tmp_path):
         fine_tune(
             base, TRAIN, config=cfg, output_dir=tmp_path / "crash", progress=False, callback=crash_at(25)
         )
-    assert torch.load(tmp_path / "crash" / "checkpoint" / "state.pt", weights_only=False)["step"] == 20
+    assert read_checkpoint(checkpoint_files(tmp_path / "crash" / "checkpoint")[0])["step"] == 20
     assert not (tmp_path / "crash" / "model.safetensors").exists()
     resumed = fine_tune(base, TRAIN, config=cfg, output_dir=tmp_path / "crash", progress=False)
     info = json.loads((tmp_path / "crash" / "training.json").read_text())

@@ -1,6 +1,6 @@
 """Integrity on disk: the bundled models are checked against their sha256 manifest when
-loaded by name, once per process and folder; training checkpoints carry a sha256 and a damaged one stops
-the run with the command that discards it."""
+loaded by name, once per process and folder; training checkpoints carry a sha256, and one that does not
+match it is not trusted: the run resumes from the earlier verified checkpoint."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from biaskit import lm as lms
-from biaskit.core.io import ChecksumError, sha256_file
+from biaskit.core.io import ChecksumError, checksum_sidecar, sha256_file
 from biaskit.lm import catalogue
+from biaskit.training.loop import checkpoint_files
 from biaskit.training.pretrain import MLMTrainingConfig, train_masked_lm, train_wordpiece_tokenizer
 
 REAL_MODELS = catalogue.models_dir()
@@ -176,9 +177,10 @@ def uninterrupted(tmp_path_factory, tokenizer):
 
 
 def _crashed(folder: Path, tokenizer) -> Path:
+    """A run killed at step 12: checkpoints of steps 5 and 10; returns the latest."""
     with pytest.raises(Crash):
         train_masked_lm(TRAIN, folder, _config(), tokenizer=tokenizer, progress=False, callback=_crash_at(12))
-    return folder / "checkpoint" / "state.pt"
+    return checkpoint_files(folder / "checkpoint")[0]
 
 
 def _weights(folder: Path) -> dict:
@@ -189,9 +191,10 @@ def _weights(folder: Path) -> dict:
 
 def test_a_checkpoint_carries_its_sha256_and_resumes_bit_identically(uninterrupted, tokenizer, tmp_path):
     ckpt = _crashed(tmp_path / "run", tokenizer)
-    side = ckpt.with_name("state.pt.sha256")
-    assert side.read_text(encoding="utf-8").split() == [sha256_file(ckpt), "state.pt"]
-    assert not list(ckpt.parent.glob("*.tmp"))  # nothing half-written left behind
+    assert ckpt.name == "state-000000010.safetensors"
+    side = json.loads(checksum_sidecar(ckpt).read_text(encoding="utf-8"))
+    assert (side["file"], side["sha256"], side["size"]) == (ckpt.name, sha256_file(ckpt), ckpt.stat().st_size)
+    assert not [p for p in ckpt.parent.iterdir() if p.name.startswith(".") or ".tmp" in p.name]
     res = train_masked_lm(TRAIN, tmp_path / "run", _config(), progress=False)
     assert res.resumed_from_step == 10 and res.completed
     a, b = _weights(uninterrupted), _weights(tmp_path / "run")
@@ -199,42 +202,29 @@ def test_a_checkpoint_carries_its_sha256_and_resumes_bit_identically(uninterrupt
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate"])
-def test_a_damaged_checkpoint_stops_the_run_with_the_command_to_discard_it(tokenizer, tmp_path, damage):
+def test_a_damaged_checkpoint_is_not_trusted_and_the_earlier_one_resumes(
+    uninterrupted, tokenizer, tmp_path, caplog, damage
+):
     ckpt = _crashed(tmp_path / "run", tokenizer)
     if damage == "flip":
         _flip_byte(ckpt)
     else:
         _truncate(ckpt, ckpt.stat().st_size // 3)
-    with pytest.raises(ChecksumError) as err:
-        train_masked_lm(TRAIN, tmp_path / "run", _config(), progress=False)
-    msg = str(err.value)
-    assert f"checkpoint {ckpt} is damaged" in msg and "a truncated or changed file" in msg
-    assert f"`rm -r {ckpt.parent}` then the same command" in msg
-    # the command works: discarded, the run starts again
-    shutil.rmtree(ckpt.parent)
-    res = train_masked_lm(TRAIN, tmp_path / "run", _config(), tokenizer=tokenizer, progress=False)
-    assert res.resumed_from_step == 0 and res.completed
-
-
-def test_a_checkpoint_without_its_sha256_file_is_used_only_when_it_reads_whole(tokenizer, tmp_path, caplog):
-    ckpt = _crashed(tmp_path / "run", tokenizer)
-    side = ckpt.with_name("state.pt.sha256")
-    side.unlink()  # a checkpoint of an earlier biaskit
     with caplog.at_level(logging.WARNING, logger="biaskit.training.loop"):
         res = train_masked_lm(TRAIN, tmp_path / "run", _config(), progress=False)
-    assert res.resumed_from_step == 10 and "has no sha256 file" in caplog.text
-    ckpt2 = _crashed(tmp_path / "run2", tokenizer)
-    ckpt2.with_name("state.pt.sha256").unlink()
-    _truncate(ckpt2, 2000)
-    with pytest.raises(ChecksumError, match=r"it cannot be read.*rm -r"):
-        train_masked_lm(TRAIN, tmp_path / "run2", _config(), progress=False)
+    what = "its sha256" if damage == "flip" else "its size"
+    assert f"checkpoint not trusted: {ckpt}: {what}" in caplog.text
+    earlier = ckpt.parent / "state-000000005.safetensors"
+    assert f"resuming from the earlier verified checkpoint {earlier} (step 5)" in caplog.text
+    assert res.resumed_from_step == 5 and res.completed
+    a, b = _weights(uninterrupted), _weights(tmp_path / "run")
+    assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_a_crash_between_the_two_renames_leaves_a_usable_checkpoint(tokenizer, tmp_path):
+def test_a_checkpoint_without_its_sha256_file_is_not_trusted(tokenizer, tmp_path, caplog):
     ckpt = _crashed(tmp_path / "run", tokenizer)
-    side = ckpt.with_name("state.pt.sha256")
-    # the new checkpoint is in place, its sum still in the .tmp sidecar, the old sum in the sidecar
-    side.with_name(side.name + ".tmp").write_text(side.read_text(encoding="utf-8"), encoding="utf-8")
-    side.write_text("0" * 64 + "  state.pt\n", encoding="utf-8")
-    res = train_masked_lm(TRAIN, tmp_path / "run", _config(), progress=False)
-    assert res.resumed_from_step == 10 and res.completed
+    checksum_sidecar(ckpt).unlink()
+    with caplog.at_level(logging.WARNING, logger="biaskit.training.loop"):
+        res = train_masked_lm(TRAIN, tmp_path / "run", _config(), progress=False)
+    assert f"checkpoint not trusted: {ckpt}: it has no checksum file" in caplog.text
+    assert res.resumed_from_step == 5 and res.completed

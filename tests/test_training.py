@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from biaskit.training.loop import checkpoint_files, read_checkpoint
 from biaskit.training.pretrain import (
     MLMTrainingConfig,
     mask_salient_groups,
@@ -296,7 +297,7 @@ def test_resume_after_crash_is_bit_identical(baseline, tokenizer, tmp_path):
         train_masked_lm(
             TRAIN, crash_dir, tiny_config(), tokenizer=tokenizer, progress=False, callback=crash_at(25)
         )
-    state = torch.load(crash_dir / "checkpoint" / "state.pt", weights_only=False)
+    state = read_checkpoint(checkpoint_files(crash_dir / "checkpoint")[0])
     assert state["step"] == 20  # the last checkpoint before the crash
     assert not (crash_dir / "model.safetensors").exists()
     res = train_masked_lm(TRAIN, crash_dir, tiny_config(), progress=False)  # tokenizer from checkpoint

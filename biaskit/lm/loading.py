@@ -11,11 +11,16 @@ random stand-ins are resolved by name in :mod:`biaskit.lm.builtin`.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fnmatch
 import json
+import logging
 import os
 import re
+import shutil
 import socket
 import struct
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +28,13 @@ from typing import Any
 
 import torch
 
+from biaskit.core.io import (
+    CHECKSUM_SUFFIX,
+    DiskFullError,
+    cache_file_problem,
+    checksum_sidecar,
+    write_cache_checksum,
+)
 from biaskit.core.paths import caller_cwd, resolve_user_path
 from biaskit.lm.base import CausalLM, LanguageModel, MaskedLM, ModelKind, resolve_device
 
@@ -38,10 +50,16 @@ __all__ = [
     "load_causal_lm",
     "load_lm",
     "load_masked_lm",
+    "model_folder_problem",
     "model_kind",
     "quiet_hf_progress",
+    "recorded_key",
     "resolve_dtype",
+    "save_model_folder",
+    "sealed_files",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: BETO uncased (Cañete et al. 2020), the model of the thesis (seed 000, section 4.4.1).
 BETO = "dccuchile/bert-base-spanish-wwm-uncased"
@@ -84,6 +102,188 @@ TOKENIZER_FILES = (
     ("sentencepiece.bpe.model",),
     ("tokenizer.model",),
 )
+
+#: the other files ``transformers`` reads from a model folder to build a model or its tokenizer
+MODEL_CONFIG_FILES = ("config.json", "generation_config.json")
+TOKENIZER_CONFIG_FILES = (
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "chat_template.jinja",
+    "chat_template.json",
+)
+#: sharded weights: ``model-00001-of-00002.safetensors`` and the like
+_WEIGHT_SHARDS = ("model-*.safetensors", "pytorch_model-*.bin")
+
+
+def _is_weight_file(name: str) -> bool:
+    return name in WEIGHT_FILES or any(fnmatch.fnmatchcase(name, pat) for pat in _WEIGHT_SHARDS)
+
+
+def _is_tokenizer_file(name: str) -> bool:
+    return name in TOKENIZER_CONFIG_FILES or any(name in group for group in TOKENIZER_FILES)
+
+
+def _is_model_file(name: str) -> bool:
+    return _is_weight_file(name) or name in MODEL_CONFIG_FILES or _is_tokenizer_file(name)
+
+
+#: the record a training run writes beside its model: not a model file (its trainer checks it)
+RECORD_FILE = "training.json"
+
+
+def sealed_files(folder: str | Path) -> list[Path]:
+    """The files of a model folder that a load reads and that a seal covers (:func:`save_model_folder`).
+
+    Every top-level file ``transformers`` reads to build the model or its tokenizer: the configuration
+    (``config.json``, ``generation_config.json``), the weights (:data:`WEIGHT_FILES` and shards) and the
+    tokenizer files (:data:`TOKENIZER_FILES`, ``tokenizer_config.json``, ...), and any other top-level
+    file that has a sha256 sidecar; not the sidecars, hidden files, sub-folders (``checkpoint/``) or the
+    training record ``training.json``, which its trainer checks.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(
+        f
+        for f in folder.iterdir()
+        if f.is_file()
+        and not f.name.startswith(".")
+        and not f.name.endswith(CHECKSUM_SUFFIX)
+        and f.name != RECORD_FILE
+        and (_is_model_file(f.name) or checksum_sidecar(f).exists())
+    )
+
+
+def recorded_key(path: str | Path) -> str | None:
+    """The cache key the sha256 sidecar of ``path`` records (:func:`biaskit.core.io.write_cache_checksum`),
+    or None when there is none or it is unreadable."""
+    try:
+        record = json.loads(checksum_sidecar(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    key = record.get("key") if isinstance(record, dict) else None
+    return key if isinstance(key, str) else None
+
+
+def model_folder_problem(folder: str | Path, key: str | None = None, *, require: bool = False) -> str | None:
+    """Why the model saved in ``folder`` must not be used, or None when its sha256 files vouch for it.
+
+    A folder biaskit saved (a trained model, a fine-tune, :func:`save_model_folder` with a ``key``) has a
+    sha256 sidecar beside each of its model files (:func:`sealed_files`), written by
+    :func:`biaskit.core.io.write_cache_checksum` with the run's key.  Each model file present must match
+    its sidecar (:func:`biaskit.core.io.cache_file_problem`: a changed or truncated byte, a missing or
+    unreadable sidecar, a sidecar of another file or run, a file others may write), and a weights file
+    must be there.  The answer names the file: ``"model.safetensors: its sha256 ... differs ..."``.
+
+    ``key``: the run the folder must belong to (the trainer's); ``None`` takes the key its weights'
+    sidecar records, so that only the files' integrity is checked (:func:`check_model_folder`).  A folder
+    with no sidecar at all (a model biaskit did not save) is not checked (``None``) unless ``key`` is
+    given or ``require`` is true, when it is refused as not written by biaskit.
+    """
+    folder = Path(folder)
+    files = sealed_files(folder)
+    sealed = [f for f in files if checksum_sidecar(f).exists()]
+    if key is None:
+        if not sealed:
+            return f"{folder} has no sha256 files (not saved by biaskit)" if require else None
+        weights = [f for f in sealed if _is_weight_file(f.name)]
+        key = recorded_key((weights or sealed)[0])
+        if key is None:
+            return f"{(weights or sealed)[0].name}: its checksum file is unreadable or of an earlier biaskit's format"
+    if not any(_is_weight_file(f.name) for f in files):
+        return f"no weights file ({WEIGHT_FILES[0]}) in {folder}"
+    for f in files:
+        problem = cache_file_problem(f, key)
+        if problem:
+            return f"{f.name}: {problem}"
+    return None
+
+
+def _disk_full(exc: OSError, path: Path) -> DiskFullError:
+    """The :class:`biaskit.core.io.DiskFullError` of a model save that ran out of space at ``path``."""
+    try:
+        free = f"; {shutil.disk_usage(path.parent).free:,} bytes are free there"
+    except OSError:
+        free = ""
+    err = DiskFullError(
+        exc.errno,
+        f"no space left to write {path}{free}: free some space on that disk, or write elsewhere (another "
+        f"output folder, or BIASKIT_CACHE_DIR on a larger disk); the files in {path.parent} were left as they were",
+    )
+    err.filename = str(path)
+    return err
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_model_folder(
+    folder: str | Path, *, model: Any = None, tokenizer: Any = None, key: str | None = None
+) -> list[Path]:
+    """Save ``model`` and / or ``tokenizer`` (``save_pretrained``, safetensors) into ``folder``, file by file
+    atomically; with ``key``, seal each model file with a sha256 sidecar.  Returns the files written.
+
+    Everything is first written to a unique temporary folder inside ``folder``, flushed to disk, then each
+    file moved onto its name with :func:`os.replace` (a reader sees the old file or the new one, never
+    half of one).  A full disk raises :class:`biaskit.core.io.DiskFullError` naming the file; the
+    temporary folder is removed and ``folder``'s files are left as they were.  Weights files (shards,
+    ``pytorch_model.bin``) and tokenizer files left in ``folder`` by another model, that this save did not
+    write, are removed with a WARNING: they would be read with the new ones.
+
+    ``key`` (the training run's, :func:`biaskit.training.loop.training_key`): each model file of the
+    folder (:func:`sealed_files`) gets its sidecar (:func:`biaskit.core.io.write_cache_checksum`) and
+    loses any group / other write permission, so that :func:`model_folder_problem` vouches for it and
+    :func:`check_model_folder` checks it at every load.  Without a key (the bundled models, checked against
+    ``data/models/MANIFEST.json`` instead) no sidecar is written.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder, prefix=".saving-"))
+    written: list[Path] = []
+    try:
+        target = folder
+        try:
+            if model is not None:
+                model.save_pretrained(str(tmp), safe_serialization=True)
+            if tokenizer is not None:
+                tokenizer.save_pretrained(str(tmp))
+            new = sorted(f for f in tmp.iterdir() if f.is_file())
+            for f in new:
+                target = folder / f.name
+                _fsync(f)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+                where = folder / Path(exc.filename).name if exc.filename else target
+                raise _disk_full(exc, where) from exc
+            raise
+        names = {f.name for f in new}
+        for old in sealed_files(folder):
+            stale = old.name not in names and (
+                (model is not None and _is_weight_file(old.name))
+                or (tokenizer is not None and _is_tokenizer_file(old.name))
+            )
+            if stale:
+                logger.warning("%s: removed, a file of another model that this save did not write", old)
+                old.unlink()
+                checksum_sidecar(old).unlink(missing_ok=True)
+        for f in new:
+            os.replace(f, folder / f.name)
+            written.append(folder / f.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if key is not None:
+        for f in sealed_files(folder):
+            mode = f.stat().st_mode
+            if os.name == "posix" and mode & 0o022:
+                os.chmod(f, mode & ~0o022 & 0o7777)
+            write_cache_checksum(f, key)
+    return written
 
 
 def _safetensors_problem(f: Path) -> str | None:
@@ -132,7 +332,9 @@ def check_model_folder(path: str | Path, kind: ModelKind | None = None) -> None:
     :class:`ModelFolderError` (a ``ValueError``) naming the file and what is wrong: ``config.json`` that
     is not valid JSON; no weights file (:data:`WEIGHT_FILES`); a safetensors file that is truncated or
     whose header is damaged; a ``pytorch_model.bin`` zip archive that is cut short; no tokenizer files
-    (:data:`TOKENIZER_FILES`) or a ``tokenizer.json`` that is not valid JSON.  ``TypeError`` when the
+    (:data:`TOKENIZER_FILES`) or a ``tokenizer.json`` that is not valid JSON; in a folder biaskit saved
+    (sha256 sidecars beside its files, :func:`save_model_folder`), a file that no longer matches its
+    sidecar (:func:`model_folder_problem`).  ``TypeError`` when the
     configuration declares the other kind of model (a causal folder given to the masked loader, or the
     reverse), naming the architecture and the loader to use.
     """
@@ -190,6 +392,14 @@ def check_model_folder(path: str | Path, kind: ModelKind | None = None) -> None:
                 f"{tok_json}: not valid JSON ({type(exc).__name__}: {exc}); the tokenizer file is damaged: "
                 "save the tokenizer there again"
             ) from exc
+    problem = model_folder_problem(folder)
+    if problem:
+        raise ModelFolderError(
+            f"{folder}: {problem}. biaskit saved this model with a sha256 file beside each of its files, and "
+            "they no longer vouch for it: nothing was loaded from it. Fix: run the same training or "
+            "fine-tuning call again (it writes the model again, from its verified checkpoint or by "
+            "training), or delete the folder"
+        )
 
 
 def hf_cache_dir() -> Path:

@@ -78,10 +78,10 @@ from typing import Any
 
 from biaskit.core.paths import cache_dir, cache_name
 from biaskit.lm import CausalLM, MaskedLM, quiet_hf_progress
+from biaskit.lm.loading import model_folder_problem, recorded_key
 from biaskit.lm.tokenizers import MAX_UNK_SHARE
 from biaskit.training.pretrain import (
     CHECKPOINT_DIR,
-    CHECKPOINT_FILE,
     TRAINING_JSON,
     MLMTrainingConfig,
     as_text,
@@ -90,6 +90,7 @@ from biaskit.training.pretrain import (
     has_saved_model,
     load_checkpoint,
     train_loop,
+    training_key,
     training_steps,
 )
 
@@ -392,16 +393,27 @@ def find_fine_tuned(
     settings, or ``output_dir``) is looked up, and a finished run (its checkpoint at the last step
     and its weights saved, with the same settings and data) is loaded.  An unfinished or missing
     run gives ``None``; a folder written with other settings or data raises ``ValueError`` as
-    :func:`fine_tune` would.  :func:`biaskit.debiasing.cds.fine_tune_many` uses it to start worker
-    processes only for the runs that still need training.
+    :func:`fine_tune` would.  Only what biaskit wrote is used: a checkpoint or a saved model whose files
+    no longer match their sha256 files (:func:`biaskit.lm.loading.model_folder_problem`) gives ``None``
+    with a WARNING naming the file and the reason (:func:`fine_tune` then writes the model again from
+    its verified checkpoint, or trains it again).  :func:`biaskit.debiasing.cds.fine_tune_many` uses it
+    to start worker processes only for the runs that still need training.
     """
     run = _plan(model, sentences, config, output_dir, max_unk_share)
     if not has_saved_model(run.out):
         return None
-    state = load_checkpoint(run.out / CHECKPOINT_DIR / CHECKPOINT_FILE, run.record)
+    state = load_checkpoint(run.out / CHECKPOINT_DIR, run.record)
     if state is None or state["data"] != run.data_key:
         return None
     if int(state["step"]) < training_steps(config.training_config(run.max_length), len(run.encoded)):
+        return None
+    problem = model_folder_problem(run.out, training_key(run.record, run.data_key))
+    if problem:
+        logger.warning(
+            "fine-tuned model %s is not used: %s; fine_tune writes it again from its verified checkpoint",
+            run.out,
+            problem,
+        )
         return None
     with quiet_hf_progress():
         return _load_tuned(run.out, run.base, config.device)
@@ -476,7 +488,7 @@ def fine_tune(
     base, shared, tokenizer, out = run.base, run.shared, run.base.tokenizer, run.out
     encoded, record, data_key, max_length = run.encoded, run.record, run.data_key, run.max_length
     out.mkdir(parents=True, exist_ok=True)
-    state = load_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE, record) if resume else None
+    state = load_checkpoint(out / CHECKPOINT_DIR, record) if resume else None
 
     net = copy.deepcopy(base.model) if shared else base.model
     if config.hidden_dropout is not None or config.attention_dropout is not None:
@@ -504,10 +516,20 @@ def fine_tune(
 def fine_tune_record(model: MaskedLM | CausalLM | str | Path) -> dict[str, Any]:
     """The ``training.json`` of a fine-tuned model (steps, losses, time, tokens/s, settings); ``{}`` when it has none.
 
-    ``model`` is what :func:`fine_tune` returned (its ``name`` is its folder) or the folder itself.
+    ``model`` is what :func:`fine_tune` returned (its ``name`` is its folder) or the folder itself.  A record
+    whose sha256 file no longer vouches for it (:func:`biaskit.core.io.cache_file_problem`, with the key its
+    model files record) is not read: a WARNING names it and the reason, and ``{}`` is returned.
     """
+    from biaskit.core.io import cache_file_problem, checksum_sidecar
+
     folder = Path(str(model.name if isinstance(model, (MaskedLM, CausalLM)) else model))
     path = folder / TRAINING_JSON
     if not path.is_file():
         return {}
+    key = recorded_key(folder / "model.safetensors")
+    if key is not None or checksum_sidecar(path).exists():  # saved by biaskit: checked
+        problem = cache_file_problem(path, key or "")
+        if problem:
+            logger.warning("%s is not read: %s", path, problem)
+            return {}
     return json.loads(path.read_text(encoding="utf-8"))

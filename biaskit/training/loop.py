@@ -6,7 +6,18 @@ its checkpoints.
 mixed precision), deterministic given the seed and resumable from a checkpoint to bit-identical weights
 (the scheme is described in :mod:`biaskit.training.pretrain`); it saves the model, the tokenizer and
 ``training.json``.  :func:`encode_for_training` turns sentences into the token ids it trains on,
-:func:`load_checkpoint` reads a checkpoint back, :func:`training_steps` counts a run's steps.
+:func:`load_checkpoint` reads the latest verified checkpoint back, :func:`training_steps` counts a run's
+steps.
+
+**Nothing read from disk can run code or pass for biaskit's data.**  A checkpoint
+(:func:`save_checkpoint`) is one safetensors file with JSON in its header, never a pickle; it and every
+file of a saved model (:func:`biaskit.lm.loading.save_model_folder`) and ``training.json`` carry a sha256
+sidecar (:func:`biaskit.core.io.write_cache_checksum`) that is checked before they are used.  A
+checkpoint that does not match is not trusted (the earlier verified one is used, or the run restarts),
+a saved model that does not match is written again from its verified checkpoint, each with a WARNING
+naming the file and the reason.  Every file is written under a unique temporary name and renamed into
+place, so a full disk (:class:`biaskit.core.io.DiskFullError`, naming the file) leaves the last verified
+checkpoint as it was.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import json
 import logging
 import math
 import os
-import shlex
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,12 +39,12 @@ import torch
 
 from biaskit.core.io import (
     CHECKSUM_SUFFIX,
-    ChecksumError,
-    checksum_line,
+    atomic_write_text,
+    cache_file_problem,
     checksum_sidecar,
-    recorded_sha256,
-    sha256_file,
+    write_cache_checksum,
 )
+from biaskit.lm.loading import model_folder_problem, save_model_folder
 from biaskit.lm.tokenizers import MAX_UNK_SHARE, as_text, check_unk_share
 from biaskit.training.config import MLMTrainingConfig, TrainingResult
 from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity, xlnet_pseudo_perplexity
@@ -55,20 +66,35 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CHECKPOINT_DIR",
-    "CHECKPOINT_FILE",
+    "CHECKPOINT_KEY",
     "CHECKSUM_SUFFIX",
+    "LEGACY_CHECKPOINT",
     "TRAINING_JSON",
+    "checkpoint_files",
+    "checkpoint_tokenizer",
     "data_hash",
     "encode_for_training",
     "has_saved_model",
     "load_checkpoint",
+    "read_checkpoint",
+    "save_checkpoint",
     "train_loop",
+    "training_key",
     "training_steps",
-    "verify_checkpoint",
 ]
 
 CHECKPOINT_DIR = "checkpoint"
-CHECKPOINT_FILE = "state.pt"
+#: a checkpoint is ``checkpoint/state-<step, 9 digits>.safetensors`` (:func:`save_checkpoint`)
+CHECKPOINT_PREFIX = "state-"
+CHECKPOINT_SUFFIX = ".safetensors"
+#: the checkpoint file of biaskit before safetensors checkpoints: a pickle, which can run code when read.
+#: It is never read (:func:`load_checkpoint` says so in a WARNING) and is removed by the next checkpoint
+LEGACY_CHECKPOINT = "state.pt"
+#: the cache key of a checkpoint's sha256 sidecar (:func:`biaskit.core.io.write_cache_checksum`); the run
+#: it belongs to is checked on its recorded configuration and data instead (:func:`load_checkpoint`)
+CHECKPOINT_KEY = "biaskit training checkpoint"
+#: the format of the checkpoint files (``__metadata__["format"]`` of the safetensors header)
+CHECKPOINT_FORMAT = "biaskit-checkpoint-1"
 TRAINING_JSON = "training.json"
 
 
@@ -81,49 +107,202 @@ def data_hash(encoded: list[list[int]]) -> str:
     return h.hexdigest()[:16]
 
 
-def _atomic_torch_save(obj: Any, path: Path) -> None:
-    """``torch.save`` to ``path`` atomically, then its sha256 to ``path.sha256`` (:data:`CHECKSUM_SUFFIX`).
+def _plain(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists): how configurations are compared."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
 
-    Order: the checkpoint to ``state.tmp``, its sha256 to ``state.pt.sha256.tmp``, the checkpoint renamed
-    into place, then the sidecar.  A crash between the two renames leaves the new checkpoint with the
-    new sum still in the ``.tmp`` sidecar, which :func:`load_checkpoint` accepts.
+
+def training_key(record: dict[str, Any], data_key: str) -> str:
+    """The key of a training run: sha256 of its recorded configuration and its data key.
+
+    The sha256 sidecars of the model files a run saves (:func:`biaskit.lm.loading.save_model_folder`) and of
+    its ``training.json`` record it, so that a model of another run (other settings or data), even copied in
+    with its sidecars, is not taken for this run's (:func:`biaskit.lm.loading.model_folder_problem`).
     """
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    side = checksum_sidecar(path)
-    side_tmp = side.with_name(side.name + ".tmp")
-    side_tmp.write_text(checksum_line(tmp, path.name), encoding="utf-8")
-    os.replace(tmp, path)
-    os.replace(side_tmp, side)
+    text = json.dumps({"config": _plain(record), "data": data_key}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _damaged_checkpoint(ckpt_file: Path, problem: str) -> ChecksumError:
-    folder = shlex.quote(str(ckpt_file.parent))
-    return ChecksumError(
-        f"checkpoint {ckpt_file} is damaged ({problem}): the run cannot resume from it. Discard it and start "
-        f"again: `rm -r {folder}` then the same command (or pass resume=False); the steps since the start "
-        "are trained again, to the same weights"
-    )
+# ---------------------------------------------------------------------------------------------
+# checkpoints: safetensors (tensors) + JSON (everything else), with a sha256 sidecar
+# ---------------------------------------------------------------------------------------------
+def checkpoint_files(ckpt_dir: Path) -> list[Path]:
+    """The checkpoint files of ``ckpt_dir`` (``state-<step>.safetensors``), the latest step first."""
+    found = []
+    for f in Path(ckpt_dir).glob(f"{CHECKPOINT_PREFIX}*{CHECKPOINT_SUFFIX}"):
+        digits = f.name[len(CHECKPOINT_PREFIX) : -len(CHECKPOINT_SUFFIX)]
+        if digits.isdigit() and f.is_file():
+            found.append((int(digits), f))
+    return [f for _, f in sorted(found, reverse=True)]
 
 
-def verify_checkpoint(ckpt_file: Path) -> bool:
-    """Check ``state.pt`` against its sha256 sidecar (``state.pt.sha256``): True when it matches,
-    :class:`~biaskit.core.io.ChecksumError` with the command to discard it when it differs (or the sidecar
-    is unreadable), False when there is no sidecar (a checkpoint written before biaskit wrote them)."""
-    side = checksum_sidecar(ckpt_file)
-    if not side.exists() and not side.with_name(side.name + ".tmp").exists():
-        return False
-    got = sha256_file(ckpt_file)
-    sums = [recorded_sha256(side), recorded_sha256(side.with_name(side.name + ".tmp"))]
-    if got in sums:
-        return True
-    if not any(sums):
-        raise _damaged_checkpoint(ckpt_file, f"its sha256 file {side.name} is unreadable")
-    raise _damaged_checkpoint(
-        ckpt_file,
-        f"sha256 {got[:16]}... but {next(x for x in sums if x)[:16]}... was recorded when it was written: "
-        "a truncated or changed file",
-    )
+def _checkpoint_path(ckpt_dir: Path, step: int) -> Path:
+    return ckpt_dir / f"{CHECKPOINT_PREFIX}{step:09d}{CHECKPOINT_SUFFIX}"
+
+
+def _own_tensors(named: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """CPU tensors safetensors can write: a tensor that shares its storage with another one (tied
+    embeddings) or views part of a larger storage is copied; the others are written as they are."""
+    seen: set[int] = set()
+    out = {}
+    for name, t in named.items():
+        t = t.detach().cpu().contiguous()
+        storage = t.untyped_storage()
+        if storage.data_ptr() in seen or storage.nbytes() != t.numel() * t.element_size():
+            t = t.clone()
+        seen.add(t.untyped_storage().data_ptr())
+        out[name] = t
+    return out
+
+
+def _bytes_tensor(data: bytes) -> torch.Tensor:
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.zeros(0, dtype=torch.uint8)
+
+
+def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
+    """The files ``tokenizer.save_pretrained`` writes, by name (kept in a checkpoint: :func:`save_checkpoint`)."""
+    with tempfile.TemporaryDirectory(prefix="biaskit-tokenizer-") as tmp:
+        tokenizer.save_pretrained(tmp)
+        return {f.name: f.read_bytes() for f in sorted(Path(tmp).iterdir()) if f.is_file()}
+
+
+def save_checkpoint(
+    ckpt_dir: Path,
+    *,
+    step: int,
+    model: Any,
+    optimizer: Any,
+    scheduler: Any,
+    rng: dict[str, Any],
+    scalars: dict[str, Any],
+    tokenizer: dict[str, bytes],
+    keep: Path | None = None,
+) -> Path:
+    """Write the checkpoint of ``step`` to ``ckpt_dir/state-<step>.safetensors`` and its sha256 sidecar.
+
+    One safetensors file (which holds tensors and text, never code): the model's and the optimizer's
+    tensors, the RNG states (``torch.get_rng_state()`` is a uint8 tensor, as is each CUDA one) and the
+    tokenizer's files as uint8 tensors; everything else (``scalars``: step, losses, tokens seen, time,
+    configuration, data key; the scheduler's state and the optimizer's parameter groups) as JSON in the
+    header's ``__metadata__``.  Floats go through JSON's shortest round-trip form, so they read back
+    exactly.
+
+    Written under a unique temporary name and renamed into place (:func:`biaskit.core.io.atomic_path`),
+    then its sidecar (:func:`biaskit.core.io.write_cache_checksum`, key :data:`CHECKPOINT_KEY`); a file
+    whose sidecar could not be written is removed.  Before writing, every other checkpoint of the folder
+    but ``keep`` (the last verified one) is removed, and the checkpoint of an earlier biaskit
+    (:data:`LEGACY_CHECKPOINT`); so the folder holds at most ``keep`` and the new one.  A full disk raises
+    :class:`biaskit.core.io.DiskFullError` naming the file: no temporary file or half checkpoint is left,
+    and ``keep`` is untouched.
+    """
+    from safetensors.torch import save_file
+
+    from biaskit.core.io import atomic_path
+
+    named: dict[str, torch.Tensor] = {f"model/{k}": v for k, v in model.state_dict().items()}
+    opt = optimizer.state_dict()
+    per_param: dict[str, dict[str, Any]] = {}
+    for pid, fields in opt["state"].items():
+        for field, value in fields.items():
+            if isinstance(value, torch.Tensor):
+                named[f"optimizer/{pid}/{field}"] = value
+            else:
+                per_param.setdefault(str(pid), {})[field] = value
+    named["rng/torch"] = rng["torch"]
+    cuda = rng.get("cuda") or []
+    for i, t in enumerate(cuda):
+        named[f"rng/cuda/{i}"] = t
+    for name, data in tokenizer.items():
+        named[f"tokenizer/{name}"] = _bytes_tensor(data)
+    meta = {
+        **scalars,
+        "step": step,
+        "scheduler": scheduler.state_dict(),
+        "optimizer": {"param_groups": opt["param_groups"], "state": per_param, "ids": sorted(opt["state"])},
+        "cuda_rng": len(cuda) if rng.get("cuda") is not None else None,
+        "tokenizer_files": sorted(tokenizer),
+    }
+    text = json.dumps(meta, sort_keys=True)
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    path = _checkpoint_path(ckpt_dir, step)
+    for old in checkpoint_files(ckpt_dir):
+        if old != keep and old != path:
+            old.unlink(missing_ok=True)
+            checksum_sidecar(old).unlink(missing_ok=True)
+    for name in (LEGACY_CHECKPOINT, f"{LEGACY_CHECKPOINT}{CHECKSUM_SUFFIX}", "state.tmp",
+                 f"{LEGACY_CHECKPOINT}{CHECKSUM_SUFFIX}.tmp"):  # fmt: skip
+        (ckpt_dir / name).unlink(missing_ok=True)
+    with atomic_path(path, private=True) as tmp:
+        save_file(_own_tensors(named), str(tmp), metadata={"format": CHECKPOINT_FORMAT, "state": text})
+    try:
+        write_cache_checksum(path, CHECKPOINT_KEY)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        checksum_sidecar(path).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The state in the checkpoint file ``path`` (:func:`save_checkpoint`), without checking its sidecar
+    (:func:`load_checkpoint` does that first).  ``ValueError`` when it is not a checkpoint of this format.
+
+    Keys: ``model`` (state dict), ``optimizer`` (state dict), ``scheduler``, ``rng`` (``torch``, ``cuda``),
+    ``step``, ``losses``, ``tokens_seen``, ``train_seconds``, ``config``, ``data``, ``tokenizer_files``
+    (name -> bytes) and ``file`` (``path``).  Only safetensors and JSON are parsed: nothing in the file can
+    run code.
+    """
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt", device="cpu") as fh:
+        header = fh.metadata() or {}
+        if header.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"not a biaskit checkpoint (format {str(header.get('format'))[:40]!r})")
+        meta = json.loads(header["state"])
+        tensors = {k: fh.get_tensor(k) for k in fh.keys()}
+
+    def under(prefix: str) -> dict[str, torch.Tensor]:
+        return {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+
+    opt_state: dict[int, dict[str, Any]] = {int(pid): {} for pid in meta["optimizer"]["ids"]}
+    for key, value in under("optimizer/").items():
+        pid, field = key.split("/", 1)
+        opt_state[int(pid)][field] = value
+    for pid, fields in meta["optimizer"]["state"].items():
+        opt_state[int(pid)].update(fields)
+    groups = meta["optimizer"]["param_groups"]
+    for g in groups:
+        if isinstance(g.get("betas"), list):
+            g["betas"] = tuple(g["betas"])
+    n_cuda = meta["cuda_rng"]
+    tok = under("tokenizer/")
+    state = {
+        "model": under("model/"),
+        "optimizer": {"state": opt_state, "param_groups": groups},
+        "scheduler": meta["scheduler"],
+        "rng": {
+            "torch": tensors["rng/torch"],
+            "cuda": None if n_cuda is None else [tensors[f"rng/cuda/{i}"] for i in range(n_cuda)],
+        },
+        "tokenizer_files": {name: tok[name].numpy().tobytes() for name in meta["tokenizer_files"]},
+        "file": Path(path),
+    }
+    for field in ("step", "losses", "tokens_seen", "train_seconds", "config", "data"):
+        state[field] = meta[field]
+    if not isinstance(state["step"], int) or not isinstance(state["losses"], list):
+        raise ValueError("its step or losses are not of the recorded types")
+    return state
+
+
+def checkpoint_tokenizer(state: dict[str, Any]) -> Any:
+    """The tokenizer a checkpoint holds (:func:`read_checkpoint`'s ``tokenizer_files``), loaded with
+    ``transformers.AutoTokenizer`` from a temporary folder (which is removed)."""
+    from transformers import AutoTokenizer
+
+    with tempfile.TemporaryDirectory(prefix="biaskit-tokenizer-") as tmp:
+        for name, data in state["tokenizer_files"].items():
+            (Path(tmp) / Path(name).name).write_bytes(data)
+        return AutoTokenizer.from_pretrained(tmp)
 
 
 def encode_for_training(
@@ -192,43 +371,64 @@ def _check_unk_share(
 
 
 def load_checkpoint(
-    ckpt_file: Path, record: dict[str, Any], defaults: dict[str, Any] | None = None
+    ckpt_dir: Path, record: dict[str, Any], defaults: dict[str, Any] | None = None
 ) -> dict[str, Any] | None:
-    """The checkpoint's state, or ``None`` when there is none; ``ValueError`` if its config differs.
+    """The state of the latest verified checkpoint in ``ckpt_dir`` (:func:`read_checkpoint`), or ``None``.
 
-    Keys of ``defaults`` missing from the stored config (fields added since it was written)
-    count as their default values.  The file is first checked against the sha256 written beside it
-    (:func:`verify_checkpoint`): a truncated or changed checkpoint raises
-    :class:`~biaskit.core.io.ChecksumError` with the command that discards it (``rm -r <folder>/checkpoint``,
-    then the same command) instead of resuming from damaged state.  A checkpoint of an earlier biaskit
-    (no sha256 file) is used when it reads whole, with a WARNING, and gets its sha256 file; one that does
-    not read raises the same error.
+    Checkpoints are tried from the latest step down.  One is used only when its sha256 sidecar vouches
+    for it (:func:`biaskit.core.io.cache_file_problem`: present, of this file, same size and sha256, not
+    writable by others) and it reads as a checkpoint of this format; one that fails is not trusted, and a
+    WARNING names each such file with its reason and says what happens instead: the run resumes from the
+    earlier verified checkpoint (naming it and its step), or, with none left, restarts from step 0.  The
+    checkpoint of an earlier biaskit (:data:`LEGACY_CHECKPOINT`, a pickle that could run code) is never
+    read, with the same WARNING.  Nothing in a checkpoint can run code: safetensors and JSON only.
+
+    ``ValueError`` when the verified checkpoint was written with another configuration than ``record``
+    (keys of ``defaults`` missing from the stored configuration, fields added since, count as their
+    defaults): use the same configuration, or ``resume=False``.
     """
-    if not ckpt_file.exists():
-        return None
-    verified = verify_checkpoint(ckpt_file)
-    try:
-        state = torch.load(ckpt_file, map_location="cpu", weights_only=False)
-    except Exception as exc:  # unpickling / zip errors come in many types
-        raise _damaged_checkpoint(ckpt_file, f"it cannot be read: {type(exc).__name__}: {exc}") from exc
-    if not verified:
-        logger.warning(
-            "checkpoint %s has no sha256 file (written by an earlier biaskit); it reads whole and is used, "
-            "and its sha256 is recorded now",
-            ckpt_file,
+    ckpt_dir = Path(ckpt_dir)
+    refused: list[tuple[Path, str]] = []
+    state = None
+    for f in checkpoint_files(ckpt_dir):
+        problem = cache_file_problem(f, CHECKPOINT_KEY)
+        if problem is None:
+            try:
+                state = read_checkpoint(f)
+                break
+            except Exception as exc:  # safetensors, JSON and missing-field errors come in many types
+                problem = f"it cannot be read as a checkpoint ({type(exc).__name__}: {str(exc)[:200]})"
+        refused.append((f, problem))
+    legacy = ckpt_dir / LEGACY_CHECKPOINT
+    if legacy.exists():
+        why = "a checkpoint of an earlier biaskit, a pickle that could run code when read: it is never read"
+        refused.append((legacy, why))
+    if refused:
+        instead = (
+            f"resuming from the earlier verified checkpoint {state['file']} (step {state['step']})"
+            if state is not None
+            else "no verified checkpoint is left: training restarts from step 0 (the same weights in the end)"
         )
-        checksum_sidecar(ckpt_file).write_text(checksum_line(ckpt_file, ckpt_file.name), encoding="utf-8")
-    saved = {**{k: v for k, v in (defaults or {}).items() if k not in state["config"]}, **state["config"]}
-    if saved != record:
+        logger.warning(
+            "checkpoint not trusted: %s; %s",
+            "; ".join(f"{f}: {why}" for f, why in refused),
+            instead,
+        )
+    if state is None:
+        return None
+    stored = state["config"] if isinstance(state["config"], dict) else {}
+    saved = {**{k: v for k, v in (defaults or {}).items() if k not in stored}, **stored}
+    if _plain(saved) != _plain(record):
         raise ValueError(
-            f"checkpoint {ckpt_file} was written with another configuration; "
+            f"checkpoint {state['file']} was written with another configuration; "
             "use the same config or resume=False"
         )
     return state
 
 
 def has_saved_model(folder: Path) -> bool:
-    """Whether ``folder`` holds saved weights (``config.json`` and a ``*.safetensors`` file)."""
+    """Whether ``folder`` holds saved weights (``config.json`` and a ``*.safetensors`` file); whether they
+    can be trusted is :func:`biaskit.lm.loading.model_folder_problem`'s question."""
     return (folder / "config.json").exists() and any(folder.glob("*.safetensors"))
 
 
@@ -282,14 +482,13 @@ def train_loop(
     from biaskit.lm.base import MaskedLM, resolve_device
 
     ckpt_dir = out / CHECKPOINT_DIR
-    ckpt_file = ckpt_dir / CHECKPOINT_FILE
     if objective not in ("masked", "causal", "permutation"):
         raise ValueError(f"objective must be 'masked', 'causal' or 'permutation', not {objective!r}")
     causal = objective == "causal"
     permutation = objective == "permutation"
     device = resolve_device(config.device)
     if state is not None and state["data"] != data_key:
-        raise ValueError(f"checkpoint {ckpt_file} was written for other training data; use resume=False")
+        raise ValueError(f"checkpoint {state['file']} was written for other training data; use resume=False")
 
     n = len(encoded)
     bs = config.batch_size
@@ -341,25 +540,28 @@ def train_loop(
         logger.info("resuming %s from step %d of %d", out, step, total_steps)
     resumed_from = step
 
-    def save_checkpoint() -> None:
-        ckpt_dir.mkdir(parents=True, exist_ok=True)
-        tokenizer.save_pretrained(str(ckpt_dir))
+    tok_files = tokenizer_files(tokenizer)
+    last_ckpt: list[Path | None] = [None if state is None else state["file"]]
+
+    def checkpoint() -> None:
         rng = {"torch": torch.get_rng_state()}
         rng["cuda"] = torch.cuda.get_rng_state_all() if device.type == "cuda" else None
-        _atomic_torch_save(
-            {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(),
-                "rng": rng,
-                "step": step,
+        last_ckpt[0] = save_checkpoint(
+            ckpt_dir,
+            step=step,
+            model=model,
+            optimizer=optimizer,
+            scheduler=scheduler,
+            rng=rng,
+            scalars={
                 "losses": losses,
                 "tokens_seen": tokens_seen,
                 "train_seconds": elapsed,
                 "config": record,
                 "data": data_key,
             },
-            ckpt_file,
+            tokenizer=tok_files,
+            keep=last_ckpt[0],
         )
 
     epoch_cache: dict[int, list[np.ndarray]] = {}
@@ -472,7 +674,7 @@ def train_loop(
                 bar.update(1)
                 bar.set_postfix(loss=f"{lv:.3f}", tok_s=f"{tokens_seen / max(elapsed, 1e-9):,.0f}")
                 if config.checkpoint_every and step % config.checkpoint_every == 0 and step < total_steps:
-                    save_checkpoint()
+                    checkpoint()
                 if callback is not None:
                     callback(step, lv)
     finally:
@@ -482,13 +684,28 @@ def train_loop(
     elapsed = time.perf_counter() - t_start if step > resumed_from else elapsed
 
     model.eval()
-    # a run found complete (nothing trained in this call) rewrites nothing
-    saved = has_saved_model(out)
-    found_complete = step == resumed_from and state is not None and saved
+    # a run found complete (nothing trained in this call) rewrites nothing, if its saved model is intact
+    key = training_key(record, data_key)
+    found_complete = step == resumed_from and state is not None and has_saved_model(out)
+    if found_complete:
+        problem = model_folder_problem(out, key)
+        if problem:
+            logger.warning(
+                "the saved model in %s is not used: %s; it is written again from the verified checkpoint of "
+                "step %d (the same weights)",
+                out,
+                problem,
+                step,
+            )
+            found_complete = False
     if not found_complete:
-        save_checkpoint()
-        model.save_pretrained(str(out), safe_serialization=True)
-        tokenizer.save_pretrained(str(out))
+        if state is None or step > resumed_from:
+            checkpoint()
+        save_model_folder(out, model=model, tokenizer=tokenizer, key=key)
+        for old in checkpoint_files(ckpt_dir):  # a finished run keeps its last checkpoint only
+            if old != last_ckpt[0]:
+                old.unlink(missing_ok=True)
+                checksum_sidecar(old).unlink(missing_ok=True)
 
     pppl = ppl = held_n = None
     if held_out and causal:
@@ -522,10 +739,17 @@ def train_loop(
     json_file = out / TRAINING_JSON
     record_json = result.to_json()
     if found_complete and json_file.exists():  # keep the record of the run that trained it
-        old = json.loads(json_file.read_text(encoding="utf-8"))
-        measured = {"held_out_ppl": ppl} if causal else {"held_out_pppl": pppl}
-        record_json = {**old, **({**measured, "held_out_tokens": held_n} if held_out else {})}
-        if record_json == old:
-            return result
-    json_file.write_text(json.dumps(record_json, indent=2), encoding="utf-8")
+        problem = cache_file_problem(json_file, key)
+        if problem:
+            logger.warning(
+                "%s is not used: %s; it is written again from this run's figures", json_file, problem
+            )
+        else:
+            old = json.loads(json_file.read_text(encoding="utf-8"))
+            measured = {"held_out_ppl": ppl} if causal else {"held_out_pppl": pppl}
+            record_json = {**old, **({**measured, "held_out_tokens": held_n} if held_out else {})}
+            if record_json == old:
+                return result
+    atomic_write_text(json_file, json.dumps(record_json, indent=2))
+    write_cache_checksum(json_file, key)
     return result

@@ -104,14 +104,15 @@ from biaskit.training.config import PRECISIONS, MLMTrainingConfig, TrainingResul
 from biaskit.training.evaluation import causal_perplexity, pseudo_perplexity
 from biaskit.training.loop import (
     CHECKPOINT_DIR,
-    CHECKPOINT_FILE,
     MAX_UNK_SHARE,
     TRAINING_JSON,
+    checkpoint_tokenizer,
     data_hash,
     encode_for_training,
     has_saved_model,
     load_checkpoint,
     train_loop,
+    training_key,
     training_steps,
 )
 from biaskit.training.objectives import (
@@ -149,7 +150,6 @@ __all__ = [
     "train_xlnet_lm",
     # defined in the modules above, re-exported here for their users (fine_tune, recipes, the tests)
     "CHECKPOINT_DIR",
-    "CHECKPOINT_FILE",
     "LENGTH_GROUP_BATCHES",
     "PRECISIONS",
     "TRAINING_JSON",
@@ -161,6 +161,7 @@ __all__ = [
     "mask_salient_groups",
     "salient_group_ids",
     "train_loop",
+    "training_key",
     "training_steps",
 ]
 
@@ -286,9 +287,9 @@ def _prepare_run(
     defaults = (
         asdict(MLMTrainingConfig()) if masked else {**asdict(MLMTrainingConfig()), "objective": "masked"}
     )
-    state = load_checkpoint(ckpt_dir / CHECKPOINT_FILE, record, defaults) if resume else None
+    state = load_checkpoint(ckpt_dir, record, defaults) if resume else None
     if state is not None and tokenizer is None:
-        tokenizer = AutoTokenizer.from_pretrained(str(ckpt_dir))
+        tokenizer = checkpoint_tokenizer(state)
     if tokenizer is None and init_model is not None:
         tokenizer = AutoTokenizer.from_pretrained(str(init_model))
     if tokenizer is None:
@@ -398,7 +399,8 @@ def train_masked_lm(
         dropped; sequences are truncated to ``config.max_length`` tokens.
     out_dir:
         Receives the model (``save_pretrained``, safetensors), the tokenizer and
-        ``training.json``; checkpoints go to ``out_dir/checkpoint/state.pt``.  The folder loads
+        ``training.json``; checkpoints go to ``out_dir/checkpoint/`` (safetensors with a sha256 file:
+        :func:`biaskit.training.loop.save_checkpoint`).  The folder loads
         with ``biaskit.lm.loading.load_masked_lm(out_dir)``.
     config:
         :class:`MLMTrainingConfig` (default: its defaults).

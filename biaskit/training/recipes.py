@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.core.io import atomic_path, atomic_write_bytes, atomic_write_text
 from biaskit.embeddings.vectors import load_trained_vectors  # noqa: F401  (the recipes' front re-exports it)
 from biaskit.lm.catalogue import (  # noqa: F401  (the recipes' front re-exports the catalogue)
     CLM_NAMES,
@@ -85,6 +86,7 @@ from biaskit.lm.catalogue import (  # noqa: F401  (the recipes' front re-exports
     training_record,
     write_manifest,
 )
+from biaskit.lm.loading import model_folder_problem, save_model_folder, sealed_files
 from biaskit.training.pretrain import MLMTrainingConfig
 
 logger = logging.getLogger(__name__)
@@ -416,7 +418,7 @@ def _halve_and_measure_causal(out: Path, held_out: Sequence[str]) -> float:
     from biaskit.training.pretrain import causal_perplexity
 
     model, _ = _load_clm_float32(out)
-    model.half().save_pretrained(str(out), safe_serialization=True)
+    save_model_folder(out, model=model.half())
     model, tok = _load_clm_float32(out)
     return causal_perplexity(model, tok, list(held_out))[0]
 
@@ -429,7 +431,7 @@ def _halve_and_measure(out: Path, held_out: Sequence[str]) -> float:
     from biaskit.training.pretrain import pseudo_perplexity
 
     model = AutoModelForMaskedLM.from_pretrained(str(out), dtype="float32")
-    model.half().save_pretrained(str(out), safe_serialization=True)
+    save_model_folder(out, model=model.half())
     lm = load_masked_lm(out, device="cpu")
     return pseudo_perplexity(lm, list(held_out))[0]
 
@@ -462,15 +464,10 @@ def _train_xlnet_threads(name: str, *, progress: bool, work: Path, device: str) 
     res = train_xlnet_lm(
         train, work_dir, replace(config, device=device), tokenizer=tok, held_out=list(held), progress=progress
     )
-    out.mkdir(parents=True, exist_ok=True)
-    for f in work_dir.iterdir():
-        if f.is_file() and f.name != TRAINING_JSON:
-            (out / f.name).write_bytes(f.read_bytes())
+    _copy_trained(work_dir, out)
     import torch
 
-    XLNetLMHeadModel.from_pretrained(str(out), dtype=torch.float32).half().save_pretrained(
-        str(out), safe_serialization=True
-    )
+    save_model_folder(out, model=XLNetLMHeadModel.from_pretrained(str(out), dtype=torch.float32).half())
     stored = XLNetLMHeadModel.from_pretrained(str(out), dtype=torch.float32).eval()
     bundled = xlnet_pseudo_perplexity(stored, AutoTokenizer.from_pretrained(str(out)), list(held))[0]
     rec = {
@@ -492,7 +489,25 @@ def _train_xlnet_threads(name: str, *, progress: bool, work: Path, device: str) 
 
 
 def _write_record(out: Path, record: dict[str, Any]) -> None:
-    (out / TRAINING_JSON).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
+    atomic_write_text(out / TRAINING_JSON, json.dumps(record, indent=2, default=str))
+
+
+def _copy_trained(work_dir: Path, out: Path) -> None:
+    """Copy the model files a training run saved in ``work_dir`` into the bundled folder ``out``, each
+    atomically, once their sha256 files vouch for them (:func:`biaskit.lm.loading.model_folder_problem`:
+    ``ChecksumError`` naming the file otherwise).  The sha256 files and ``training.json`` stay behind: a
+    bundled folder is checked against ``data/models/MANIFEST.json`` instead."""
+    from biaskit.core.io import ChecksumError
+
+    problem = model_folder_problem(work_dir, require=True)
+    if problem:
+        raise ChecksumError(
+            f"the model trained in {work_dir} is not copied to {out}: {problem}. Train it again: "
+            f"`rm -r {work_dir}`, then the same command"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    for f in sealed_files(work_dir):
+        atomic_write_bytes(out / f.name, f.read_bytes())
 
 
 def _run_record(
@@ -586,10 +601,7 @@ def _train_lm(
         progress=progress,
         init_model=init_model,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    for f in work_dir.iterdir():
-        if f.is_file() and f.name != TRAINING_JSON:
-            (out / f.name).write_bytes(f.read_bytes())
+    _copy_trained(work_dir, out)
     bundled = (_halve_and_measure_causal if causal else _halve_and_measure)(out, held)
     quality = "ppl" if causal else "pppl"
     rec = {
@@ -688,7 +700,8 @@ def _train_es_w2v(t0: float) -> dict[str, Any]:
     kv = train_word2vec(sents, **W2V_PARAMS, workers=1, cache=False)
     out = models_dir() / "es-w2v"
     out.mkdir(parents=True, exist_ok=True)
-    kv.save_word2vec_format(str(out / "vectors.bin"), binary=True)
+    with atomic_path(out / "vectors.bin") as tmp:
+        kv.save_word2vec_format(str(tmp), binary=True)
     return _store_w2v_record(
         out,
         "es-w2v",
@@ -754,7 +767,8 @@ def _train_planted_w2v(t0: float) -> dict[str, Any]:
         small = KeyedVectors(kv.vector_size)
         small.add_vectors(words, np.stack([kv[w] for w in words]))
         fname = f"s{round(s * 100):02d}.bin"
-        small.save_word2vec_format(str(out / fname), binary=True)
+        with atomic_path(out / fname) as tmp:
+            small.save_word2vec_format(str(tmp), binary=True)
         files[fname] = {"planted_s": s, "vocabulary_trained": len(kv.index_to_key), "kept": len(words)}
     return _store_w2v_record(
         out,
@@ -852,7 +866,7 @@ def write_provenance(path: str | Path | None = None) -> Path:
     lines += ["", "| file | bytes | sha256 |", "|---|---|---|"]
     for f in files:
         lines.append(f"| `{f.relative_to(models_dir())}` | {f.stat().st_size:,} | {sha256_file(f)} |")
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(out, "\n".join(lines) + "\n")
     return out
 
 
