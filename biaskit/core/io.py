@@ -109,8 +109,8 @@ def unique_in_order(items: Iterable[H]) -> tuple[list[H], list[H]]:
 # ---------------------------------------------------------------------------------------------
 class ChecksumError(ValueError):
     """A file does not have the expected sha256 or size: a download, a cached file, a bundled model
-    (:func:`biaskit.lm.catalogue.verify_model`) or a training checkpoint
-    (:func:`biaskit.training.loop.load_checkpoint`) that is damaged, truncated or replaced.  The message
+    (:func:`biaskit.lm.catalogue.verify_model`) or a trained model about to be bundled
+    (:func:`biaskit.training.recipes.train_model`) that is damaged, truncated or replaced.  The message
     names the file and the fix; nothing is loaded from it."""
 
 
@@ -123,8 +123,9 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-#: the suffix of a file's sha256 sidecar (``corpus.pkl`` -> ``corpus.pkl.sha256``): the cache files here and
-#: the training checkpoints (:mod:`biaskit.training.loop`) use the same format, ``"<sha256>  <name>\n"``
+#: the suffix of a file's sha256 sidecar (``corpus.json.gz`` -> ``corpus.json.gz.sha256``): the cache files,
+#: the training checkpoints and the files of trained models (:mod:`biaskit.training.loop`) all write theirs
+#: with :func:`write_cache_checksum`
 CHECKSUM_SUFFIX = ".sha256"
 
 

@@ -78,6 +78,7 @@ __all__ = [
     "load_checkpoint",
     "read_checkpoint",
     "save_checkpoint",
+    "tokenizer_files",
     "train_loop",
     "training_key",
     "training_steps",
