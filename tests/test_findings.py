@@ -255,6 +255,69 @@ def test_planted_direction_sentence_for_a_mean_and_a_missing_skew():
     )
 
 
+# ----------------------------------------------------------------------------- notebook 11, Fig. 6
+# from results/11_gender_templates_and_pairs.json of a default run (asld_sample_size_curve.rows)
+FIG6_ROWS = [
+    {"category": "occupation (TBD)", "n": 20, "asld_mean": 0.882674, "asld_sd": 0.038333},
+    {"category": "occupation (TBD)", "n": 40, "asld_mean": 0.945333, "asld_sd": 0.056819},
+    {"category": "occupation (TBD)", "n": 60, "asld_mean": 0.942096, "asld_sd": 0.127781},
+    {"category": "occupation (TBD)", "n": 80, "asld_mean": 0.904759, "asld_sd": 0.021012},
+    {"category": "occupation (TBD)", "n": 100, "asld_mean": 0.930348, "asld_sd": 0.038393},
+    {"category": "stereotypes (CrowS-Pairs gender)", "n": 20, "asld_mean": 3.584973, "asld_sd": 0.975720},
+    {"category": "stereotypes (CrowS-Pairs gender)", "n": 40, "asld_mean": 3.133301, "asld_sd": 0.565475},
+    {"category": "stereotypes (CrowS-Pairs gender)", "n": 60, "asld_mean": 3.769647, "asld_sd": 0.422359},
+    {"category": "stereotypes (CrowS-Pairs gender)", "n": 80, "asld_mean": 3.781153, "asld_sd": 0.768262},
+    {"category": "stereotypes (CrowS-Pairs gender)", "n": 100, "asld_mean": 3.606519, "asld_sd": 0.467025},
+]  # fmt: skip
+
+
+def test_fig6_sentence_gives_the_range_of_the_means_not_a_band():
+    """The run's CrowS-Pairs means go from 3.13 to 3.78: no "about ±0.3 around 3.6" typed by hand."""
+    text = F.asld_sample_size(FIG6_ROWS)
+    assert "from 0.88 to 0.95 for the occupation template pairs" in text
+    assert "from 3.13 to 3.78 for CrowS-Pairs' gender pairs" in text
+    assert "SD 0.04 around 0.93 for the occupation template pairs and 0.47 around 3.61" in text
+    assert "Over subset sizes 20-100, the mean ASLD of 5 random subsets" in text
+    assert "±" not in text
+
+
+# ----------------------------------------------------------------------------- notebook 15, Fig. 13
+def test_recorded_curve_with_one_repetition_claims_no_plateau():
+    """The committed record (one repetition per size): its values, and no plateau read from end points."""
+    from biaskit.studies.learning_curve_record import load_record
+
+    rec = load_record()
+    assert rec is not None and int(rec.runs.groupby("n").size().max()) == 1
+    text = F.recorded_learning_curve(rec.runs.to_dict(orient="records"), before=rec.before["mean |APPD|"])
+    assert text.startswith("Mean |APPD| is 0.196 before fine-tuning, 0.176 at 500 sentences and 0.036 at 4,000")
+    assert "0.042 / 0.053 / 0.074 / 0.043 (between 0.042 and 0.074)" in text
+    assert "no spread between repetitions" in text and "cannot tell" in text
+    assert "flattens" not in text and "as the thesis saw" not in text
+
+
+def test_recorded_curve_with_repetitions_fits_a_slope():
+    """Three repetitions per size: the slope and its 95 % interval are those of an independent fit."""
+    import numpy as np
+    from scipy import stats
+
+    rows = []
+    for n, base in ((4000, 0.05), (6000, 0.045), (8000, 0.04), (10000, 0.035), (12000, 0.03)):
+        rows += [{"n": n, "sample": k, "mean |APPD|": base + d} for k, d in enumerate((-0.004, 0.0, 0.005))]
+    late = [r for r in rows if r["n"] >= 6000]
+    x = np.array([r["n"] / 1000 for r in late])
+    y = np.array([r["mean |APPD|"] for r in late])
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (intercept + slope * x)
+    se = np.sqrt(resid @ resid / (len(x) - 2) / ((x - x.mean()) @ (x - x.mean())))
+    half = stats.t.ppf(0.975, len(x) - 2) * se
+    text = F.recorded_learning_curve(rows, before=0.2)
+    assert f"slope {slope:+.4f} per 1,000 sentences".replace("-", "−") in text
+    assert f"(95 % interval {slope - half:+.4f} to {slope + half:+.4f})".replace("-", "−") in text
+    assert slope + half < 0 and "it still falls there" in text
+    flat = [dict(r, **{"mean |APPD|": 0.04 + (0.005 if r["sample"] == 2 else 0.0)}) for r in rows]
+    assert "no trend is detectable there" in F.recorded_learning_curve(flat, before=0.2)
+
+
 # ----------------------------------------------------------------------------- the stale statements
 STALE = {
     "1: Sayenju's named pairs 'exactly'": r"named pairs exactly|gives exactly (its|the named) pairs|row-normalised variant does\b"
@@ -264,6 +327,15 @@ STALE = {
     "4: the label-free method 'works'": r"label-free corpus measure works|do not simply mention women more often",
     "5: the unrecorded full-configuration run": r"0\.198 → 0\.024|66\.2 → 76\.1|\+15 % \(66|\|APPD\| → 0\.024|PPPL \+15 %",
     "7: a pooled share without its split": r"cp \(73\.1 % of the 640 pairs\)|AUL 66\.6 % of 640 pairs, StereoSet",
+    "MT Gender 'not bundled'": r"that set is not bundled, so here they follow",
+    "XLNet 'none (skipped)' among the substitutes": r"none \(skipped\)",
+    "causal CDS 'not built'": r"CDS fine-tuning \(notebook 15\) \| ✓ \| not built",
+    "make reproduce 'about 10 minutes'": r"takes about 10 minutes|about 10 minutes in all",
+    "Fig. 6 means as a band typed by hand": r"within about ±0\.3 around 3\.6",
+    "a plateau read from one repetition's end points": r"as the thesis saw from 6,000|stops falling from about 4,000"
+    r"|flattens' if abs\(d_late\)",
+    "numbers of runs nobody kept (notebook 14)": r"float32 gave 56\.1 %|24 in all, written before measuring"
+    r"|loses its s = 0\.8 finding \(52\.3 %",
 }
 
 

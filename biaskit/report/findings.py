@@ -10,9 +10,13 @@ the run does not reproduce, it says which.
 * :func:`dpccb_named_pairs` — Sayenju's confused pairs (notebook 12; seed 003 section 3.3);
 * :func:`one_word_weat` — WEAT on one-word sets (notebook 03, seed 000 Table 3.2; notebook 12,
   seed 003 Tables 2.10-2.11 and 4.2-4.3);
+* :func:`asld_sample_size` — ASLD of random pair subsets against their size (notebook 11; seed 002
+  section 4.1.3, Fig. 6);
 * :func:`reinforcement` — Barza's Table 5 (notebook 15; seed 002 section 6.3);
 * :func:`gender_specific_words` — what CDS breaks (notebook 15; seed 002 section 6.2);
 * :func:`label_free` — the label-free corpus-bias method (notebook 15; seed 002 section 5.2.1);
+* :func:`recorded_learning_curve` — the recorded Fig. 13 beyond 6,000 sentences (notebook 15; seed 002
+  section 6.4);
 * :func:`planted_direction_split` — a pooled share read by planted direction (notebook 14);
 * :func:`causal_debiasing` — the debiasing methods on the planted causal controls (notebook 17; it and
   notebook 17's other sentences live in :mod:`biaskit.report.debiasing_findings`).
@@ -31,12 +35,14 @@ __all__ = [
     "CAUSAL_METHOD_WORDS",
     "LABEL_FREE_PAIR_SETS",
     "SAYENJU_NAMED_PAIRS",
+    "asld_sample_size",
     "causal_debiasing",
     "dpccb_named_pairs",
     "gender_specific_words",
     "label_free",
     "one_word_weat",
     "planted_direction_split",
+    "recorded_learning_curve",
     "reinforcement",
     "stored_and_rebuilt",
 ]
@@ -348,6 +354,117 @@ def label_free(
     return text + "."
 
 
+# ----------------------------------------------------------------------------- notebook 11, Fig. 6
+def asld_sample_size(rows: Sequence[Mapping[str, Any]], *, draws: int = 5) -> str:
+    """How the ASLD of random pair subsets moves with their size (seed 002 section 4.1.3, Fig. 6).
+
+    ``rows``: :func:`biaskit.metrics.gender_templates.asld_sample_size_curve` records (``category``, ``n``,
+    ``asld_mean`` over ``draws`` subsets, ``asld_sd`` between them).  Per pair set the sentence gives the
+    range of the means over the sizes and the spread of single subsets at the largest size; the thesis
+    reads a flat mean as "100 pairs per category suffice", which a mean of five draws cannot show for one
+    evaluation set.
+    """
+    by_set: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_set.setdefault(str(r["category"]), []).append(r)
+    if not by_set:
+        return "No pair set was sampled."
+    parts, spreads = [], []
+    sizes: set[int] = set()
+    for cat, rs in by_set.items():
+        rs = sorted(rs, key=lambda r: int(r["n"]))
+        sizes |= {int(r["n"]) for r in rs}
+        means = [float(r["asld_mean"]) for r in rs]
+        name = LABEL_FREE_PAIR_SETS.get(cat, cat)
+        parts.append(f"from {_num(min(means), 2)} to {_num(max(means), 2)} for {name}")
+        last = rs[-1]
+        spreads.append(f"{_num(float(last['asld_sd']), 2)} around {_num(float(last['asld_mean']), 2)} for {name}")
+    lo, hi = min(sizes), max(sizes)
+    return (
+        f"Over subset sizes {lo}-{hi}, the mean ASLD of {draws} random subsets goes "
+        + _words(parts)
+        + f"; single subsets of {hi} pairs spread with SD "
+        + _words(spreads)
+        + f". The mean of {draws} draws is what the thesis reads as flat; one evaluation set of {hi} pairs can land "
+        "about one SD away from it, so a flat mean does not show that one such set is enough."
+    )
+
+
+# ----------------------------------------------------------------------------- notebook 15, Fig. 13
+def recorded_learning_curve(
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    before: float,
+    measure: str = "mean |APPD|",
+    split: int = 6000,
+) -> str:
+    """What a recorded learning curve (seed 002 section 6.4, Fig. 13) shows beyond ``split`` sentences.
+
+    ``runs``: one row per fine-tune with ``n``, ``sample`` and ``measure`` (``records/fig13`` as
+    :class:`biaskit.studies.learning_curve_record.LearningCurveRecord` holds them); ``before``: the
+    measure before fine-tuning.  The thesis reads its curve as flat from about 6,000 sentences.
+
+    With one repetition per size there is no spread between repetitions, so the sentence gives the
+    values and says that a plateau cannot be told from noise.  With two or more, it fits a straight line
+    to the runs at ``n >= split`` (least squares, ``scipy.stats.linregress``) and gives the slope per
+    1,000 sentences with its 95 % interval (t distribution, ``len - 2`` degrees of freedom): an interval
+    that holds 0 is consistent with a plateau but does not prove one (a fall smaller than the
+    interval's half-width would go unseen).
+    """
+    from scipy import stats
+
+    rows = [r for r in runs if r.get(measure) is not None and math.isfinite(float(r[measure]))]
+    by_n: dict[int, list[float]] = {}
+    for r in rows:
+        by_n.setdefault(int(r["n"]), []).append(float(r[measure]))
+    early = sorted(n for n in by_n if n < split)
+    late = sorted(n for n in by_n if n >= split)
+    if len(late) < 2:
+        return (
+            f"The record has {len(late)} size(s) from {split:,} sentences on, too few to say how {measure} "
+            "goes beyond them."
+        )
+    reps = min(len(v) for v in by_n.values())
+    mean = {n: sum(v) / len(v) for n, v in by_n.items()}
+    late_vals = [mean[n] for n in late]
+    text = f"{measure[:1].upper()}{measure[1:]} is {_num(before)} before fine-tuning"
+    if early:
+        text += f", {_num(mean[early[0]])} at {early[0]:,} sentences and {_num(mean[early[-1]])} at {early[-1]:,}"
+    text += (
+        f"; from {late[0]:,} to {late[-1]:,} sentences it is "
+        + " / ".join(_num(v) for v in late_vals)
+        + f" (between {_num(min(late_vals))} and {_num(max(late_vals))})"
+    )
+    if reps < 2:
+        return text + (
+            ". With one repetition per size the record has no spread between repetitions, so it cannot tell "
+            "whether the curve has stopped falling (the thesis's reading, from about 6,000 sentences) or still "
+            "moves by less than one fine-tune's luck; repetitions per size would (`scripts/record_fig13.py "
+            "--first-sample 1 --samples 4`)."
+        )
+    xs = [n / 1000 for n in late for _ in by_n[n]]
+    ys = [v for n in late for v in by_n[n]]
+    fit = stats.linregress(xs, ys)
+    half = float(stats.t.ppf(0.975, len(xs) - 2)) * float(fit.stderr)
+    lo, hi = float(fit.slope) - half, float(fit.slope) + half
+    text += (
+        f". Over the {len(xs)} fine-tunes at {late[0]:,}-{late[-1]:,} sentences ({reps} or more per size), a straight "
+        f"line has slope {_signed(float(fit.slope), 4)} per 1,000 sentences (95 % interval {_signed(lo, 4)} to "
+        f"{_signed(hi, 4)})"
+    )
+    if lo <= 0 <= hi:
+        text += (
+            ": no trend is detectable there, consistent with the plateau the thesis saw from about 6,000 "
+            f"sentences, though a change of up to {_num(max(abs(lo), abs(hi)) * (late[-1] - late[0]) / 1000)} "
+            "over that range would go unseen"
+        )
+    elif hi < 0:
+        text += ": it still falls there, unlike the plateau the thesis saw from about 6,000 sentences"
+    else:
+        text += ": it rises again there, which the thesis did not see"
+    return text + "."
+
+
 # ----------------------------------------------------------------------------- notebook 14
 def planted_direction_split(
     rows: Sequence[Mapping[str, Any]], *, metric: str, label: str, planted: float
@@ -386,7 +503,11 @@ def stored_and_rebuilt(notebook: str, results: Mapping[str, Any]) -> list[tuple[
     sentence can never disagree with the numbers saved with it.
     """
     out: list[tuple[str, str, str]] = []
-    if notebook == "03_weat":
+    if notebook == "11_gender_templates_and_pairs":
+        c = results["asld_sample_size_curve"]
+        if c.get("finding"):
+            out.append(("Fig. 6", c["finding"], asld_sample_size(c["rows"], draws=int(c.get("draws", 5)))))
+    elif notebook == "03_weat":
         b = results["one_word_sets_table_3_2_finding"]
         out.append(("one-word WEAT", b["finding"], one_word_weat(b["rows"], table=b["table"])))
     elif notebook == "12_class_confusion_and_domain_bias":
@@ -413,6 +534,10 @@ def stored_and_rebuilt(notebook: str, results: Mapping[str, Any]) -> list[tuple[
         rebuilt = reinforcement(results["reinforcement"]["table"], results["published"]["table5"])
         out.append(("Table 5", f["reinforcement"], rebuilt))
         out.append(("label-free", f["label_free"], label_free(results["label_free"])))
+        rec = results.get("learning_curve_recorded") or {}
+        if rec.get("finding"):
+            rebuilt = recorded_learning_curve(rec["runs"], before=rec["before"]["mean |APPD|"])
+            out.append(("recorded Fig. 13", rec["finding"], rebuilt))
     elif notebook == "17_debiasing_ground_truth":
         c = (results.get("language_models") or {}).get("causal_finding")
         if c:
