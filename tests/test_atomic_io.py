@@ -174,7 +174,8 @@ def test_files_swapped_together_with_their_sidecars_are_refused(tmp_path: Path) 
         ("no-sidecar", "no checksum file"),
         ("old-sidecar", "earlier biaskit"),
         ("garbled-sidecar", "unreadable"),
-        ("world-writable", "writable by other users"),
+        ("world-writable", "writable by everyone"),
+        ("group-writable", "writable by other users"),
     ],
 )
 def test_a_damaged_cache_file_is_refused_with_its_reason(tmp_path: Path, damage: str, reason: str) -> None:
@@ -192,6 +193,8 @@ def test_a_damaged_cache_file_is_refused_with_its_reason(tmp_path: Path, damage:
         side.write_bytes(b"\xff\xfe{")
     elif damage == "world-writable":
         os.chmod(path, 0o666)
+    elif damage == "group-writable":
+        os.chmod(path, 0o660)
     problem = bio.cache_file_problem(path, "k")
     assert problem is not None and reason in problem
 
@@ -213,7 +216,7 @@ def test_a_world_writable_cache_folder_is_refused_and_the_hint_works(tmp_path: P
     os.chmod(folder, 0o777)
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
     monkeypatch.delenv("BIASKIT_SHARED_CACHE", raising=False)
-    with pytest.raises(UnsafeCacheError, match=r"writable by other users \(mode 777\)") as info:
+    with pytest.raises(UnsafeCacheError, match=r"writable by everyone \(mode 777\)") as info:
         cache_dir()
     assert f"chmod 700 {folder}" in str(info.value)
     os.chmod(folder, 0o700)  # the fix the message names
@@ -229,6 +232,25 @@ def test_a_shared_cache_is_accepted_only_when_declared(tmp_path: Path, monkeypat
     with pytest.raises(UnsafeCacheError, match="BIASKIT_SHARED_CACHE=1"):
         cache_dir()
     monkeypatch.setenv("BIASKIT_SHARED_CACHE", "1")
+    assert cache_dir() == folder
+    # a group-writable file of the shared cache is accepted; one everyone can write never is
+    path = _cache_file(folder, "f.json", "[]", "k")
+    os.chmod(path, 0o660)
+    assert bio.cache_file_problem(path, "k") is None
+    os.chmod(path, 0o666)
+    assert "writable by everyone" in bio.cache_file_problem(path, "k")
+
+
+def test_a_folder_everyone_can_write_is_refused_even_when_declared_shared(tmp_path: Path, monkeypatch) -> None:
+    folder = tmp_path / "open"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
+    monkeypatch.setenv("BIASKIT_SHARED_CACHE", "1")
+    with pytest.raises(UnsafeCacheError, match="writable by everyone") as info:
+        cache_dir()
+    assert "SHARED_CACHE" not in str(info.value).split("Fix:")[1]  # no hint the user already followed
+    os.chmod(folder, 0o2770)  # the fix for a team's shared cache
     assert cache_dir() == folder
 
 

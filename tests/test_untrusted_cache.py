@@ -279,7 +279,7 @@ def test_a_cache_file_others_can_write_is_not_used(tmp_path, cache_dir, caplog):
     with caplog.at_level(logging.WARNING):
         assert C.load_corpus(f) == fresh
     (msg,) = [m for m in _warnings(caplog, C.__name__) if "not using the corpus cache" in m]
-    assert str(path) in msg and "writable by other users" in msg
+    assert str(path) in msg and "writable by everyone" in msg
     assert stat.S_IMODE(path.stat().st_mode) == 0o600  # replaced by a private file
 
 
@@ -577,7 +577,7 @@ def test_a_cache_folder_others_can_write_is_refused_and_the_fix_in_the_message_w
     os.chmod(folder, 0o777)
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(folder))
     monkeypatch.delenv(SHARED_CACHE_ENV, raising=False)
-    with pytest.raises(UnsafeCacheError, match="writable by other users") as info:
+    with pytest.raises(UnsafeCacheError, match="writable by everyone") as info:
         cache_dir()
     fix = re.search(r"Fix: `([^`]+)`", str(info.value))
     assert fix is not None and fix.group(1) == f"chmod 700 {folder}"

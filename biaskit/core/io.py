@@ -348,19 +348,25 @@ def unsafe_permissions(path: str | Path) -> str | None:
     """Why ``path`` (a cache file or folder) could have been written by someone else, or None.
 
     A file or folder owned by another user, or writable by the group or by everyone, is not trusted
-    (whoever can write it can plant a file and its checksum).  Not checked on Windows, and skipped when
-    ``BIASKIT_SHARED_CACHE=1`` declares a deliberately shared cache (:func:`biaskit.core.paths.cache_dir`).
+    (whoever can write it can plant a file and its checksum).  With ``BIASKIT_SHARED_CACHE=1`` (a cache
+    shared on purpose by one team, :func:`biaskit.core.paths.cache_dir`) another owner and group write
+    access are accepted, but a file or folder everyone can write never is.  Not checked on Windows.
     """
-    if os.name != "posix" or os.environ.get(SHARED_CACHE_ENV, "") == "1":
+    if os.name != "posix":
         return None
     try:
         st = os.stat(path)
     except OSError:
         return None
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o002:
+        return f"it is writable by everyone (mode {mode:o}), so it could hold anything"
+    if os.environ.get(SHARED_CACHE_ENV, "") == "1":
+        return None
     if st.st_uid != os.getuid():
         return f"it is owned by another user (uid {st.st_uid}), so it could hold anything"
-    if st.st_mode & 0o022:
-        return f"it is writable by other users (mode {stat.S_IMODE(st.st_mode):o}), so it could hold anything"
+    if mode & 0o020:
+        return f"it is writable by other users (mode {mode:o}), so it could hold anything"
     return None
 
 

@@ -143,8 +143,9 @@ def cache_dir() -> Path:
     existing folder owned by another user, or writable by the group or by everyone, raises
     :class:`UnsafeCacheError` naming the fix (``chmod 700``, or another folder), since whoever can write
     there could plant a file biaskit would read.  A cache shared on purpose (one folder every Dask worker
-    sees) is declared with ``BIASKIT_SHARED_CACHE=1``; the check is then skipped, and every file is still
-    verified against its checksum and cache key before use (docs: *Bad input and security*).
+    sees) is declared with ``BIASKIT_SHARED_CACHE=1``: another owner and group write access are then
+    accepted (a folder everyone can write never is), and every file is still verified against its checksum
+    and cache key before use (docs: *Bad input and damaged files*, section Security).
     """
     env = os.environ.get("BIASKIT_CACHE_DIR", "").strip()
     path = resolve_user_path(env) if env else Path.home() / ".cache" / "biaskit"
@@ -156,16 +157,25 @@ def cache_dir() -> Path:
             pass
         else:
             os.chmod(path, 0o700)  # mkdir's mode is reduced by the umask; 0o700 whatever it is
-    if os.name == "posix" and os.environ.get(SHARED_CACHE_ENV, "") != "1":
+    if os.name == "posix":
         st = path.stat()
-        if st.st_uid != os.getuid():
+        shared = os.environ.get(SHARED_CACHE_ENV, "") == "1"
+        if st.st_mode & 0o002:
+            raise UnsafeCacheError(
+                f"the biaskit cache folder {path} is writable by everyone (mode {st.st_mode & 0o777:o}): "
+                f"anyone could plant a file biaskit would read. Fix: `chmod 700 {path}`, or point "
+                "BIASKIT_CACHE_DIR at a private folder"
+                + ("" if shared else f"; for a cache shared on purpose by your team's Dask workers, give it "
+                   f"to your group only (`chmod 2770 {path}`) and set {SHARED_CACHE_ENV}=1")
+            )
+        if not shared and st.st_uid != os.getuid():
             raise UnsafeCacheError(
                 f"the biaskit cache folder {path} belongs to another user (uid {st.st_uid}): biaskit would read "
                 "files it did not write. Point BIASKIT_CACHE_DIR at a folder of your own (e.g. "
                 "~/.cache/biaskit), or, for a cache shared on purpose by your Dask workers, set "
                 f"{SHARED_CACHE_ENV}=1"
             )
-        if st.st_mode & 0o022:
+        if not shared and st.st_mode & 0o020:
             raise UnsafeCacheError(
                 f"the biaskit cache folder {path} is writable by other users (mode {st.st_mode & 0o777:o}): "
                 f"anyone could plant a file biaskit would read. Fix: `chmod 700 {path}`, or point "
