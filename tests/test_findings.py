@@ -255,6 +255,24 @@ def test_planted_direction_sentence_for_a_mean_and_a_missing_skew():
     )
 
 
+# ----------------------------------------------------------------------------- counts the coverage pages quote
+def test_counts_saved_for_the_coverage_pages_are_the_sentences_counts():
+    """The counts a notebook saves (and a coverage record quotes) are those its sentence states."""
+    c = F.gender_word_counts(GENDER_RECORDS)
+    # by hand from GENDER_RECORDS: right before businessman, congressman, testicles; after businessman,
+    # congressman, pregnant
+    assert c == {"of": 10, "right_before": 3, "right_after": 3, "right_both": 2}
+    assert "puts 3 of the 10" in F.gender_specific_words(GENDER_RECORDS, model="m") and "after, 3 of 10" in (
+        F.gender_specific_words(GENDER_RECORDS, model="m")
+    )
+    w = F.one_word_weat_counts(TABLE_3_2_ROWS)
+    flipped = sum(1 for r in TABLE_3_2_ROWS if (r["d"] > 0) != (r["published_d"] > 0))
+    assert w["computed"] == len(TABLE_3_2_ROWS) and w["sign_differs"] == flipped
+    assert f"differs from the printed one in {flipped} of {len(TABLE_3_2_ROWS)}" in F.one_word_weat(
+        TABLE_3_2_ROWS, table="seed 000 Table 3.2"
+    )
+
+
 # ----------------------------------------------------------------------------- notebook 11, Fig. 6
 # from results/11_gender_templates_and_pairs.json of a default run (asld_sample_size_curve.rows)
 FIG6_ROWS = [

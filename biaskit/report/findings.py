@@ -39,8 +39,10 @@ __all__ = [
     "causal_debiasing",
     "dpccb_named_pairs",
     "gender_specific_words",
+    "gender_word_counts",
     "label_free",
     "one_word_weat",
+    "one_word_weat_counts",
     "planted_direction_split",
     "recorded_learning_curve",
     "reinforcement",
@@ -142,6 +144,26 @@ def dpccb_named_pairs(dpccb: Mapping[str, Any]) -> str:
 
 
 # ----------------------------------------------------------------------------- notebooks 03 and 12
+def _sign_differs(r: Mapping[str, Any]) -> bool:
+    return math.copysign(1, float(r["d"])) != math.copysign(1, float(r["published_d"]))
+
+
+def one_word_weat_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The counts :func:`one_word_weat` states, for a notebook to save as results keys.
+
+    ``computed``: rows with both ``d`` and ``published_d``; ``abs_d_agrees``: |d| equal to the printed
+    |d| within 0.002; ``sign_differs``: the sign of d is not the printed one.
+    """
+    rows = [r for r in rows if r.get("d") is not None and r.get("published_d") is not None]
+    return {
+        "computed": len(rows),
+        "abs_d_agrees": sum(
+            1 for r in rows if math.isclose(abs(float(r["d"])), abs(float(r["published_d"])), abs_tol=2e-3)
+        ),
+        "sign_differs": sum(1 for r in rows if _sign_differs(r)),
+    }
+
+
 def one_word_weat(rows: Sequence[Mapping[str, Any]], *, table: str) -> str:
     """What agrees between a study's one-word WEATs and ours: |d| only, by algebra.
 
@@ -152,12 +174,8 @@ def one_word_weat(rows: Sequence[Mapping[str, Any]], *, table: str) -> str:
     rows = [r for r in rows if r.get("d") is not None and r.get("published_d") is not None]
     if not rows:
         return f"No one-word WEAT of {table} could be computed on these vectors."
-    abs_two = sum(
-        1 for r in rows if math.isclose(abs(float(r["d"])), abs(float(r["published_d"])), abs_tol=2e-3)
-    )
-    flipped = [
-        r for r in rows if math.copysign(1, float(r["d"])) != math.copysign(1, float(r["published_d"]))
-    ]
+    abs_two = one_word_weat_counts(rows)["abs_d_agrees"]
+    flipped = [r for r in rows if _sign_differs(r)]
     text = (
         f"Of {table}, only |d| agrees ({abs_two} of {len(rows)} computed tests), and that holds for any one-word "
         "sets by algebra, not because the vectors agree"
@@ -254,6 +272,23 @@ def reinforcement(table: Mapping[str, Mapping[str, float]], published: Mapping[s
     return text + "."
 
 
+def _right_side(r: Mapping[str, Any], key: str) -> bool:
+    """Whether APPD ``r[key]`` has the word's expected sign (+1 he, -1 she); 0 is on neither side."""
+    return math.copysign(1, float(r[key])) == float(r["expected_sign"]) and float(r[key]) != 0
+
+
+def gender_word_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The counts :func:`gender_specific_words` states, for a notebook to save as results keys.
+
+    ``of``: the words measured before and after; ``right_before`` / ``right_after``: on the side of their
+    gender; ``right_both``: right before and still right after (the same words).
+    """
+    recs = [r for r in records if r.get("appd_before") is not None and r.get("appd_after") is not None]
+    before = {r["profession"] for r in recs if _right_side(r, "appd_before")}
+    after = {r["profession"] for r in recs if _right_side(r, "appd_after")}
+    return {"of": len(recs), "right_before": len(before), "right_after": len(after), "right_both": len(before & after)}
+
+
 def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -> str:
     """Whether the model had the gender-specific words right before CDS, so that CDS could break them.
 
@@ -264,9 +299,7 @@ def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -
     if not recs:
         return "No gender-specific word was measured."
 
-    def right(r: Mapping[str, Any], key: str) -> bool:
-        return math.copysign(1, float(r[key])) == float(r["expected_sign"]) and float(r[key]) != 0
-
+    right = _right_side
     before = [r for r in recs if right(r, "appd_before")]
     after = [r for r in recs if right(r, "appd_after")]
     lost = [r for r in before if not right(r, "appd_after")]
