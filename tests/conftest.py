@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,151 +14,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
-# `make test` (pytest-xdist): one BLAS / OpenMP thread per worker and core, no oversubscription
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    _threads = str(max(1, (os.cpu_count() or 1) // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)))
-    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(_var, _threads)
 
 
 # ----------------------------------------------------------------------------- parallel runs (pytest-xdist)
-# `make test` runs the suite on both cores (`pytest -n 2 --dist loadgroup`).  Tests that share an expensive
-# fixture form a group that runs on one worker, in one go (shared_fixture_group), and the long work starts
-# first (start_order).  pytest-xdist 3.8 passes the groups from the workers to the scheduler inside the test
-# ids, which pytest 9.2 no longer lets a plugin change (the groups would be silently ignored), so each worker
-# also writes its groups into a folder of the run and the scheduler (pytest_xdist_make_scheduler) reads them.
-
-#: module- or session-scoped fixtures that are cheap to build again: no reason to keep their tests together
-CHEAP_SHARED_FIXTURES = frozenset({"one_torch_thread"})
-_GROUPS_KEY = "biaskit_xdist_groups"  # workerinput entry: the folder where each worker writes its groups
-_GROUPS_FOLDER = pytest.StashKey[Path]()
-
-
-def shared_fixture_group(item: pytest.Item) -> str | None:
-    """The ``xdist_group`` a test joins so that an expensive fixture it shares is built once per run.
-
-    Tests of ``reproduced_results`` (every notebook executed once) join ``"notebooks"``; a test that uses a
-    module- or session-scoped fixture of its own module (a trained toy model, scored pairs, a built site)
-    joins a group named after its module file.  Under ``--dist loadgroup`` a group runs on one worker, in one
-    go, so the fixture is built once, not once per worker (nor again each time the worker comes back to the
-    module).  Other tests are handed out one by one.
-    """
-    names = getattr(item, "fixturenames", ())
-    if "reproduced_results" in names:
-        return "notebooks"
-    info = getattr(item, "_fixtureinfo", None)
-    module = getattr(getattr(item, "module", None), "__name__", None)
-    if info is None or module is None:
-        return None
-    for name in names:
-        defs = info.name2fixturedefs.get(name) or ()
-        if not defs or name in CHEAP_SHARED_FIXTURES:
-            continue
-        fixture = defs[-1]
-        shared = fixture.scope in ("module", "package", "session")
-        if shared and getattr(fixture.func, "__module__", "") == module:
-            return item.path.name
-    return None
-
-
-def xdist_group_of(item: pytest.Item) -> str | None:
-    """The group name pytest-xdist gives a test: its ``xdist_group`` names, sorted and joined by ``_``."""
-    names = {
-        str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-        for m in item.iter_markers("xdist_group")
-    }
-    return "_".join(sorted(names)) or None
-
-
-def start_order(items: list[pytest.Item]) -> list[pytest.Item]:
-    """``items`` in the order the scheduler hands them out: groups with slow tests (most slow tests first),
-    slow tests that run alone, the other groups, the rest; a group's tests stay in their order, together."""
-    group_of = {id(item): xdist_group_of(item) for item in items}
-    slow_in: dict[str, int] = {}
-    first: dict[str, int] = {}
-    for i, item in enumerate(items):
-        group = group_of[id(item)]
-        if group is not None:
-            first.setdefault(group, i)
-            slow_in[group] = slow_in.get(group, 0) + bool(item.get_closest_marker("slow"))
-
-    def key(pair: tuple[int, pytest.Item]) -> tuple[int, int, int]:
-        i, item = pair
-        group = group_of[id(item)]
-        if group is not None:
-            return (0, -slow_in[group], first[group]) if slow_in[group] else (2, 0, first[group])
-        return (1, 0, i) if item.get_closest_marker("slow") else (3, 0, i)
-
-    return [item for _, item in sorted(enumerate(items), key=key)]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist: group the tests of an expensive shared fixture (:func:`shared_fixture_group`); on
-    a worker, put the items in :func:`start_order` and write the groups for the scheduler."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None and (group := shared_fixture_group(item)):
-            item.add_marker(pytest.mark.xdist_group(group))
-    folder = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
-    if folder is None:
-        return
-    items[:] = start_order(items)  # every worker collects the same items in the same order: the same result
-    groups = {item.nodeid: group for item in items if (group := xdist_group_of(item))}
-    worker = config.workerinput.get("workerid", "gw")  # type: ignore[attr-defined]
-    tmp = Path(folder) / f".{worker}.json.tmp"
-    tmp.write_text(json.dumps(groups), encoding="utf-8")
-    os.replace(tmp, Path(folder) / f"{worker}.json")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """On the controller of a ``--dist loadgroup`` run: a folder for the workers' groups, and the workers'
-    collection order (:func:`start_order`) as the order in which the groups are handed out."""
-    distributed = config.pluginmanager.hasplugin("xdist") and config.getoption("tx", None)
-    if distributed and not hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
-        config.stash[_GROUPS_FOLDER] = Path(tempfile.mkdtemp(prefix="biaskit-xdist-groups-"))
-        config.option.loadscopereorder = False
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    folder = config.stash.get(_GROUPS_FOLDER, None)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
-    """Tell each pytest-xdist worker where to write its groups."""
-    folder = node.config.stash.get(_GROUPS_FOLDER, None)
-    if folder is not None:
-        node.workerinput[_GROUPS_KEY] = str(folder)
-
-
-@pytest.hookimpl(optionalhook=True, tryfirst=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """pytest-xdist's ``loadgroup`` scheduling, with the groups the workers wrote (see above)."""
-    folder = config.stash.get(_GROUPS_FOLDER, None)
-    if folder is None:
-        return None
-    from xdist.scheduler import LoadGroupScheduling
-
-    class FixtureGroupScheduling(LoadGroupScheduling):
-        def __init__(self, config: pytest.Config, log: Any = None) -> None:
-            super().__init__(config, log)
-            self.groups: dict[str, str] = {}  # test id -> group, from the workers' files
-
-        def schedule(self) -> None:
-            if self.collection is None:  # every worker has collected: their group files are written
-                self.groups = {}
-                for path in sorted(folder.glob("*.json")):
-                    self.groups.update(json.loads(path.read_text(encoding="utf-8")))
-            super().schedule()
-
-        def _split_scope(self, nodeid: str) -> str:
-            return self.groups.get(nodeid) or super()._split_scope(nodeid)
-
-    return FixtureGroupScheduling(config, log)
+# `make test` runs on both cores: the tests that share an expensive fixture run on one worker, so that it is
+# built once, the long work starts first, one BLAS thread per worker (tests/xdist_support.py)
+from xdist_support import (  # noqa: F401  (hooks of this conftest)
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_configure_node,
+    pytest_unconfigure,
+    pytest_xdist_make_scheduler,
+)
 
 
 @pytest.fixture(autouse=True)

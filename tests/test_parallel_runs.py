@@ -15,12 +15,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import xdist_support
+from xdist_support import assign_groups, start_order
 
 pytest.importorskip("xdist", reason="pytest-xdist is not installed (the dev extra; make setup installs it)")
 
-pytestmark = pytest.mark.slow
-
 CONFTEST = Path(__file__).resolve().parent / "conftest.py"
+SUPPORT = CONFTEST.with_name("xdist_support.py")
 
 SHARED = """
 import os
@@ -63,7 +64,7 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def reproduced_results():  # stands in for conftest's run of every notebook
     return None
 
@@ -79,7 +80,8 @@ def test_reads_the_run(reproduced_results, i):
 def _run_suite(tmp_path: Path) -> dict[str, list[str]]:
     """Run the small suite on two workers; ``{what: [worker, ...]}`` from its log."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (tmp_path / "conftest.py").write_text(CONFTEST.read_text(encoding="utf-8"), encoding="utf-8")
+    for helper in (CONFTEST, SUPPORT):
+        (tmp_path / helper.name).write_text(helper.read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "test_shared.py").write_text(textwrap.dedent(SHARED), encoding="utf-8")
     (tmp_path / "test_nb_a.py").write_text(textwrap.dedent(NOTEBOOKS), encoding="utf-8")
     (tmp_path / "test_nb_b.py").write_text(textwrap.dedent(NOTEBOOKS), encoding="utf-8")
@@ -102,6 +104,7 @@ def _run_suite(tmp_path: Path) -> dict[str, list[str]]:
     return log
 
 
+@pytest.mark.slow
 def test_a_module_fixture_is_built_once_and_its_tests_share_one_worker(tmp_path):
     log = _run_suite(tmp_path)
     assert len(log["built"]) == 1, f"the module fixture was built on {log['built']}"
@@ -110,3 +113,52 @@ def test_a_module_fixture_is_built_once_and_its_tests_share_one_worker(tmp_path)
     assert len(log["alone"]) == 8 and set(log["alone"]) | set(log["shared"]) == {"gw0", "gw1"}
     # the tests of the notebook run, in two modules, all ran on one worker
     assert len(log["notebooks"]) == 6 and len(set(log["notebooks"])) == 1
+
+
+class FakeItem:
+    """What :func:`assign_groups` and :func:`start_order` read of a test: its id, keys, marks and stash."""
+
+    def __init__(self, nodeid: str, keys: set[str], slow: bool = False) -> None:
+        self.nodeid, self.keys, self.slow, self.stash = nodeid, keys, slow, {}
+
+    def get_closest_marker(self, name: str):
+        return object() if name == "slow" and self.slow else None
+
+
+def test_tests_linked_through_shared_fixtures_are_one_group_and_long_work_starts_first(monkeypatch):
+    monkeypatch.setattr(xdist_support, "shared_keys", lambda item: set(item.keys))
+    items = [
+        FakeItem("a.py::fast", set()),
+        FakeItem("a.py::model", {"module:a.py"}),
+        FakeItem("a.py::slow_alone", set(), slow=True),
+        FakeItem("b.py::plugin", {"session:toy_plugin"}),
+        FakeItem("c.py::site", {"session:reproduced_site", "session:reproduced_results"}, slow=True),
+        FakeItem("c.py::site_and_model", {"session:reproduced_site", "module:c.py"}),
+        FakeItem("c.py::model", {"module:c.py"}),
+        FakeItem("d.py::run", {"session:reproduced_results"}, slow=True),
+        FakeItem("e.py::by_hand", {"mark:port", "session:toy_plugin"}),
+    ]
+    groups = assign_groups(items)
+    # c.py's module fixture, reproduced_site and reproduced_results are linked through c.py's tests
+    assert groups == {
+        "a.py::model": "a.py",
+        "b.py::plugin": "port+toy_plugin",
+        "c.py::site": "notebooks",
+        "c.py::site_and_model": "notebooks",
+        "c.py::model": "notebooks",
+        "d.py::run": "notebooks",
+        "e.py::by_hand": "port+toy_plugin",
+    }
+    assert all(item.stash.get(xdist_support._GROUP) == groups.get(item.nodeid) for item in items)
+    order = [item.nodeid for item in start_order(items, groups)]
+    assert order == [
+        "c.py::site",  # the group with slow tests, its tests together and in their order
+        "c.py::site_and_model",
+        "c.py::model",
+        "d.py::run",
+        "a.py::slow_alone",  # a slow test on its own
+        "a.py::model",  # the other groups
+        "b.py::plugin",
+        "e.py::by_hand",
+        "a.py::fast",  # the rest
+    ]
