@@ -1289,8 +1289,10 @@ def gonen_goldberg_replication(
     (``load_reference_vectors("word2vec-googlenews-bolukbasi")``), the embedding G&G debiased with
     Bolukbasi's code.  Hard debias uses Bolukbasi's lists; INLP the ``inlp_words`` most male- and
     female-biased words outside the gender-specific list (Ravfogel et al. used 7,500 of 150,000 GloVe
-    words, 35 iterations).  One row per space x test: ``space, test, statistic, p_value, n`` and the
-    costs ``simlex_rho``, ``analogy_accuracy`` (a random sample of ``analogy_sample`` questions).
+    words, 35 iterations; here INLP stops earlier, with a WARNING, once its classifier is at chance on its own
+    words).  One row per space x test: ``space, test, statistic, p_value, n``, the costs ``simlex_rho``,
+    ``analogy_accuracy`` (a random sample of ``analogy_sample`` questions), and for INLP
+    ``directions_removed`` and ``stopped`` (why it stopped before ``inlp_iterations``, or ``None``).
     """
     import contextlib
 
@@ -1313,6 +1315,7 @@ def gonen_goldberg_replication(
     with ctx:
         g = male_direction(vectors)
         spaces: dict[str, KeyedVectors] = {}
+        fit_notes: dict[str, dict[str, Any]] = {}
         for method in methods:
             if method == "hard_debias":
                 from biaskit.debiasing.hard_debias import HardDebias
@@ -1325,6 +1328,7 @@ def gonen_goldberg_replication(
                 male, female = most_biased_words(vectors, g, inlp_words, candidates=cand)
                 inlp = INLP(inlp_iterations, random_state=random_state).fit_words(vectors, {"m": male, "f": female})
                 spaces[method] = inlp.transform_vectors(vectors)
+                fit_notes[method] = {"directions_removed": inlp.rank_removed_, "stopped": inlp.stopped_}
             else:
                 raise ValueError(f"unknown method {method!r}; choose from 'hard_debias', 'inlp'")
         res = gonen_goldberg_tests(vectors, spaces, direction=g, exclude=specific, n_cluster=n_cluster,
@@ -1338,7 +1342,9 @@ def gonen_goldberg_replication(
                 rows.append({"space": name, "test": test, "statistic": r.statistic, "p_value": r.p_value,
                              "n": r.n, "simlex_rho": sl.statistic, "simlex_pairs": sl.details["n_pairs"],
                              "analogy_accuracy": an["accuracy"], "analogy_n": an["n"],
-                             "family_accuracy": an["accuracy_family"], "other_accuracy": an["accuracy_other"]})  # fmt: skip
+                             "family_accuracy": an["accuracy_family"], "other_accuracy": an["accuracy_other"],
+                             "directions_removed": fit_notes.get(name, {}).get("directions_removed"),
+                             "stopped": fit_notes.get(name, {}).get("stopped")})  # fmt: skip
     return pd.DataFrame(rows)
 
 
