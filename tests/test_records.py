@@ -14,6 +14,19 @@
   or ``"count": {"where": field, "among": field}`` (how many rows of a list or dict have ``where`` true).
 * every record says where its numbers come from (its "source"), and a one-off measurement says the
   command, the date and the machine.
+* every number a reader sees in prose, the static Markdown of a notebook and the pages ``docs/*.md``,
+  ``docs/studies/*.md`` and ``docs/user_guide/*.md``, is recorded somewhere: a value of the notebook's default
+  run (or of a notebook it names), a kept record (``records/``, ``docs/records/``, a bundled model's
+  ``training.json``) or an entry of ``tests/numbers_allowed.json`` (a seed study's own number with its
+  section, or a constant with its reason).  The rules: structural numbers (names of tables, figures,
+  sections, notebooks, ...; years; headings and list items; code, formulas, paths, versions; statistical
+  conventions such as a 95 % interval; bounds after < or "at most") are left out (:func:`prose_numbers`); a
+  number matches at its shown precision, thousands separators ignored, a percentage also as a share, a
+  rounded integer ("about 14,000") at its significant digits, signs ignored (:func:`number_is_recorded`).
+  Without a default run the notebook checks skip with the reason; the docs pages are checked against the
+  records and the allow-list always.  A number a run did not write fails
+  (``test_an_unrecorded_number_in_a_sentence_is_caught``); a short number can still match a value of a large
+  run by chance, so the ``from_results`` ties stay the strict form for a table's numbers.
 """
 
 from __future__ import annotations
@@ -300,3 +313,277 @@ def test_records_recorded_only_by_hand_are_the_known_ones():
         p.stem for p in RECORDS.glob("*.json") if HAND in json.loads(p.read_text(encoding="utf-8"))["source"]
     )
     assert hand == UNTRACED
+
+
+# ----------------------------------------------------------------------------- every number a reader sees
+NUMBERS_ALLOWED = TESTS / "numbers_allowed.json"
+#: names that carry numbers but measure nothing, besides REFERENCE's: "Tables 3.3/3.4", "Eq. 2.6", "Appendix C.1",
+#: "step 9", "part 2", "layer 4", "item 3", "WEAT 1-10", "SEAT 6", "CW1-CW5"
+PROSE_REFERENCE = re.compile(
+    r"(?:\bTables?|\bFigs?\.|\bFigures?|§|\bch\.|\bchapters?|\bnotebooks?|\bseeds?|\bsections?|\btests?|\beqs?\.|"
+    r"\bequations?|\bAppendix|\bApp\.|\bsteps?|\bparts?|\blayers?|\bitems?|\bWEATs?|\bSEATs?)"
+    r"\s*[A-Z]?\d+(?:\.\d+)*[a-z]?′?(?:\s*(?:-|–|,|/|and|or|to)\s*[A-Z]?\d+(?:\.\d+)*[a-z]?′?)*",
+    re.IGNORECASE,
+)
+#: code, formulas, links and pictures: ```...```, `...`, $...$, <tag>, (target) of a link, URLs and file paths
+PROSE_CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$|<[a-zA-Z/!][^>\n]*>|\]\([^)\s]*\)|https?://\S+|\b[\w.-]+(?:/[\w.*-]+)+", re.S)
+#: versions and addresses (0.1.3, Python 3.9, 127.0.0.1) and a citation's volume:pages (13:2943–2956)
+PROSE_VERSION = re.compile(r"\b\d+(?:\.\d+){2,}\b|\b(?:Python|version|v)\s?\d+(?:\.\d+)+|\b\d+:\d+(?:[–-]\d+)?\b")
+#: statistical conventions, not measurements: "95 % interval", "at the 5 % level", "80 % power", "α = 0.05"
+PROSE_CONVENTION = re.compile(
+    r"\b\d+(?:\.\d+)?\s?%\s(?:confidence\s|bootstrap\s|credible\s)?(?:intervals?|CIs?)\b|\b95\s?%\s?CI\b"
+    r"|\b(?:at|to|on) the \d+(?:\.\d+)?\s?% (?:level|significance level)\b|\b\d+\s?% power\b|[α]\s*=\s*0?\.\d+",
+    re.IGNORECASE,
+)
+#: a bound is a threshold, not a value: "p < 0.001", "≥ 0.6", "<= 5", "at most 0.015"
+PROSE_BOUND = re.compile(r"(?:<=?|>=?|≤|≥|&lt;|&gt;|\bat most|\bat least)\s*$", re.IGNORECASE)
+#: a rounded number: "about 14,000", "≈ 0.79", "~1,450", "roughly 60x"
+PROSE_APPROX = re.compile(r"(?:\babout|\baround|\bapproximately|\broughly|\bnearly|\balmost|≈|~)\s*[−-]?$", re.IGNORECASE)
+#: a year: four digits from 1900 to 2099 without a thousands separator or decimals ("Barza 2023", "(2019)")
+PROSE_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def prose_numbers(text: str) -> list[tuple[str, float, bool, bool]]:
+    """The measured-looking numbers of Markdown prose: ``(as written, value, is a percentage, is rounded)``.
+
+    Left out by rule, not listed one by one (the structural numbers): code spans and blocks, formulas ($...$),
+    links, URLs and file paths (and fractions written as paths, 2/20); versions, addresses and a citation's
+    volume:pages (``PROSE_VERSION``); names of tables, figures, sections, equations, notebooks, seeds, steps, tests and appendices
+    (``PROSE_REFERENCE``, after :data:`REFERENCE`); heading and list-item numbers at a line's start; years
+    (1900-2099 written without separator); statistical conventions (``PROSE_CONVENTION``: a 95 % interval, the
+    5 % level, 80 % power, α = 0.05); and bounds (a number right after ``<``, ``>``, ``≤``, ``≥``, "at most"
+    or "at least": a
+    threshold; whether the value is below it is what a record's ``"below"`` check asserts).  A number is a
+    percentage when ``%`` follows it or follows the number after it ("41 and 48 %"), and rounded when "about",
+    "around", "≈", "~", "nearly", ... precede it.
+
+    >>> [(s, p, a) for s, _, p, a in prose_numbers("## 4. Fig. 3.2: about 14,000 (2019); `n=5`; p < 0.001; 41 and 48 %")]
+    [('14,000', False, True), ('41', True, False), ('48 %', True, False)]
+    """
+    text = PROSE_CODE.sub(" ", text)
+    text = PROSE_VERSION.sub(" ", text)
+    text = PROSE_CONVENTION.sub(" ", text)
+    text = PROSE_REFERENCE.sub(lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text))
+    text = re.sub(r"(?m)^(\s*(?:#+\s*[\w.′]*|\d+\.(?=\s)|[-*+](?=\s)))", lambda m: re.sub(r"\w", " ", m.group(1)), text)
+    out = []
+    for m in NUMBER.finditer(text):
+        whole, frac, exp, pct = m.groups()
+        shown = m.group(0).strip()
+        if PROSE_YEAR.match(shown) or PROSE_BOUND.search(text[max(0, m.start() - 10) : m.start()]):
+            continue
+        value = float(whole.replace(",", "") + (frac or "") + (f"e{exp}" if exp else ""))
+        after = text[m.end() : m.end() + 24]
+        pct_near = bool(pct) or bool(re.match(r"\s*(?:and|to|or|-|–)\s*\d[\d.,]*\s?%", after))
+        approx = bool(PROSE_APPROX.search(text[max(0, m.start() - 16) : m.start()]))
+        out.append((shown, value, pct_near, approx))
+    return out
+
+
+def recorded_values(data, out: set[float] | None = None, *, longest: int = 200) -> set[float]:
+    """Every number of a JSON value: numeric leaves (as absolute values) and the numbers shown in its strings
+    (a stored sentence is made from the run). Lists longer than ``longest`` (per-item scores) are left out:
+    they would match nearly any shown number by chance."""
+    out = set() if out is None else out
+    if isinstance(data, dict):
+        for v in data.values():
+            recorded_values(v, out, longest=longest)
+    elif isinstance(data, list):
+        if len(data) <= longest:
+            for v in data:
+                recorded_values(v, out, longest=longest)
+    elif isinstance(data, bool) or data is None:
+        pass
+    elif isinstance(data, (int, float)):
+        if math.isfinite(data):
+            out.add(abs(float(data)))
+    elif isinstance(data, str):
+        out.update(v for _, v, _ in displayed_numbers(data))
+    return out
+
+
+def _tolerance(shown: str, approx: bool) -> float:
+    """Half a unit of the last shown digit; for a rounded integer ("about 14,000"), of its last non-zero digit."""
+    tol = 0.5 * 10.0 ** -_decimals(shown)
+    digits = re.sub(r"\D", "", shown.split(".")[0].split("e")[0])
+    if approx and "." not in shown and digits.rstrip("0") != digits:
+        tol = 0.5 * 10.0 ** (len(digits) - len(digits.rstrip("0")))
+    return tol + 1e-9
+
+
+def number_is_recorded(shown: str, value: float, pct: bool, approx: bool, values: set[float]) -> bool:
+    """``shown`` is one of ``values`` at its shown precision: rounded to the shown decimals (0.54 for 0.5371),
+    with or without thousands separators (1,701 and 1701 are read alike), a percentage also as a share
+    (54 % for 0.54), a rounded integer at its significant digits ("about 14,000" for 13,889), signs ignored."""
+    tol = _tolerance(shown, approx)
+    return any(abs(x - value) <= tol or (pct and abs(100 * x - value) <= tol) for x in values)
+
+
+def _allowed(where: str) -> set[str]:
+    return {a["number"] for a in json.loads(NUMBERS_ALLOWED.read_text(encoding="utf-8"))["numbers"] if a["where"] == where}
+
+
+def unrecorded_numbers(text: str, values: set[float], allowed: set[str]) -> list[str]:
+    """The numbers of ``text`` that match none of ``values`` and are not in ``allowed`` (as written)."""
+    return [
+        shown
+        for shown, value, pct, approx in prose_numbers(text)
+        if shown not in allowed and shown.replace(" %", "%") not in allowed
+        and not number_is_recorded(shown, value, pct, approx, values)
+    ]
+
+
+def _json_values(paths) -> set[float]:
+    out: set[float] = set()
+    for p in paths:
+        recorded_values(json.loads(Path(p).read_text(encoding="utf-8")), out)
+    return out
+
+
+def _kept_records() -> list[Path]:
+    """Committed records of one-off runs (``records/**/*.json``) and the bundled models' ``training.json``."""
+    return sorted((ROOT / "records").rglob("*.json")) + sorted((ROOT / "data" / "models").glob("*/training.json"))
+
+
+def notebook_markdown(path: Path) -> str:
+    """The static Markdown cells of a notebook (what a reader reads whatever the run)."""
+    import nbformat
+
+    return "\n\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+
+
+NOTEBOOK_FILES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+DOC_PAGES = sorted(
+    [*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "studies").glob("*.md"), *(ROOT / "docs" / "user_guide").glob("*.md")]
+)
+
+
+def named_notebooks(text: str) -> set[str]:
+    """The two-digit notebook numbers a text names: "notebook 05", "notebooks 02-04 and 09" -> {02, 03, 04, 09}."""
+    out: set[str] = set()
+    for m in re.finditer(r"\bnotebooks?\s+(\d\d(?:\s*(?:,|and|-|–)\s*\d\d)*)", text, re.IGNORECASE):
+        for a, dash, b in re.findall(r"(\d\d)(?:\s*([-–])\s*(\d\d))?", m.group(1)):
+            out.update(f"{k:02d}" for k in range(int(a), int(b) + 1)) if dash else out.add(a)
+    return out
+
+
+def _results_of(stem: str) -> tuple[Path | None, str]:
+    """The default run's results JSON of a notebook, or None and why it cannot be used."""
+    path = results_folder() / f"{stem}.json"
+    if not path.is_file():
+        return None, f"{path} does not exist: run `make reproduce` (or that notebook) to check its numbers"
+    if json.loads(path.read_text(encoding="utf-8")).get("parameters", {}).get("quick"):
+        return None, f"{path} is a quick=True run; the notebook's prose quotes the default run"
+    return path, ""
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda p: p.stem)
+def test_every_number_of_a_notebooks_prose_is_recorded(path):
+    """A number in a notebook's Markdown is a value of its default run (``results/<notebook>.json``) or of the
+    default run of a notebook it names ("notebook 05"), of a kept record (``records/``, a bundled model's ``training.json``) or an allowed number
+    (``tests/numbers_allowed.json``: the seed studies' own numbers, each with its section, and a few
+    constants, each with its reason); structural numbers are left out by rule (:func:`prose_numbers`).
+
+    Skipped, with the reason, without a default run of the notebook.  The match is at the shown precision,
+    so a number with two significant digits can match a value of the run by chance: this test catches a
+    number that no run wrote (a typed or stale one), and ``from_results`` ties in the records are the strict
+    form for the numbers a table shows."""
+    results, why = _results_of(path.stem)
+    if results is None:
+        pytest.skip(why)
+    where = f"notebooks/{path.name}"
+    text = notebook_markdown(path)
+    named = [r for r in (_results_of(p.stem)[0] for p in NOTEBOOK_FILES if p.stem[:2] in named_notebooks(text)) if r]
+    missing = unrecorded_numbers(text, _json_values([results, *named, *_kept_records()]), _allowed(where))
+    assert not missing, (
+        f"{where}: {missing} in its Markdown match no value of {results.name}, no kept record and no entry of "
+        f"{NUMBERS_ALLOWED.name} (generate the sentence from the run, save the number as a results key, or, for a "
+        "number quoted from a seed study, add it there with its section)"
+    )
+
+
+@pytest.mark.parametrize("path", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT / "docs")))
+def test_every_number_of_a_docs_page_is_recorded(path):
+    """A number in a documentation page is one of the records (``docs/records/*.json``, ``records/``, the
+    bundled models' ``training.json``), an allowed number, or, when a default run is there, a value of one of
+    its ``results/*.json``.  Checked against the records without a run; a number that only a run could
+    match makes the test skip, with the numbers named, until ``make reproduce`` has run."""
+    where = str(path.relative_to(ROOT))
+    values = _json_values([*sorted(RECORDS.glob("*.json")), *_kept_records()])
+    missing = unrecorded_numbers(path.read_text(encoding="utf-8"), values, _allowed(where))
+    if missing:
+        runs = [p for p in sorted(results_folder().glob("[0-9][0-9]_*.json")) if _results_of(p.stem)[0]]
+        if not runs:
+            pytest.skip(f"{where}: {missing} match no record; without a default run in {results_folder()} they cannot be checked")
+        missing = [s for s in missing if s in unrecorded_numbers(path.read_text(encoding="utf-8"), _json_values(runs), set())]
+    assert not missing, (
+        f"{where}: {missing} match no record, no value of a default run and no entry of {NUMBERS_ALLOWED.name}"
+    )
+
+
+def test_allowed_numbers_are_quoted_where_they_say_with_their_source():
+    """Every allowed number names its seed section (or, for a constant, its reason) and still appears, as
+    written, in the prose of the file it names: an entry is removed with the sentence it allowed."""
+    entries = json.loads(NUMBERS_ALLOWED.read_text(encoding="utf-8"))["numbers"]
+    assert entries
+    stale = []
+    for a in entries:
+        assert set(a) <= {"number", "where", "seed", "why"} and (a.get("seed") or a.get("why")), a
+        path = ROOT / a["where"]
+        assert path.is_file(), f"{a['where']} does not exist"
+        text = notebook_markdown(path) if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
+        if not any(s in (a["number"], a["number"].replace("%", " %")) for s, *_ in prose_numbers(text)):
+            stale.append(a)
+    assert not stale, f"allowed numbers no longer in their file's prose (remove them): {stale}"
+
+
+def test_an_unrecorded_number_in_a_sentence_is_caught(tmp_path, monkeypatch):
+    """A temporary copy of a notebook and of a docs page, each with one typed number, against a fake run."""
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "11_gender_templates_and_pairs.ipynb", as_version=4)
+    md = next(c for c in nb.cells if c.cell_type == "markdown")
+    md.source += "\n\nOn this model the stereotype share is 73.46 %, and 1,503 pairs were scored."
+    copy = tmp_path / "notebooks" / "11_gender_templates_and_pairs.ipynb"
+    copy.parent.mkdir()
+    nbformat.write(nb, copy)
+    run = {"results": {"pairs": 1503, "share": 0.1}, "parameters": {"quick": False}}
+    values = _json_values([*_kept_records()]) | recorded_values(run)
+    text = notebook_markdown(copy)
+    assert "73.46 %" in unrecorded_numbers(text, values, _allowed("notebooks/11_gender_templates_and_pairs.ipynb"))
+    assert "1,503" not in unrecorded_numbers(text, values, set())  # 1503 in the run: recorded
+    run["results"]["share"] = 0.73458  # the run wrote it: 73.46 % at the shown precision
+    assert "73.46 %" not in unrecorded_numbers(text, _json_values([*_kept_records()]) | recorded_values(run), set())
+    # the notebook test itself, on the copy and a fake results folder
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / copy.with_suffix(".json").name).write_text(
+        json.dumps({"results": {"pairs": 1503}, "parameters": {"quick": False}}), encoding="utf-8"
+    )
+    monkeypatch.setenv("BIASKIT_DOCS_RESULTS", str(tmp_path / "results"))
+    with pytest.raises(AssertionError, match=r"73\.46 %"):
+        test_every_number_of_a_notebooks_prose_is_recorded(copy)
+    page = tmp_path / "for_readers.md"
+    page.write_text((ROOT / "docs" / "for_readers.md").read_text(encoding="utf-8") + "\nIt took 4,711.37 s.\n",
+                    encoding="utf-8")
+    missing = unrecorded_numbers(page.read_text(encoding="utf-8"), _json_values(sorted(RECORDS.glob("*.json"))), set())
+    assert "4,711.37" in missing
+
+
+def test_prose_numbers_rules():
+    """The structural rules and the matching rules, one case each."""
+    got = prose_numbers(
+        "## 6c′ · Table 3.2\n1. First, see Tables 3.3/3.4, Eq. 2.6, Appendix C.1, step 9 and WEAT 1-10 (Barza 2023).\n"
+        "A 95 % interval, at the 5 % level, with 80 % power and α = 0.05: p < 0.001, `n = 2,000`, "
+        "data/models/en-mlm/training.json, [a](https://x.org/1.5). Kept: 0.54, 54 %, 1,701, about 14,000, 41 and 48 %."
+    )
+    assert [(s, p, a) for s, _, p, a in got] == [
+        ("0.54", False, False), ("54 %", True, False), ("1,701", False, False), ("14,000", False, True),
+        ("41", True, False), ("48 %", True, False),
+    ]  # fmt: skip
+    vals = {0.5371, 1701.0, 13889.0, 0.4149}
+    assert number_is_recorded("0.54", 0.54, False, False, vals)
+    assert number_is_recorded("54 %", 54.0, True, False, vals)  # a share shown as a percentage
+    assert not number_is_recorded("54", 54.0, False, False, vals)  # no % sign: not read as a share
+    assert number_is_recorded("1,701", 1701.0, False, False, vals) and number_is_recorded("1701", 1701.0, False, False, vals)
+    assert number_is_recorded("14,000", 14000.0, False, True, vals)  # about 14,000 for 13,889
+    assert not number_is_recorded("14,000", 14000.0, False, False, vals)  # but not when written as exact
+    assert number_is_recorded("41", 41.0, True, False, vals) and not number_is_recorded("0.53", 0.53, False, False, vals)
