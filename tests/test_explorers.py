@@ -372,23 +372,85 @@ def test_static_images_are_saved(store, tmp_path, monkeypatch):
 
 
 def test_widgets_build_headless(store):
+    """The live views build without a browser, and their plots are plain plotly outputs (no widget model
+    of their own that a page would have to start or restore)."""
     pytest.importorskip("ipywidgets")
-    pytest.importorskip("anywidget")
     t = ex.TableExplorer(store)
     w = t.widget()
     assert w.box.children and not w.last_error
+    (item,) = w.plot.out.outputs
+    assert item["output_type"] == "display_data" and ex.PLOTLY_MIME in item["data"]
+    assert "bk-table-explorer" in w.box._dom_classes and "bk-plot" in w.plot.out._dom_classes
     s = ex.ScatterExplorer(store, method="ISOMAP")
     assert s.widget().box.children
+    import plotly.graph_objects as go
+
+    def widgets_in(box):
+        for c in getattr(box, "children", ()):
+            yield c
+            yield from widgets_in(c)
+
+    assert not [c for c in widgets_in(w.box) if isinstance(c, go.FigureWidget)]
 
 
 # =============================================================================================
-# the live views (seed 004 sections 4.1-4.2), driven without a browser: the plotly click
-# callbacks are called as the front end calls them, and every control is read back
+# the live views (seed 004 sections 4.1-4.2), driven without a browser: each control is set as the
+# page sets it, and what the page would draw is read back from the plotly JSON it receives
 
 
-def _points(xs=(), ys=(), inds=()):
-    """What plotly's FigureWidget passes to an on_click callback."""
-    return SimpleNamespace(xs=list(xs), ys=list(ys), point_inds=list(inds))
+def _values(v):
+    """A plotly JSON array as a list (plotly writes numeric arrays as base64 typed arrays)."""
+    import base64
+
+    if isinstance(v, dict) and "bdata" in v:
+        arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        if "shape" in v:
+            arr = arr.reshape([int(n) for n in str(v["shape"]).split(",")])
+        return arr.tolist()
+    return v
+
+
+def _csv(link_html: str, n: int = 0) -> pd.DataFrame:
+    """The CSV behind the ``n``-th download link of a widget's HTML."""
+    import base64
+    import io
+    import re
+
+    links = re.findall(r"href='data:text/csv;base64,([^']+)'", link_html)
+    return pd.read_csv(io.StringIO(base64.b64decode(links[n]).decode("utf-8")))
+
+
+class _Bridge:
+    """Per-name scores behind one table, like an IndirectBiasResult (IBS = corr of BS1 row and BS2 column)."""
+
+    def __init__(self, targets, features, seed=0):
+        rng = np.random.default_rng(seed)
+        names = [f"n{i}" for i in range(20)]
+        self.bs1 = pd.DataFrame(rng.normal(size=(len(targets), 20)), index=targets, columns=names)
+        self.bs2 = pd.DataFrame(rng.normal(size=(20, len(features))), index=names, columns=features)
+        self.ibs = pd.DataFrame(
+            [[float(np.corrcoef(self.bs1.loc[t], self.bs2[f])[0, 1]) for f in features] for t in targets],
+            index=targets,
+            columns=features,
+        )
+
+    def bridge_points(self, target, feature):
+        return pd.DataFrame(
+            {
+                "name": list(self.bs2.index),
+                "x": self.bs1.loc[target].to_numpy(),
+                "y": self.bs2[feature].to_numpy(),
+            }
+        )
+
+
+def _bridge_store() -> ex.ScoreStore:
+    rows, results = [], {}
+    for fc, feats in (("trait", TRAITS), ("gender", GENDER)):
+        b = results[("bert-base", "occupation", fc)] = _Bridge(OCCS, feats, seed=len(feats))
+        rows += [("bert-base", "occupation", fc, t, f, b.ibs.loc[t, f]) for t in OCCS for f in feats]
+    cols = ["model", "target_category", "feature_category", "target", "feature", "ibs"]
+    return ex.ScoreStore(pd.DataFrame(rows, columns=cols), results)
 
 
 def _beer_store() -> ex.ScoreStore:
@@ -431,110 +493,171 @@ def test_table_plotly_layout_hover_and_header_marks():
     assert "score 0.500" in cells.text[0][0] and "score no score" in cells.text[0][1]
     assert cells.z[0][1] is None  # NaN drawn grey (no colour), not as 0
     assert list(fig.layout.yaxis.range) == [1.5, -0.5]  # first row on top
+    assert "click" not in cells.hovertemplate  # nothing in the page answers a click on a cell
 
 
-def test_table_widget_clicks_sort_open_details_and_errors_are_one_line(store):
-    pytest.importorskip("anywidget")
+def test_table_widget_sort_menus_details_exports_and_reset():
+    """The thesis's three header clicks chosen from menus (keyboard-reachable), the cell details from menus,
+    CSV of the table as shown, and Reset view."""
+    pytest.importorskip("ipywidgets")
+    store = _bridge_store()
     t = ex.TableExplorer(store, target_category="occupation", feature_category="trait")
     w = t.widget()
-    assert (w.dd_model.value, w.dd_target.value, w.dd_feature.value) == ("bert-base", "occupation", "trait")
-    cols0 = list(w.fig.layout.xaxis2.ticktext)
-    # a click on the column-header strip at "nurse": rows sorted by IBS with nurse (5 most, 5 least)
-    w._clicked_column(None, _points(xs=[cols0.index("nurse")], ys=[0]), None)
+    (fig,) = w.plot.figures()
+    assert fig["layout"]["xaxis2"]["ticktext"] == ex.default_order(OCCS)
+    # Sort by the target nurse: features sorted by IBS with nurse, 5 most and 5 least (an independent sort)
+    w.dd_sort.value = ("column", "nurse")
     assert not w.last_error and t.sorter.state.phase == 1
-    rows = list(w.fig.layout.yaxis3.ticktext)
-    assert rows == ex.top_bottom(_desc(store.table("bert-base", "occupation", "trait")["nurse"]), 5)
-    assert "'nurse'" in html.unescape(w.legend.value) and w.fig.data[0].z[0][cols0.index("nurse")] == 1.0
-    # second click on the same header (it may have moved): cosine order, nurse first
-    cols1 = list(w.fig.layout.xaxis2.ticktext)
-    w._clicked_column(None, _points(xs=[cols1.index("nurse")], ys=[0]), None)
-    assert t.sorter.state.phase == 2 and w.fig.layout.xaxis2.ticktext[0] == "nurse"
-    # a row-header click
-    w._clicked_row(None, _points(xs=[0], ys=[0]), None)
-    assert t.sorter.state.axis == "row" and t.sorter.state.attribute == rows[0]
-    # a cell click: its details (no per-name scores in this store: one line says so)
-    w._clicked_cell(None, _points(xs=[0], ys=[1]), None)
-    assert "Details:" in w.details_title.value and "No per-name scores" in w.details_title.value
-    # a click where nothing is drawn any more: one readable line, no exception
-    w._clicked_row(None, _points(xs=[0], ys=[99]), None)
-    assert w.last_error == "nothing is drawn at position 99 any more; click again"
-    assert "Traceback" not in w.error.value and "bk-error" in w.error.value
+    (fig,) = w.plot.figures()
+    table = store.table("bert-base", "occupation", "trait")
+    assert fig["layout"]["yaxis3"]["ticktext"] == ex.top_bottom(_desc(table["nurse"]), 5)
+    heads = _values(fig["data"][0]["z"])
+    cols = fig["layout"]["xaxis2"]["ticktext"]
+    assert heads[0][cols.index("nurse")] == 1.0  # the sort column marked
+    assert "'nurse'" in html.unescape(w.legend.value)
+    # Order = similarity: the second click of the thesis (nurse first, cosine order)
+    w.dd_order.value = 2
+    (fig,) = w.plot.figures()
+    assert t.sorter.state.phase == 2 and fig["layout"]["xaxis2"]["ticktext"][0] == "nurse"
+    # a header click (the thesis's gesture, e.g. from code) moves the menus with it
+    w._run(w.header_click, "row", "brave")
+    assert t.sorter.state.axis == "row" and w.dd_sort.value == ("row", "brave") and w.dd_order.value == 1
+    # the table as shown, as CSV: exactly the explorer's view
+    shown = _csv(w.downloads.value, 0).set_index("feature")
+    view = t.view()
+    assert list(shown.columns) == [str(c) for c in view.columns] and list(shown.index) == list(view.index)
+    np.testing.assert_allclose(shown.to_numpy(), view.to_numpy(), rtol=1e-12)
+    # cell details from the menus: the per-name scatter of (nurse, brave), its points as CSV
+    w.dd_cell_target.value = "nurse"
+    w.dd_cell_feature.value = "brave"
+    assert w.cell == ("nurse", "brave") and "Details: nurse × brave" in w.details_title.value
+    (det,) = w.details.figures()
+    np.testing.assert_allclose(
+        _values(det["data"][0]["x"]), store.results[("bert-base", "occupation", "trait")].bs1.loc["nurse"]
+    )
+    pts = _csv(w.downloads.value, 2)
+    assert list(pts.columns) == ["name", "x", "y"] and len(pts) == 20
+    # PNG and SVG of both plots
+    w.images_button.click()
+    assert w.images.value.count("download=") == 4 and "data:image/svg+xml;base64," in w.images.value
+    # a change withdraws those images (never a stale file), Reset view goes back to the first view
+    w.dd_feature.value = "gender"
+    assert "download=" not in w.images.value and "changed" in w.images.value
     w.reset.click()
-    assert t.sorter.state.phase == 0 and not w.last_error
+    assert (t.feature_category, t.sorter.state.phase, w.cell, w.dd_sort.value) == (
+        "trait",
+        0,
+        None,
+        ("none", ""),
+    )
+    assert not w.details.figures() and "No cell chosen" in w.details_title.value and not w.last_error
+    assert w.busy_log[-1] == "Resetting the view" and w.busy_line.value == ""
 
 
 def test_table_widget_dependent_options_paging_and_stale_details():
-    pytest.importorskip("anywidget")
+    pytest.importorskip("ipywidgets")
     store = _beer_store()
     t = ex.TableExplorer(store, target_category="occupation", feature_category="trait")
     w = t.widget()
     assert [v for _, v in w.dd_feature.options] == ["trait", "gender"]
-    w._clicked_cell(None, _points(xs=[0], ys=[0]), None)
-    assert "Details:" in w.details_title.value
+    w._run(w.cell_click, "nurse", "brave")
+    assert "Details:" in w.details_title.value and "No per-name scores" in w.details_title.value
     w.dd_target.value = "country"  # Features recomputed: beverage offered, trait gone
     assert [v for _, v in w.dd_feature.options] == ["beverage", "gender"]
     assert dict(w.dd_feature.options)["gender (sensitive)"] == "gender"
     assert (t.target_category, t.feature_category) == ("country", "beverage")
     assert "country (columns) × beverage (rows)" in w.legend.value and not w.last_error
-    assert "Details cleared" in w.details_title.value and not w.details.children  # no stale panel
-    assert "beer" in list(w.fig.layout.yaxis3.ticktext)
+    assert "Details cleared" in w.details_title.value and not w.details.figures()  # no stale panel
+    assert w.dd_cell_target.value == "(none)"
+    (fig,) = w.plot.figures()
+    assert "beer" in fig["layout"]["yaxis3"]["ticktext"]
     # paging: a small page size shows every row, page by page, never a truncated table
     w.rows_per_page = 3
     w.redraw()
-    assert list(w.fig.layout.yaxis3.ticktext) == ex.default_order(["beer", "tea", "wine", "water"])[:3]
+    (fig,) = w.plot.figures()
+    assert fig["layout"]["yaxis3"]["ticktext"] == ex.default_order(["beer", "tea", "wine", "water"])[:3]
     assert "rows 1–3 of 4" in w.pages.value and w.row_prev.disabled and not w.row_next.disabled
     w.row_next.click()
+    (fig,) = w.plot.figures()
     assert "rows 4–4 of 4" in w.pages.value and w.row_next.disabled
-    assert len(w.fig.layout.yaxis3.ticktext) == 1
+    assert len(fig["layout"]["yaxis3"]["ticktext"]) == 1
 
 
-def test_scatter_widget_controls_show_the_state_and_follow_choices():
-    pytest.importorskip("anywidget")
+def test_scatter_widget_controls_colour_menu_and_details():
+    pytest.importorskip("ipywidgets")
     store = _beer_store()
     s = ex.ScatterExplorer(store, target_category="occupation", feature_category="trait", method="ISOMAP")
     s.colour_by("gender", "woman")
     s.set(query="engineer")
     s.select("engineer")
     w = s.widget()
-    # the initial state is in the controls (not "(none)" while the plot is coloured / has a selection)
-    assert (w.dd_ccat.value, w.dd_cattr.value) == ("gender", "woman")
+    # the initial state is in the controls
     assert (w.search.value, w.dd_sel.value) == ("engineer", "engineer")
-    assert "Details: engineer" in w.details_title.value and len(w.details.children) == 1
-    # hover text carries name and score
-    trace = w.fig.data[0]
-    i = list(trace.hovertext).index("nurse")
-    assert (
-        trace.customdata[i][0]
-        == f"{store.matrix('bert-base', 'occupation', 'gender').loc['nurse', 'woman']:.3f}"
+    assert "Details: engineer" in w.details_title.value and len(w.details.figures()) == 1
+    # the Colour by menu in the plot: "no colour" and one entry per feature of trait and gender, the
+    # entry of woman active; each entry's colours are the store's scores (in the plot's point order)
+    (fig,) = w.plot.figures()
+    menu = fig["layout"]["updatemenus"][0]
+    labels = [b["label"] for b in menu["buttons"]]
+    assert labels == ["no colour", *[f"trait: {f}" for f in TRAITS], *[f"gender: {g}" for g in GENDER]]
+    assert labels[menu["active"]] == "gender: woman"
+    order = list(_values(fig["data"][0]["hovertext"]))
+    assert sorted(order) == sorted(OCCS)
+    man = menu["buttons"][labels.index("gender: man")]["args"]
+    np.testing.assert_allclose(
+        man[0]["marker.color"][0], store.matrix("bert-base", "occupation", "gender")["man"].reindex(order)
     )
-    assert "IBS with 'woman'" in trace.hovertemplate
-    # a click on a point selects it and shows its details; the dropdown follows
-    w._clicked_point(None, _points(inds=[i]), None)
-    assert s.selected == "nurse" and w.dd_sel.value == "nurse" and "Details: nurse" in w.details_title.value
-    # nurse selected, then Features = gender: details recomputed, no KeyError
+    assert man[1]["title.text"] == "Coloured by the score with 'man' (gender)" and man[2] == [0]
+    assert menu["buttons"][0]["args"][0]["marker.showscale"] == [False]
+    # the figure starts as its active entry says: woman's scores and hover text, colour-bar title
+    np.testing.assert_allclose(
+        _values(fig["data"][0]["marker"]["color"]),
+        store.matrix("bert-base", "occupation", "gender")["woman"].reindex(order),
+    )
+    i = order.index("nurse")
+    woman = store.matrix("bert-base", "occupation", "gender").loc["nurse", "woman"]
+    assert fig["data"][0]["customdata"][i] == [f"{woman:.3f}"]
+    assert fig["layout"]["title"]["text"].startswith("Coloured by the score with 'woman'")
+    assert "click" not in fig["data"][0]["hovertemplate"]
+    # Details of nurse, then Features = gender: details recomputed, no KeyError
+    w.dd_sel.value = "nurse"
+    assert s.selected == "nurse" and "Details: nurse" in w.details_title.value
     w.dd_feature.value = "gender"
     assert not w.last_error and "Details: nurse" in w.details_title.value
-    # colour: none, then gender fills Attribute with its first word at once
-    w.dd_ccat.value = "(none)"
-    assert w.dd_cattr.value is None and s.colour_category is None
-    w.dd_ccat.value = "gender"
-    assert w.dd_cattr.value == "woman" and s.colour_attribute == "woman"
     # Targets = country: beverage offered; nurse is no target there, so its details are cleared
     w.dd_target.value = "country"
     assert [v for _, v in w.dd_feature.options] == ["beverage", "gender"]
-    assert s.selected is None and w.dd_sel.value == "(none)" and not w.details.children
+    assert s.selected is None and w.dd_sel.value == "(none)" and not w.details.figures()
     assert "details cleared" in w.status.value
     w.dd_feature.value = "beverage"
     assert (s.target_category, s.feature_category) == ("country", "beverage") and not w.last_error
-    assert w.dd_ccat.options == ("(none)", "beverage", "gender")
-    # an embedding that cannot be made (t-SNE needs more than 5 targets: 8 here, so make it fail)
+    (fig,) = w.plot.figures()
+    labels = [b["label"] for b in fig["layout"]["updatemenus"][0]["buttons"]]
+    assert labels[1:] == [f"beverage: {b}" for b in ("beer", "tea", "wine", "water")] + [
+        f"gender: {g}" for g in GENDER
+    ]
     w.dd_method.value = "t-SNE"
-    assert not w.last_error
+    assert not w.last_error and "placed by t-SNE" in w.status.value
     assert "Interactive explorer" in w._repr_mimebundle_()["text/plain"]
+    # the points as CSV, with every colour score; Reset view goes back to the first view
+    points = _csv(w.downloads.value, 0)
+    assert list(points.columns[:5]) == ["target", "x", "y", "search_match", "selected"]
+    np.testing.assert_allclose(
+        points.set_index("target")["gender: woman"],
+        store.matrix("bert-base", "country", "gender")["woman"].reindex(points["target"]),
+    )
+    w.reset.click()
+    assert (s.target_category, s.method, s.selected, s.colour_attribute) == (
+        "occupation",
+        "ISOMAP",
+        "engineer",
+        "woman",
+    )
+    assert w.dd_target.value == "occupation" and w.dd_sel.value == "engineer" and not w.last_error
 
 
 def test_scatter_widget_errors_are_one_line_in_the_widget(monkeypatch):
-    pytest.importorskip("anywidget")
+    pytest.importorskip("ipywidgets")
     s = ex.ScatterExplorer(_beer_store(), method="ISOMAP")
     w = s.widget()
 
@@ -545,16 +668,55 @@ def test_scatter_widget_errors_are_one_line_in_the_widget(monkeypatch):
     w.dd_method.value = "t-SNE"
     assert w.last_error.startswith("embedding needs at least 2 features")
     assert "Traceback" not in w.error.value
-    assert list(w.fig.data[0].x) == []  # the plot no longer shows the previous projection
+    assert not w.plot.figures()  # the plot no longer shows the previous projection
+    assert w.busy_line.value == "" and "bk-busy" not in w.box._dom_classes
+
+
+def test_the_busy_line_names_the_computation_while_it_runs(monkeypatch):
+    """A projection that is not computed yet: while it runs, the widget says which (method, how many
+    targets) and dims the plot; afterwards both are gone."""
+    pytest.importorskip("ipywidgets")
+    s = ex.ScatterExplorer(_beer_store(), method="ISOMAP")
+    w = s.widget()
+    seen = []
+    real = explorer_views.embed_targets
+
+    def watched(matrix, method, **kw):
+        seen.append((w.busy_line.value, "bk-busy" in w.box._dom_classes))
+        return real(matrix, method, **kw)
+
+    monkeypatch.setattr(explorer_views, "embed_targets", watched)
+    w.dd_method.value = "t-SNE"
+    ((line, dimmed),) = seen
+    assert "Computing the t-SNE projection of 12 occupation targets" in html.unescape(line) and dimmed
+    assert w.busy_line.value == "" and "bk-busy" not in w.box._dom_classes
+    w.dd_method.value = "ISOMAP"  # computed before: drawn again, without a new computation
+    assert len(seen) == 1 and w.busy_log[-1].startswith("Drawing the ISOMAP projection")
 
 
 def test_store_notes_are_shown_for_stand_in_models(store):
-    pytest.importorskip("anywidget")
+    pytest.importorskip("ipywidgets")
     st = ex.ScoreStore(store.scores, notes={"xl-base": "xl-base has random weights: not a finding."})
     w = ex.TableExplorer(st).widget()
     assert w.note.value == ""
     w.dd_model.value = "xl-base"
     assert "random weights" in w.note.value
+
+
+def test_labels_from_the_data_are_escaped_in_the_views():
+    """A model or word that looks like markup is shown as text: escaped in every HTML line and plot title."""
+    pytest.importorskip("ipywidgets")
+    f = _frame()
+    f["model"] = f["model"].replace("bert-base", "<img src=x onerror=alert(1)>")
+    st = ex.ScoreStore(f)
+    w = ex.TableExplorer(st).widget()
+    assert "<img" not in w.legend.value and "&lt;img src=x" in w.legend.value
+    s = ex.ScatterExplorer(st, method="ISOMAP")
+    s.set(query="<b>")
+    sw = s.widget()
+    assert "<img" not in sw.status.value and "Search '&lt;b&gt;'" in sw.status.value
+    (fig,) = sw.plot.figures()
+    assert "&lt;b&gt;" in fig["data"][1]["name"]
 
 
 def test_store_validation(store):
@@ -570,7 +732,8 @@ def test_store_validation(store):
 
 
 def test_interactive_html_is_self_contained(store):
-    """The same views as offline HTML for the report: plotly.js inline, no script from the network."""
+    """The same views as offline HTML for the report: plotly.js inline, no script from the network, and the
+    scatter's Colour by menu in the page."""
     pytest.importorskip("plotly")
     t = ex.TableExplorer(store)
     t.click("column", "nurse")
@@ -579,27 +742,27 @@ def test_interactive_html_is_self_contained(store):
     assert len(page) > 1_000_000  # plotly.js itself is in the page
     s = ex.ScatterExplorer(store, method="ISOMAP")
     s.colour_by("gender", "woman")
-    assert "IBS with &#x27;woman&#x27;" in s.interactive_html() or "IBS with 'woman'" in s.interactive_html()
+    page = s.interactive_html()
+    assert "updatemenus" in page and "gender: woman" in page
 
 
 def test_a_choice_made_while_a_handler_runs_is_applied_after_it():
-    """In JupyterLab the kernel may take the reader's next choice while a handler still runs (creating a
-    FigureWidget lets it read messages); the muted handler would drop it and the Projection control would
-    show t-SNE over an ISOMAP plot.  The widget applies what its controls show once the handler ends."""
-    pytest.importorskip("anywidget")
+    """The kernel may take the reader's next choice while a handler runs, and the muted handler would drop it
+    (the Projection control would show t-SNE over an ISOMAP plot).  The widget applies what its controls show
+    once the handler ends."""
+    pytest.importorskip("ipywidgets")
     s = ex.ScatterExplorer(_beer_store(), method="ISOMAP")
-    s.colour_by("gender", "woman")
     w = s.widget()
-    colour_changed = w.colour_changed
+    selection_changed = w.selection_changed
 
-    def colour_then_projection() -> None:
-        colour_changed()
-        w.dd_method.value = "t-SNE"  # arrives while the colour handler runs: muted
+    def selection_then_projection() -> None:
+        selection_changed()
+        w.dd_method.value = "t-SNE"  # arrives while the selection handler runs: muted
 
-    w.colour_changed = colour_then_projection  # type: ignore[method-assign]
-    w.dd_ccat.value = "(none)"
+    w.selection_changed = selection_then_projection  # type: ignore[method-assign]
+    w.dd_sel.value = "nurse"
     assert s.method == "t-SNE" and "placed by t-SNE" in w.status.value and not w.last_error
-    assert s.colour_category is None and w.dd_ccat.value == "(none)"
+    assert s.selected == "nurse" and w.dd_sel.value == "nurse"
 
 
 def test_table_figure_prints_no_negative_zero():

@@ -3,14 +3,19 @@
 A live view (an explorer of notebook 13, the seed-word form of notebook 00) is displayed as two outputs: a
 one-line hint, hidden by its own CSS while the view is drawn, and the widget's bundle with an HTML
 fallback.  The view is kept alive by its explorer (a widget that is garbage-collected closes, and a reloaded
-page could not draw it again).  ``tests/test_browser_explorers.py`` checks the same in JupyterLab.
+page could not draw it again), and it is built of standard ipywidgets only: its plots are plain plotly
+outputs, with no widget model of their own that a page would have to start.  A cell that shows a view, run
+alone in a fresh kernel, works or says in one line which cells to run first (executed here with nbclient).
+``tests/test_browser_explorers.py`` checks the same in JupyterLab.
 """
 
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -94,9 +99,9 @@ def test_an_explorer_keeps_its_live_view_and_displays_it_with_the_hint(store, mo
     shown = _captured(monkeypatch)
     tv.live._ipython_display_()
     hint, bundle = shown
-    assert "Run this cell to explore" in hint["text/html"] and "static version" in hint["text/html"]
+    assert "Run All Above Selected Cell" in hint["text/html"] and "static version" in hint["text/html"]
     assert bundle[WIDGET_VIEW]["model_id"] == model_id
-    assert "run this cell" in bundle["text/html"]  # the fallback of a front end without widgets
+    assert "run it to use" in bundle["text/html"]  # the fallback of a front end without widgets
     sv = ex.ScatterExplorer(st, method="ISOMAP")
     assert sv.widget() is sv.live
 
@@ -120,48 +125,113 @@ def test_the_report_drops_the_hint_and_keeps_the_fallback():
     assert len(outs) == 1 and outs[0]["data"]["text/html"] == widgets.STATIC_FALLBACK
 
 
-def test_every_figure_keeps_the_state_a_reloaded_page_draws(store):
-    """plotly sends later changes as one-off messages; a reload draws the synchronised state, which the
-    views keep equal to what they show (a stale copy drew the first, placeholder figure)."""
+def _all_widgets(widget: Any) -> list[Any]:
+    out = [widget]
+    for child in getattr(widget, "children", ()):
+        out += _all_widgets(child)
+    return out
+
+
+def test_a_view_is_made_of_standard_widgets_only(store):
+    """Every model of a live view is one of ipywidgets' own (controls, output, layout and style), which
+    JupyterLab's widget manager restores from the kernel after a reload; the plots are outputs inside an
+    ``Output`` (no anywidget, whose start-up failed on a loaded machine)."""
+    ex, st = store
+    views = [ex.TableExplorer(st).widget(), ex.ScatterExplorer(st, method="ISOMAP").widget()]
+    standard = {"@jupyter-widgets/controls", "@jupyter-widgets/output", "@jupyter-widgets/base"}
+    for view in views:
+        for w in _all_widgets(view.box):
+            assert w._model_module in standard and w._view_module in standard, type(w)
+            for attr in ("layout", "style"):
+                sub = getattr(w, attr, None)
+                assert sub is None or sub._model_module in standard
+        for item in view.plot.out.outputs:
+            assert set(item["data"]) == {ex.PLOTLY_MIME, "text/plain"}
+
+
+def test_replaced_views_are_closed(store):
+    """A view replaced by running the cell again is closed, every widget in it: left open, each would be one
+    more model for a reloaded page to restore."""
     ex, st = store
     sv = ex.ScatterExplorer(st, method="ISOMAP")
     view = sv.widget()
-    assert len(view.fig.data[0].x) == 8  # the placeholder it was built with had one point
-    view._run(view.select, "nurse")  # what a click on a point does
-    figs = view.figures()
-    assert len(figs) >= 2, "the details of nurse are drawn"
-    for fig in figs:
-        assert _same_state(fig)
-    tv = ex.TableExplorer(st)
-    table = tv.widget()
-    table._run(table.header_click, "column", "nurse")
-    assert _same_state(table.fig)
-
-
-def _same_state(fig: Any) -> bool:
-    import json
-
-    from plotly.utils import PlotlyJSONEncoder
-
-    def text(v: Any) -> str:
-        return json.dumps(v, cls=PlotlyJSONEncoder, sort_keys=True)
-
-    return text(fig._widget_data) == text(fig._data) and text(fig._widget_layout) == text(
-        fig._layout_obj._props
-    )
-
-
-def test_replaced_figures_and_views_are_closed(store):
-    """A figure the details panel no longer shows, and a view replaced by running the cell again, are closed:
-    left open, each would be one more model for a reloaded page to restore."""
-    ex, st = store
-    sv = ex.ScatterExplorer(st, method="ISOMAP")
-    view = sv.widget()
-    view._run(view.select, "nurse")
-    first = list(view.details.children)
-    view._run(view.select, "engineer")
-    assert first and all(f.comm is None for f in first), "replaced detail figures stay open"
-    assert all(f.comm is not None for f in view.details.children)
+    old = _all_widgets(view.box)
     again = sv.widget()
-    assert again is sv.live and view.box.comm is None and view.fig.comm is None
-    assert again.box.comm is not None
+    assert again is sv.live and all(w.comm is None for w in old)
+    assert all(w.comm is not None for w in _all_widgets(again.box))
+
+
+def test_progress_bars_with_a_description_leave_the_static_report():
+    """A tqdm bar in an executed notebook is a widget whose text fallback is the bar at 0% (with its
+    description, "occupation-name:   0%|"): the report drops it, never an "interactive element" note."""
+    bar = {
+        WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": "abc"},
+        "text/plain": "occupation-name:   0%|          | 0/2600 [00:00<?, ?sent/s]",
+    }
+    other = {WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": "def"}, "text/plain": "VBox()"}
+    nb = new_notebook(
+        cells=[
+            new_code_cell(
+                "run",
+                outputs=[new_output("display_data", data=bar), new_output("display_data", data=other)],
+            )
+        ]
+    )
+    _clean_outputs_for_static_page(nb)
+    outs = nb.cells[0].outputs
+    assert len(outs) == 1 and "interactive element" in outs[0]["data"]["text/html"]
+
+
+# ---------------------------------------------------------------------- cells run alone in a fresh kernel
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _view_cells(name: str) -> list[tuple[int, str]]:
+    """The code cells of a notebook that show an explorer or the seed-word form."""
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    marks = ("weat_form(", ".widget(", "ex.TableExplorer(", "ex.ScatterExplorer(")
+    return [
+        (i, c.source)
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and any(m in c.source for m in marks)
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["00_tour.ipynb", "13_indirect_bias_explorer.ipynb"])
+def test_each_view_cell_run_alone_works_or_names_the_cells_to_run_first(name, tmp_path, monkeypatch):
+    """Each cell that shows a view, executed alone in a fresh kernel (what a reader does after reopening a
+    notebook and following the hint): it works, or stops with one line naming the cells to run first and
+    how; never a ``NameError`` (notebook 00's form once raised ``name 'weat7' is not defined``)."""
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("BIASKIT_RESULTS_DIR", str(tmp_path))
+    cells = _view_cells(name)
+    assert cells, f"{name}: no cell shows a view"
+    for index, source in cells:
+        nb = new_notebook(cells=[new_code_cell(source)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        client = NotebookClient(
+            nb,
+            timeout=900,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(ROOT / "notebooks")}},
+        )
+        client.execute()
+        outputs = nb.cells[0].outputs
+        errors = [o for o in outputs if o.output_type == "error"]
+        where = f"{name} cell {index}"
+        if not errors:
+            continue  # it ran on its own
+        (err,) = errors
+        assert err.ename == "CellNeedsEarlierCells", f"{where}: {err.ename}: {err.evalue}"
+        assert len(err.traceback) == 1, f"{where}: more than one line: {err.traceback}"
+        line = err.traceback[0]
+        assert line.startswith("▶ Run ") and "(Run → Run All Above Selected Cell), then this cell" in line, (
+            line
+        )
+    if name == "00_tour.ipynb":  # the form needs nothing from above: it must run alone
+        assert not errors, f"{name}: the form's cell did not run alone"

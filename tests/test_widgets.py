@@ -114,3 +114,54 @@ def test_layout_fits_the_notebook_width() -> None:
     assert all(box.layout.width == "auto" for box in form.boxes.values())
     assert form.widget.layout.width == "100%" and form.widget.layout.overflow == "hidden"
     assert "bk-seed-form" in form.widget._dom_classes
+
+
+def test_choices_are_passed_to_on_run_and_reset_restores_the_defaults() -> None:
+    calls: list[tuple[dict[str, list[str]], dict[str, str]]] = []
+
+    def on_run(groups: dict[str, list[str]], **kw: str) -> str:
+        calls.append((groups, kw))
+        return "ran"
+
+    form = seed_word_form(
+        {"X": ["math", "algebra"], "A": ["he"]},
+        on_run,
+        choices={"alternative": ("Test", [("two-sided", "two-sided"), ("one-sided", "greater")])},
+    )
+    assert form is not None and form.menus["alternative"].value == "two-sided"  # the first option
+    form.button.click()
+    assert calls[-1] == ({"X": ["math", "algebra"], "A": ["he"]}, {"alternative": "two-sided"})
+    form.menus["alternative"].value = "greater"
+    form.boxes["X"].value = "poetry"
+    form.button.click()
+    assert calls[-1] == ({"X": ["poetry"], "A": ["he"]}, {"alternative": "greater"})
+    form.reset_button.click()  # the defaults back in the boxes; nothing runs until the reader says so
+    assert form.boxes["X"].value == "math, algebra" and form.menus["alternative"].value == "two-sided"
+    assert len(calls) == 2
+    with pytest.raises(ValueError, match="no option"):
+        seed_word_form({"X": ["a"]}, on_run, choices={"k": ("K", [])})
+
+
+def test_reset_restores_the_names_too() -> None:
+    form = seed_word_form({"Math": ["math"], "Arts": ["poetry"]}, lambda g: None, roles=["X", "Y"])
+    assert form is not None
+    form.name_boxes["Math"].value = "Care"
+    form.boxes["Math"].value = "nurse"
+    form.reset()
+    assert form.name_boxes["Math"].value == "Math" and form.boxes["Math"].value == "math"
+    assert form.values() == {"Math": ["math"], "Arts": ["poetry"]}
+
+
+def test_a_cell_run_too_early_says_in_one_line_what_to_run_first() -> None:
+    """:func:`needs`: a missing name stops the cell with one line naming the cells to run (its IPython
+    rendering is that line, not a traceback), and the hint it gives is a real JupyterLab menu item."""
+    widgets.needs({"store": 1}, ["store"], "every cell above this one")  # all there: nothing happens
+    with pytest.raises(widgets.CellNeedsEarlierCells) as err:
+        widgets.needs({"store": 1}, ["store", "bert", "results"], "every cell above this one")
+    msg = str(err.value)
+    assert msg == (
+        "Run every cell above this one first (Run → Run All Above Selected Cell), then this cell: it uses "
+        "`bert`, `results`, which they make."
+    )
+    assert err.value._render_traceback_() == [f"▶ {msg}"]
+    assert not isinstance(err.value, NameError)

@@ -141,11 +141,11 @@ def table_plotly(
     attribute: Any = None,
     annotate: bool | None = None,
 ) -> Any:
-    """The table view as a plotly figure: clickable header strips around the heat-map (section 4.1).
+    """The table view as a plotly figure: header strips around the heat-map (section 4.1).
 
     Three heat-map traces: 0 = the column-header strip (one cell per target, above the table), 1 = the
-    row-header strip (one cell per feature, left of it), 2 = the scores (features x targets).  Clicking a
-    strip cell is a header click, clicking a score cell opens the cell's details (zone C); hover shows
+    row-header strip (one cell per feature, left of it), 2 = the scores (features x targets).  A strip cell
+    names a target or feature to sort by (the live view's Sort by menu); hover shows
     the target, the feature and the score.  The strip cell of the attribute the table is sorted by is
     orange.  Cells sit at integer positions (column ``j``, row ``i``) with the labels as tick texts:
     numeric axes follow a new order at once, where plotly's categorical axes keep the first order
@@ -168,7 +168,7 @@ def table_plotly(
     ]
     zc = [[1.0 if sorted_axis == "column" and c == str(attribute) else 0.0 for c in cols]]
     zr = [[1.0 if sorted_axis == "row" and r == str(attribute) else 0.0] for r in rows]
-    # the two header strips: grey cells, the one the table is sorted by orange; hover says what a click does
+    # the two header strips: grey cells, the one the table is sorted by orange; hover says how to sort by it
     strip: dict[str, Any] = {
         "zmin": 0,
         "zmax": 1,
@@ -183,7 +183,7 @@ def table_plotly(
                 x=xs,
                 y=[0],
                 z=zc,
-                text=[[f"Click to sort by the target <b>{html.escape(c)}</b>" for c in cols]],
+                text=[[f"target <b>{html.escape(c)}</b> (sort by it: Sort by menu)" for c in cols]],
                 xgap=1,
                 xaxis="x2",
                 yaxis="y2",
@@ -194,7 +194,7 @@ def table_plotly(
                 x=[0],
                 y=ys,
                 z=zr,
-                text=[[f"Click to sort by the feature <b>{html.escape(r)}</b>"] for r in rows],
+                text=[[f"feature <b>{html.escape(r)}</b> (sort by it: Sort by menu)"] for r in rows],
                 ygap=1,
                 xaxis="x3",
                 yaxis="y3",
@@ -212,7 +212,7 @@ def table_plotly(
                 zmax=1,
                 colorscale=plotly_puor(),
                 colorbar={"title": {"text": value_label, "side": "right"}, "len": 0.8},
-                hovertemplate="%{text}<br>click for details<extra></extra>",
+                hovertemplate="%{text}<extra></extra>",
                 xaxis="x",
                 yaxis="y",
                 name="scores",
@@ -289,7 +289,7 @@ def scatter_plotly(
 
     Trace 0: the targets (hover: name and, when coloured, the score; labels drawn for up to 40 points
     or for search hits and the selected one); trace 1: rings around the search hits; trace 2: the
-    selected target.  Clicking a point of trace 0 selects it.
+    selected target (the live view's Details of menu chooses it).
     """
     import plotly.graph_objects as go
 
@@ -302,7 +302,7 @@ def scatter_plotly(
     if colours is None:
         marker.update(color="#9e9e9e", showscale=False)
         custom = [[""] for _ in labels]
-        hover = "<b>%{hovertext}</b><br>click for details<extra></extra>"
+        hover = "<b>%{hovertext}</b><extra></extra>"
     else:
         vals = colours.reindex(coords.index).to_numpy(dtype=float)
         marker.update(
@@ -315,7 +315,7 @@ def scatter_plotly(
         )
         custom = [[score_text(v)] for v in vals]
         hover = (
-            f"<b>%{{hovertext}}</b><br>{colour_label}: %{{customdata[0]}}<br>click for details<extra></extra>"
+            f"<b>%{{hovertext}}</b><br>{colour_label}: %{{customdata[0]}}<extra></extra>"
         )
     hit_labels = [t for t in labels if t in hit_set]
     sel = [t for t in labels if t == str(selected)]

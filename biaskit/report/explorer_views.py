@@ -8,12 +8,15 @@ rules of :mod:`biaskit.report.explorer_data` and draws the static matplotlib fig
 
 from __future__ import annotations
 
+import copy
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from biaskit.core.html import escape_html
 from biaskit.report.explorer_data import (
     METHODS,
     Axis,
@@ -27,11 +30,15 @@ from biaskit.report.explorer_data import (
     top_bottom,
 )
 from biaskit.report.explorer_figures import (
+    bars_plotly,
     draw_heatmap,
     indirect_scatter,
+    indirect_scatter_plotly,
+    plotly_puor,
     puor_cmap,
     puor_hex,
     scatter_plotly,
+    score_text,
     table_plotly,
 )
 from biaskit.report.explorer_widgets import ScatterWidget, TableWidget
@@ -87,6 +94,20 @@ class _Explorer:
             self.model, self.target_category, self.feature_category = old
             raise
 
+    #: the attributes :meth:`snapshot` keeps (the views add theirs)
+    _STATE: tuple[str, ...] = ("model", "target_category", "feature_category", "query")
+
+    def snapshot(self) -> dict[str, Any]:
+        """The explorer's state (model, categories, search, sort or colour and selection): what the live
+        view's "Reset view" button goes back to."""
+        return {k: copy.deepcopy(getattr(self, k)) for k in self._STATE}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Go back to a :meth:`snapshot`."""
+        for k in self._STATE:
+            setattr(self, k, copy.deepcopy(state[k]))
+        self._check()
+
     def save_static(self, name: str, **kwargs: Any) -> Path:
         """Render :meth:`figure` and save it with :func:`biaskit.report.notebook_output.save_figure`."""
         import matplotlib.pyplot as plt
@@ -133,6 +154,8 @@ class TableExplorer(_Explorer):
         self.message = ""
         self.last_order: TableOrder | None = None
 
+    _STATE = (*_Explorer._STATE, "sorter")
+
     def set(self, **kwargs: Any) -> None:  # type: ignore[override]
         """Change model / categories / search text and re-apply the sort (what a re-render does)."""
         super().set(**kwargs)
@@ -147,6 +170,28 @@ class TableExplorer(_Explorer):
                 f"{attribute!r} is not a {'target (column)' if axis == 'column' else 'feature (row)'} of the table"
             )
         return self.sorter.click(axis, attribute)
+
+    def sort_by(self, axis: Axis | None, attribute: Any, phase: int) -> int:
+        """Put the sort in ``phase`` (1 by score, 2 by similarity, 0 alphabetical) for ``attribute``: the state
+        the thesis's header clicks reach (B.1/B.2), chosen directly (the live view's Sort by and Order
+        menus).  A new choice ends an order kept from the previous table, as a click does."""
+        if phase not in (0, 1, 2):
+            raise ValueError(f"phase must be 0 (alphabetical), 1 (score) or 2 (similarity), got {phase!r}")
+        if phase == 0 or axis is None:
+            self.sorter.reset()
+            return 0
+        table = self.store.table(self.model, self.target_category, self.feature_category, self.value)
+        labels = table.columns if axis == "column" else table.index
+        if attribute not in labels:
+            raise KeyError(
+                f"{attribute!r} is not a {'target (column)' if axis == 'column' else 'feature (row)'} of the table"
+            )
+        st = self.sorter.state
+        if (st.axis, st.attribute, st.phase) != (axis, attribute, phase):
+            self.sorter.reset()
+            for _ in range(phase):
+                self.sorter.click(axis, attribute)
+        return self.sorter.state.phase
 
     def order(self) -> TableOrder:
         table = self.store.table(self.model, self.target_category, self.feature_category, self.value)
@@ -207,19 +252,31 @@ class TableExplorer(_Explorer):
     def interactive_html(self) -> str:
         """The table as it is shown, whole (every row and column, zoomable), as one self-contained HTML
         page with plotly.js inline: it works offline, e.g. beside the static report.
-        Hover shows target, feature and score; the clicks need the live widget."""
-        o = self.order()
-        fig = table_plotly(self.view(), sorted_axis=o.axis if o.phase else None, attribute=o.attribute)
-        return str(fig.to_html(include_plotlyjs=True, full_html=True))
+        Hover shows target, feature and score."""
+        return str(self.plotly_figure().to_html(include_plotlyjs=True, full_html=True))
 
-    def widget(self) -> TableWidget:
-        """The live interface (zones A-E): a :class:`TableWidget` (plotly ``FigureWidget`` heat-map with
-        clickable headers and cells, paging, search); display it by leaving it last in a cell.  The explorer
-        keeps it (:attr:`live`): a widget that is garbage-collected closes, and a reloaded page could not
-        draw it again from the kernel."""
+    def plotly_figure(self, data: pd.DataFrame | None = None, *, order: TableOrder | None = None) -> Any:
+        """The table (or ``data``, a page of it) as a plotly figure: the heat-map with its header strips, the
+        header of the sort attribute marked."""
+        o = order if order is not None else self.order()
+        page = self.view() if data is None else data
+        return table_plotly(
+            page,
+            value_label="indirect bias score" if self.value == "ibs" else self.value,
+            sorted_axis=o.axis if o.phase else None,
+            attribute=o.attribute,
+        )
+
+    def widget(self, *, hint: str | None = None, **kwargs: Any) -> TableWidget:
+        """The live interface (zones A-E): a :class:`TableWidget` (heat-map, Sort by / Order menus, search,
+        pages, cell details, CSV / PNG / SVG exports, reset); display it by leaving it last in a cell.
+        ``hint`` is the line shown instead of the view in a notebook reopened without its kernel (it must
+        work when followed; the default asks to run the cells above first); ``kwargs`` go to
+        :class:`TableWidget` (``rows_per_page``, ``columns_per_page``).  The explorer keeps the view
+        (:attr:`live`): a widget that is garbage-collected closes, and a reloaded page could not draw it."""
         if self.live is not None:  # the cell run again: the old view goes (a reload would restore it too)
             self.live.close()
-        self.live = TableWidget(self)
+        self.live = TableWidget(self, hint=hint, **kwargs)
         return self.live
 
 
@@ -254,6 +311,8 @@ class ScatterExplorer(_Explorer):
         self._coords: dict[tuple[str, str, str, str], pd.DataFrame] = {}
         self._labels: list[str] = []
 
+    _STATE = (*_Explorer._STATE, "method", "colour_category", "colour_attribute", "selected")
+
     def set(self, *, method: str | None = None, **kwargs: Any) -> None:  # type: ignore[override]
         if method is not None:
             if method not in METHODS:
@@ -283,6 +342,23 @@ class ScatterExplorer(_Explorer):
         if attribute not in feats:
             raise KeyError(f"{attribute!r} is not a feature of {category!r}")
         self.colour_category, self.colour_attribute = category, attribute
+
+    def has_coordinates(
+        self,
+        *,
+        model: str | None = None,
+        target_category: str | None = None,
+        feature_category: str | None = None,
+        method: str | None = None,
+    ) -> bool:
+        """Whether the embedding of these settings (default: the current ones) is computed already."""
+        key = (
+            model or self.model,
+            target_category or self.target_category,
+            feature_category or self.feature_category,
+            method or self.method,
+        )
+        return key in self._coords
 
     def coordinates(self) -> pd.DataFrame:
         key = (self.model, self.target_category, self.feature_category, self.method)
@@ -414,25 +490,180 @@ class ScatterExplorer(_Explorer):
         fig.tight_layout()
         return fig
 
-    def interactive_html(self) -> str:
-        """The scatter as it is shown (colour, search rings, selection) as one self-contained HTML page with
-        plotly.js inline (works offline; hover shows name and score; clicks need the live widget)."""
-        col = self.colours()
-        fig = scatter_plotly(
-            self.coordinates(),
-            colours=col,
-            colour_label=f"IBS with '{self.colour_attribute}'" if col is not None else "",
-            hits=self.matches(),
-            selected=self.selected,
-            method=self.method,
-        )
-        return str(fig.to_html(include_plotlyjs=True, full_html=True))
+    def colour_choices(self) -> list[tuple[str, Any, pd.Series]]:
+        """``(category, feature, scores of the targets shown)`` for every feature the plot can be coloured by
+        (zone E: the feature category itself and, for a non-sensitive one, each sensitive category)."""
+        index = self.coordinates().index
+        out = []
+        for cat in self.colour_options():
+            m = self.store.matrix(self.model, self.target_category, cat)
+            out += [(cat, f, m[f].reindex(index).astype(float)) for f in m.columns]
+        return out
 
-    def widget(self) -> ScatterWidget:
-        """The live interface (zones A-E): a :class:`ScatterWidget` (plotly ``FigureWidget`` scatter with
-        clickable points, colour controls, search, details); display it by leaving it last in a cell.  The
-        explorer keeps it (:attr:`live`), so that a reloaded page draws it again from the kernel."""
+    def points_frame(self) -> pd.DataFrame:
+        """The points as shown (target, x, y, search match, selected) with one column of scores per colour
+        choice (``"gender: woman"``): the CSV export of the scatter view."""
+        xy = self.coordinates()
+        hits = set(self.matches())
+        frame = pd.DataFrame(
+            {
+                "target": list(xy.index),
+                "x": xy["x"].to_numpy(),
+                "y": xy["y"].to_numpy(),
+                "search_match": [t in hits for t in xy.index],
+                "selected": [t == self.selected for t in xy.index],
+            }
+        )
+        for cat, feat, vals in self.colour_choices():
+            frame[f"{cat}: {feat}"] = vals.to_numpy()
+        return frame
+
+    def plotly_figure(self) -> Any:
+        """The scatter as shown, as a plotly figure whose colour is chosen in the page.
+
+        Trace 0 holds the targets, 1 the search rings, 2 the selected target (legend entries: click to hide
+        or show).  The **Colour by** menu (a plotly ``updatemenu``, drawn and applied by plotly.js with no
+        Python behind it) has one entry per feature of :meth:`colour_choices` and "no colour"; each entry sets
+        the points' colours, their hover score, the colour-bar title and the plot title together, so the
+        legend and the points never disagree.  The entry of :attr:`colour_attribute` is active at first."""
+        xy = self.coordinates()
+        hits = self.matches()
+        fig = scatter_plotly(xy, hits=hits, selected=self.selected, method=self.method)
+        n = len(xy)
+        q = escape_html(self.query.strip())
+        fig.data[0].update(name=f"{escape_html(self.target_category)} ({n})", showlegend=True)
+        fig.data[1].update(name=f"search '{q}' ({len(hits)})", showlegend=bool(hits))
+        fig.data[2].update(
+            name=f"details of {escape_html(self.selected)}", showlegend=self.selected is not None
+        )
+        plain = "<b>%{hovertext}</b><extra></extra>"
+        none_title = "Not coloured: choose a colour in the Colour by menu"
+        buttons = [
+            {
+                "label": "no colour",
+                "method": "update",
+                "args": [
+                    {
+                        "marker.color": ["#9e9e9e"],
+                        "marker.showscale": [False],
+                        "customdata": [[[""] for _ in range(n)]],
+                        "hovertemplate": [plain],
+                    },
+                    {"title.text": none_title},
+                    [0],
+                ],
+            }
+        ]
+        active = 0
+        for cat, feat, vals in self.colour_choices():
+            label = f"IBS with '{escape_html(feat)}'"
+            title = f"Coloured by the score with '{escape_html(feat)}' ({escape_html(cat)})"
+            colours = [float(v) if math.isfinite(v) else None for v in vals.to_numpy(dtype=float)]
+            buttons.append(
+                {
+                    "label": f"{escape_html(cat)}: {escape_html(feat)}",
+                    "method": "update",
+                    "args": [
+                        {
+                            "marker.color": [colours],
+                            "marker.colorscale": [plotly_puor()],
+                            "marker.cmin": [-1],
+                            "marker.cmax": [1],
+                            "marker.showscale": [True],
+                            "marker.colorbar.title.text": [label],
+                            "customdata": [[[score_text(v)] for v in vals.to_numpy(dtype=float)]],
+                            "hovertemplate": [
+                                f"<b>%{{hovertext}}</b><br>{label}: %{{customdata[0]}}<extra></extra>"
+                            ],
+                        },
+                        {"title.text": title},
+                        [0],
+                    ],
+                }
+            )
+            if (cat, feat) == (self.colour_category, self.colour_attribute):
+                active = len(buttons) - 1
+        # the figure starts as its active entry says (the same arrays the menu applies)
+        data_update, layout_update, _ = buttons[active]["args"]
+        marker = {k.removeprefix("marker."): v[0] for k, v in data_update.items() if k.startswith("marker.")}
+        colorbar_title = marker.pop("colorbar.title.text", None)
+        fig.data[0].marker.update(marker)
+        if colorbar_title is not None:
+            fig.data[0].marker.colorbar = {"title": {"text": colorbar_title, "side": "right"}, "len": 0.8}
+        fig.data[0].update(
+            customdata=data_update["customdata"][0], hovertemplate=data_update["hovertemplate"][0]
+        )
+        fig.update_layout(
+            title={"text": layout_update["title.text"], "x": 0.5, "xanchor": "center", "font": {"size": 13}},
+            margin={"l": 50, "r": 10, "t": 90, "b": 90},
+            height=620,
+            updatemenus=[
+                {
+                    "type": "dropdown",
+                    "direction": "down",
+                    "buttons": buttons,
+                    "active": active,
+                    "showactive": True,
+                    "x": 0.0,
+                    "xanchor": "left",
+                    "y": 1.16,
+                    "yanchor": "top",
+                    "pad": {"l": 70},
+                    "font": {"size": 11},
+                }
+            ],
+            annotations=[
+                {
+                    "text": "Colour by",
+                    "x": 0.0,
+                    "xref": "paper",
+                    "y": 1.145,
+                    "yref": "paper",
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "showarrow": False,
+                    "font": {"size": 12},
+                }
+            ],
+            legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.12, "yanchor": "top"},
+        )
+        return fig
+
+    def details_plotly(self, target: str | None = None, *, k: int = 10) -> tuple[Any, Any, Any, Any]:
+        """The details of ``target`` (default: the selected one) as plotly figures: ``(bars, points, feature,
+        per-name scatter)``; the bars show its ``k`` most and ``k`` least associated features, the scatter
+        (``None`` when no per-name scores are stored) the per-name scores behind its score with ``feature``
+        (the colour attribute when it is of this category, else its most associated feature)."""
+        t = target or self.selected
+        s = self.details(t).dropna()
+        shown = s.loc[top_bottom(list(s.index), k)]
+        bars = bars_plotly(shown, f"{t}: most and least associated {self.feature_category}")
+        bars.update_layout(width=460)
+        res = self.store.result(self.model, self.target_category, self.feature_category)
+        feat = (
+            self.colour_attribute
+            if (self.colour_category == self.feature_category and self.colour_attribute)
+            else (shown.index[0] if len(shown) else None)
+        )
+        if res is None or feat is None:
+            return bars, None, feat, None
+        pts = res.bridge_points(t, feat)
+        scatter = indirect_scatter_plotly(pts, str(t), str(feat), float(res.ibs.loc[t, feat]))
+        scatter.update_layout(width=460)
+        return bars, pts, feat, scatter
+
+    def interactive_html(self) -> str:
+        """The scatter as it is shown (colour menu, search rings, selection) as one self-contained HTML page
+        with plotly.js inline (works offline; hover shows name and score; the Colour by menu works in the
+        page)."""
+        return str(self.plotly_figure().to_html(include_plotlyjs=True, full_html=True))
+
+    def widget(self, *, hint: str | None = None) -> ScatterWidget:
+        """The live interface (zones A-E): a :class:`ScatterWidget` (scatter with its in-plot Colour by
+        menu, projection, categories, search, details, CSV / PNG / SVG exports, reset); display it by leaving
+        it last in a cell.  ``hint``: as :meth:`TableExplorer.widget`.  The explorer keeps the view
+        (:attr:`live`), so that a reloaded page draws it again from the kernel."""
         if self.live is not None:
             self.live.close()
-        self.live = ScatterWidget(self)
+        self.live = ScatterWidget(self, hint=hint)
         return self.live

@@ -1,32 +1,53 @@
-"""The live explorers of indirect bias scores: plotly ``FigureWidget`` inside ipywidgets (seed 004
-sections 4.1-4.2, zones A-E).
+"""The live explorers of indirect bias scores (seed 004 sections 4.1-4.2, zones A-E): plots that cannot
+silently die.
 
-:class:`TableWidget` and :class:`ScatterWidget` are built by :meth:`TableExplorer.widget
-<biaskit.report.explorer_views.TableExplorer.widget>` and :meth:`ScatterExplorer.widget
-<biaskit.report.explorer_views.ScatterExplorer.widget>` around an explorer, whose state they show and
-change.  Their controls stay true to the view (options that depend on another choice are recomputed,
-details are recomputed or cleared with a note), a long table is paged (:func:`page_bounds`), and any
-error shows as one readable line inside the widget (:func:`error_line`), never as a traceback.
+**How a plot is drawn.**  Each plot is a plotly figure sent to the page as a plain output
+(``application/vnd.plotly.v1+json``, :func:`plotly_bundle`) inside an ``ipywidgets.Output``.  JupyterLab
+draws it with the plotly renderer that ships in plotly's own wheel (``jupyterlab-plotly``), which needs no
+widget model of its own: nothing has to start, connect or restore for a plot to be drawn, so a plot
+drawn once stays drawn after Run All, a reload or a reopen.  (The views were first built on plotly's
+``FigureWidget``; since plotly 6 that is an ``anywidget`` whose model must load its JavaScript when the page
+restores it, and on a loaded machine that start-up failed -- ``[anywidget] Failed to initialize model`` --
+leaving plots that ignored their controls.)
+
+What needs no Python runs in the page, with no kernel round trip: hover (name and score), zoom, the
+legend (click an entry to hide or show it), the scatter's **Colour by** menu inside the plot (one entry per
+feature of the colour categories, the colour-bar title and the plot title follow it), and the camera
+button (a PNG of the plot as shown).  What needs Python -- a model, categories, projection, sort, search,
+page or details -- is an ipywidgets control whose handler draws the figure again.  Every control is a
+native ``<select>``, text box or button, so the views are used with the keyboard as well as the mouse (the
+table's sort and details are menus, not mouse clicks on the heat-map).
+
+**Telling the reader when to wait or re-run.**  A handler first shows a busy line naming what it computes
+("Computing the UMAP projection of 99 occupations ...") and dims the plot until the new one is drawn
+(:meth:`_LiveView.busy`).  Lines that CSS shows from the notebook's kernel status say when the kernel is
+busy with something else (a choice made then is applied when it is free) or not running at all (run the
+cells again), and a reopened notebook without a kernel shows its static figure and a hint
+(:func:`biaskit.report.widgets.display_live`).  Any error shows as one readable line inside the widget
+(:func:`error_line`), never as a traceback.
+
+**Exports.**  Every table and the current selection download as CSV from links under the plot (no
+kernel needed once drawn); the button "PNG and SVG" makes both images of every plot shown (the static
+matplotlib versions of the same views); "Reset view" goes back to the view as the cell first showed it.
 """
 
 from __future__ import annotations
 
-import html
+import base64
+import io
+import json
 import logging
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from biaskit.report.explorer_data import METHODS, Axis, ScoreStore, top_bottom
-from biaskit.report.explorer_figures import (
-    bars_plotly,
-    indirect_scatter_plotly,
-    scatter_plotly,
-    score_text,
-    table_plotly,
-)
+from biaskit.core.html import escape_html
+from biaskit.report.explorer_data import METHODS, Axis, ScoreStore
+from biaskit.report.explorer_figures import indirect_scatter_plotly
 
 if TYPE_CHECKING:  # pragma: no cover
     from biaskit.report.explorer_views import ScatterExplorer, TableExplorer
@@ -35,20 +56,43 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "COLUMNS_PER_PAGE",
+    "PLOTLY_MIME",
     "ROWS_PER_PAGE",
     "ScatterWidget",
     "TableWidget",
+    "download_link",
     "error_line",
     "page_bounds",
-    "sync_figure_state",
+    "plotly_bundle",
 ]
 
 #: rows and columns of the table drawn per page: 589 traits or 99 occupations stay readable by paging
 #: (and plotly's zoom), never by dropping labels
 ROWS_PER_PAGE = 40
 COLUMNS_PER_PAGE = 40
+#: the MIME type of a plotly figure, drawn by the renderer in plotly's wheel (JupyterLab, Notebook 7, VS Code)
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+NONE = "(none)"
 _ERROR_STYLE = "color:#b00020;font-family:system-ui,sans-serif;margin:2px 0"
 _NOTE_STYLE = "color:#57606a;font-family:system-ui,sans-serif;margin:2px 0"
+
+#: The CSS of a live view.  A busy view dims its plots.  The two kernel lines are hidden unless the notebook's
+#: kernel status (JupyterLab's execution indicator in the same notebook panel) says the kernel is busy -- a
+#: choice made now waits for it -- or not running -- the controls do nothing until the cells run again.
+_VIEW_CSS = """<style>
+.bk-explorer.bk-busy .bk-plot { opacity: 0.35; transition: opacity 0.2s; }
+.bk-explorer .bk-busy-line { color: #8a5a00; font-family: system-ui, sans-serif; margin: 2px 0; font-weight: 600; }
+.bk-explorer .bk-kernel-line { display: none; font-family: system-ui, sans-serif; margin: 2px 0; }
+.jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator[data-status='busy']) .bk-explorer:not(.bk-busy) .bk-kernel-busy { display: block; color: #8a5a00; }
+.jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator:is([data-status='dead'], [data-status='disconnected'], [data-status='unknown'], [data-status='terminating'])) .bk-explorer .bk-kernel-gone { display: block; color: #b00020; }
+.bk-explorer .bk-downloads a { margin-right: 1em; }
+</style>"""
+_KERNEL_LINES = (
+    "<div class='bk-kernel-line bk-kernel-busy' role='status'>⏳ The notebook is busy (a cell or a computation "
+    "is running): what you choose now is applied when it is free.</div>"
+    "<div class='bk-kernel-line bk-kernel-gone' role='status'>⚠ No kernel is running, so the controls do "
+    "nothing: run the notebook again (Run → Run All Cells) to explore.</div>"
+)
 
 
 def error_line(exc: BaseException) -> str:
@@ -71,94 +115,231 @@ def page_bounds(n: int, page: int, size: int) -> tuple[int, int, int]:
     return page * size, min(n, (page + 1) * size), page
 
 
-def _restyle(fig: Any, new: Any, keys: Sequence[str]) -> None:
-    """Copy ``keys`` of every trace of ``new`` onto the same trace of the ``FigureWidget`` ``fig``.
-
-    One update per trace (never one batch over several traces: plotly's front end then receives
-    per-trace lists with holes, and ``marker: undefined`` breaks its next render), and nested
-    properties are replaced, not merged (a grey marker loses the colour scale it had)."""
-    for old, fresh in zip(fig.data, new.data, strict=True):
-        old.update({k: fresh[k] for k in keys if k in fresh}, overwrite=True)
+def slug(*parts: Any) -> str:
+    """A file name from labels: letters, digits, ``.``, ``_`` and ``-`` only (``"bert-base_occupation"``)."""
+    text = "_".join(str(p) for p in parts if str(p))
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "explorer"
 
 
-def sync_figure_state(fig: Any) -> None:
-    """Copy what a plotly ``FigureWidget`` shows into the state a reloaded page draws it from.
+def plotly_bundle(fig: Any, *, filename: str, description: str) -> dict[str, Any]:
+    """The MIME bundle of a plotly figure, drawn in the page by plotly's own renderer.
 
-    plotly sends every later change (``restyle``, ``update_layout``) as a one-off message and keeps the
-    synchronised ``_widget_data`` / ``_widget_layout`` at the figure it was built with; a browser reload
-    asks the kernel for the widgets' state and would draw that first figure (a blank or stale plot).
-    Its front end only stores new values of these two, so the copy redraws nothing in the open page.
+    ``application/vnd.plotly.v1+json`` holds the figure (``data``, ``layout``) and its ``config``: no plotly
+    logo, a camera button that saves ``<filename>.png`` (twice the size shown); ``text/plain`` is
+    ``description`` for a front end without the renderer.  Nothing here is a widget model: the page draws
+    the figure from this JSON alone.
     """
-    from copy import deepcopy
+    import plotly.io as pio
 
-    data, layout = getattr(fig, "_data", None), getattr(getattr(fig, "_layout_obj", None), "_props", None)
-    if (
-        data is None or layout is None or not hasattr(fig, "_widget_data")
-    ):  # pragma: no cover - plotly changed
-        return
-    with fig.hold_sync():
-        fig._widget_data = deepcopy(data)
-        fig._widget_layout = deepcopy(layout)
+    spec = json.loads(pio.to_json(fig, validate=False))
+    spec["config"] = {
+        "displaylogo": False,
+        "responsive": True,
+        "toImageButtonOptions": {"format": "png", "filename": slug(filename), "scale": 2},
+    }
+    return {PLOTLY_MIME: spec, "text/plain": description}
+
+
+def download_link(data: bytes | str, filename: str, mime: str, label: str) -> str:
+    """An ``<a download>`` link that saves ``data`` as ``filename`` (a ``data:`` URI: no kernel needed to
+    follow it, and the keyboard reaches it like any link)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    b64 = base64.b64encode(raw).decode("ascii")
+    return (
+        f"<a class='bk-download' download='{escape_html(filename)}' href='data:{mime};base64,{b64}'>"
+        f"{escape_html(label)}</a>"
+    )
+
+
+def csv_text(frame: pd.DataFrame, *, index: bool = True) -> str:
+    """``frame`` as CSV text (UTF-8, comma, ``.`` decimals, full precision)."""
+    return frame.to_csv(index=index, lineterminator="\n")
+
+
+def _figure_images(fig: Any, name: str) -> list[str]:
+    """PNG and SVG download links of a matplotlib figure (closed afterwards)."""
+    import matplotlib.pyplot as plt
+
+    links = []
+    try:
+        for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, dpi=150 if fmt == "png" else None, bbox_inches="tight")
+            links.append(download_link(buf.getvalue(), f"{slug(name)}.{fmt}", mime, f"{name}.{fmt}"))
+    finally:
+        plt.close(fig)
+    return links
+
+
+class _PlotArea:
+    """An ``ipywidgets.Output`` showing plotly figures as plain outputs (:func:`plotly_bundle`)."""
+
+    def __init__(self, css_class: str) -> None:
+        import ipywidgets as w
+
+        self.out = w.Output(layout=w.Layout(width="100%"))
+        self.out.add_class("bk-plot")
+        self.out.add_class(css_class)
+        self.bundles: list[dict[str, Any]] = []
+
+    def show(self, bundles: Sequence[dict[str, Any]]) -> None:
+        self.bundles = list(bundles)
+        self.out.outputs = tuple(
+            {"output_type": "display_data", "data": b, "metadata": {}} for b in self.bundles
+        )
+
+    def figures(self) -> list[dict[str, Any]]:
+        """The plotly JSON of each figure shown (``data``, ``layout``, ``config``)."""
+        return [b[PLOTLY_MIME] for b in self.bundles if PLOTLY_MIME in b]
 
 
 class _LiveView:
-    """Common plumbing of the two live views: the error line, the note line and the guard that turns
-    any exception of a handler into one readable line inside the widget (never a traceback,
-    never only in the log console)."""
+    """Common plumbing of the two live views: the busy line, the error and note lines, the exports, the
+    guard that turns any exception of a handler into one readable line inside the widget, and the display
+    with a static fallback and a hint (:func:`biaskit.report.widgets.display_live`)."""
 
     fallback_html = ""
+    #: the line JupyterLab shows instead of the view when it cannot draw it (a saved notebook reopened
+    #: without its kernel); it must work when followed
+    hint = (
+        "To explore: run the notebook down to this cell (Run → Run All Above Selected Cell), then this cell. "
+        "The figure above is the static version of the view."
+    )
 
     def __init__(self) -> None:
         import ipywidgets as w
 
         self._busy = False
+        self.css = w.HTML(_VIEW_CSS + _KERNEL_LINES)
+        self.busy_line = w.HTML()
         self.error = w.HTML(layout=w.Layout(min_height="1.4em"))
         self.note = w.HTML()
+        self.downloads = w.HTML()
+        self.downloads.add_class("bk-downloads")
+        self.images = w.HTML()
+        self.images.add_class("bk-downloads")
+        self.images_button = w.Button(
+            description="PNG and SVG of these plots",
+            icon="download",
+            tooltip="Make PNG and SVG files of the plots as they are shown (download links appear below)",
+            layout=w.Layout(width="auto"),
+        )
+        self.reset = w.Button(
+            description="Reset view",
+            icon="undo",
+            tooltip="Back to the view as this cell first showed it",
+            layout=w.Layout(width="auto"),
+        )
         self.last_error = ""
+        self.busy_log: list[str] = []  # what each busy line said (kept for the tests and the log)
         self.box: Any = None
 
+    # -- state lines --------------------------------------------------------------------------------------
     def show_error(self, exc: BaseException | str) -> None:
         """Show ``exc`` as one line in the widget (and log it at INFO, without a traceback)."""
         line = exc if isinstance(exc, str) else error_line(exc)
         self.last_error = line
-        self.error.value = f"<div class='bk-error' style='{_ERROR_STYLE}'>⚠ {html.escape(line)}</div>"
+        self.error.value = f"<div class='bk-error' style='{_ERROR_STYLE}'>⚠ {escape_html(line)}</div>"
         logger.info("explorer: %s", line)
 
     def clear_error(self) -> None:
         self.last_error = ""
         self.error.value = ""
 
-    def _run(self, action: Any, *args: Any) -> None:
+    def busy(self, what: str) -> None:
+        """Say what is being computed and dim the plots until the handler ends (:meth:`_run` clears it).
+
+        The message leaves the kernel at once (ipykernel sends widget updates from its I/O thread), so the
+        reader sees it during the computation, not after."""
+        self.busy_log.append(what)
+        self.busy_line.value = (
+            f"<div class='bk-busy-line' role='status' aria-live='polite'>⏳ {escape_html(what)} …</div>"
+        )
+        if self.box is not None:
+            self.box.add_class("bk-busy")
+
+    def _idle(self) -> None:
+        self.busy_line.value = ""
+        if self.box is not None:
+            self.box.remove_class("bk-busy")
+
+    # -- handlers -----------------------------------------------------------------------------------------
+    def _run(self, action: Callable[..., Any], *args: Any) -> None:
         """Run a handler unless another one is running (programmatic control updates), errors as a line."""
         if self._busy:
             return
         self.clear_error()
-        self._guarded(action, *args)
-        # The kernel may take the reader's next choice while a handler still runs (a new FigureWidget
-        # lets it read messages), and the muted handler would lose it: apply what the controls show
-        # now, so that the controls and the view never disagree.
-        resync = None if self.last_error else self._resync()
-        if resync is not None:
-            self._guarded(resync)
-        self.sync_state()
+        try:
+            self._guarded(action, *args)
+            # a choice the reader made while the handler ran (the kernel may queue it, and the muted
+            # handler would lose it) is applied now, so that the controls and the view never disagree
+            resync = None if self.last_error else self._resync()
+            if resync is not None:
+                self._guarded(resync)
+        finally:
+            self._idle()
 
-    def figures(self) -> list[Any]:
-        """The plotly figure widgets of the view: the main one and those of the details panel."""
-        import plotly.graph_objects as go
+    def _guarded(self, action: Callable[..., Any], *args: Any) -> None:
+        """Run ``action`` with the other handlers muted; an exception becomes the widget's error line."""
+        self._busy = True
+        try:
+            action(*args)
+        except Exception as exc:  # shown to the reader as one line; a handler must never raise
+            self.show_error(exc)
+        finally:
+            self._busy = False
 
-        details = getattr(self, "details", None)
-        children = list(details.children) if details is not None else []
-        main = getattr(self, "fig", None)
-        return [f for f in (main, *children) if isinstance(f, go.FigureWidget)]
+    def _resync(self) -> Callable[[], None] | None:
+        """The handler that applies a choice the view does not show yet, or ``None`` (all in step)."""
+        return None
 
-    def set_details(self, children: Sequence[Any]) -> None:
-        """Show ``children`` in the details panel and close the figures they replace: a replaced figure left
-        open would stay a live model that a reloaded page has to restore (slowly, for nothing)."""
-        keep = {id(c) for c in children}
-        old = [c for c in self.details.children if id(c) not in keep]
-        self.details.children = list(children)
-        for c in old:
-            c.close()
+    @contextmanager
+    def _muted(self) -> Iterator[None]:
+        busy, self._busy = self._busy, True
+        try:
+            yield
+        finally:
+            self._busy = busy
+
+    def _set_options(self, dd: Any, options: Sequence[Any], value: Any) -> None:
+        """Replace a dropdown's options and value while handlers are muted."""
+        values = [o[1] if isinstance(o, tuple) else o for o in options]
+        # one message to the browser: options and choice together, so it never shows (or sends back)
+        # the first option for a moment while the kernel keeps another one
+        with self._muted(), dd.hold_sync():
+            dd.options = list(options)
+            dd.value = value if value in values else (values[0] if values else None)
+
+    def plot_areas(self) -> list[_PlotArea]:
+        return []
+
+    def figures(self) -> list[dict[str, Any]]:
+        """The plotly JSON of every plot the view shows (the main plot first, then the details)."""
+        return [f for area in self.plot_areas() for f in area.figures()]
+
+    def make_images(self) -> None:
+        """PNG and SVG links of every plot shown (their static matplotlib versions)."""
+        self.busy("Drawing the PNG and SVG files of the plots")
+        links: list[str] = []
+        for fig, name in self.static_figures():
+            links += _figure_images(fig, name)
+        self.images.value = (
+            "<div style='font-family:system-ui,sans-serif'>Images of the view as shown: "
+            + " ".join(links)
+            + "</div>"
+        )
+
+    def static_figures(self) -> list[tuple[Any, str]]:
+        """``(matplotlib figure, file name)`` of each plot shown."""
+        return []
+
+    def _exports_changed(self) -> None:
+        """The view changed: images made for the previous view are withdrawn (never a stale file)."""
+        if self.images.value:
+            self.images.value = (
+                f"<div style='{_NOTE_STYLE}'>The view changed: press “PNG and SVG of these plots” again for "
+                "images of this one.</div>"
+            )
 
     def close(self) -> None:
         """Close the view and every widget in it (a view replaced by a new one must not stay a live model)."""
@@ -171,35 +352,7 @@ class _LiveView:
         if self.box is not None:
             close_all(self.box)
 
-    def sync_state(self) -> None:
-        """Keep every figure's restorable state equal to what it shows (:func:`sync_figure_state`), so that a
-        reloaded page draws the view as it is, not as it was first built."""
-        for fig in self.figures():
-            sync_figure_state(fig)
-
-    def _guarded(self, action: Any, *args: Any) -> None:
-        """Run ``action`` with the other handlers muted; an exception becomes the widget's error line."""
-        self._busy = True
-        try:
-            action(*args)
-        except Exception as exc:  # shown to the reader as one line; a handler must never raise
-            self.show_error(exc)
-        finally:
-            self._busy = False
-
-    def _resync(self) -> Any:
-        """The handler that applies a choice the view does not show yet, or ``None`` (all in step)."""
-        return None
-
-    def _set_options(self, dd: Any, options: Sequence[Any], value: Any) -> None:
-        """Replace a dropdown's options and value while handlers are muted (``_busy``)."""
-        values = [o[1] if isinstance(o, tuple) else o for o in options]
-        # one message to the browser: options and choice together, so it never shows (or sends back)
-        # the first option for a moment while the kernel keeps another one
-        with dd.hold_sync():
-            dd.options = list(options)
-            dd.value = value if value in values else (values[0] if values else None)
-
+    # -- display ------------------------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         from biaskit.report.widgets import with_static_fallback
 
@@ -210,15 +363,9 @@ class _LiveView:
             **kwargs,
         )
 
-    #: the line JupyterLab shows instead of the view when it cannot draw it (a saved notebook reopened)
-    hint = (
-        "Run this cell to explore: the interactive view needs the running notebook; "
-        "the figure above is its static version."
-    )
-
     def _ipython_display_(self) -> None:
         """The view after a hint line shown only where it cannot be drawn: a saved notebook reopened
-        without running the cell shows the static figure and the hint, never "Error displaying widget"."""
+        without its kernel shows the static figure and the hint, never "Error displaying widget"."""
         from biaskit.report.widgets import display_live
 
         display_live(self._repr_mimebundle_(), self.hint)
@@ -233,19 +380,28 @@ def _feature_options(store: ScoreStore, model: str, target_category: str) -> lis
     return [(c, c) for c in nons] + [(f"{c} (sensitive)", c) for c in sens]
 
 
+def _labelled(labels: Sequence[Any]) -> list[tuple[str, Any]]:
+    return [(str(x), x) for x in labels]
+
+
+# =============================================================================================
+# the table view
+# =============================================================================================
 class TableWidget(_LiveView):
-    """The live table view (seed 004 section 4.1): a plotly ``FigureWidget`` heat-map with clickable
-    header strips (three-click sort, :class:`TableSorter`), clickable cells (the indirect scatterplot of
-    the cell, zone C), paging of rows and columns, the search box, and controls that always show the
-    state of the view: the Features options are recomputed whenever the model or Targets change, and
-    the cell details are recomputed (or cleared with a note) when the table changes.
+    """The live table view (seed 004 section 4.1): the heat-map of one model and two categories, sorted by
+    the **Sort by** and **Order** menus (the thesis's three header clicks: by score, by similarity,
+    alphabetical, :class:`~biaskit.report.explorer_data.TableSorter`), filtered by the search box, paged,
+    with the per-name scatterplot of one cell (**Details of** a target **with** a feature, zone C).
+    Options that depend on another choice are recomputed when it changes; details are recomputed, or
+    cleared with a note, when the table changes.
     """
 
     fallback_html = (
-        "<p><i>Here the notebook shows the interactive table view (click a column or row header to sort, "
-        "a cell for its per-name scatterplot). Open the notebook in Jupyter and run this cell to use it; the "
-        "figure above is its static version.</i></p>"
+        "<p><i>Here the notebook shows the interactive table view (sort by any target or feature, search, "
+        "and the per-name scatterplot behind each score). Open the notebook in Jupyter and run it to use the "
+        "view; the figure above is its static version.</i></p>"
     )
+    ORDERS = (("by score: most and least associated", 1), ("by similarity (cosine) to it", 2))
 
     def __init__(
         self,
@@ -253,13 +409,16 @@ class TableWidget(_LiveView):
         *,
         rows_per_page: int = ROWS_PER_PAGE,
         columns_per_page: int = COLUMNS_PER_PAGE,
+        hint: str | None = None,
     ) -> None:
         import ipywidgets as w
-        import plotly.graph_objects as go
 
         super().__init__()
+        if hint:
+            self.hint = hint
         self.ex = explorer
         st = explorer.store
+        self.initial = explorer.snapshot()
         self.rows_per_page = rows_per_page
         self.columns_per_page = columns_per_page
         self.row_page = 0
@@ -272,36 +431,35 @@ class TableWidget(_LiveView):
         )
         self.dd_target = w.Dropdown(description="Targets", layout=wide)
         self.dd_feature = w.Dropdown(description="Features", layout=wide)
-        self._set_options(self.dd_target, st.target_categories(explorer.model), explorer.target_category)
-        self._set_options(
-            self.dd_feature,
-            _feature_options(st, explorer.model, explorer.target_category),
-            explorer.feature_category,
-        )
+        self.dd_sort = w.Dropdown(description="Sort by", layout=wide)
+        self.dd_order = w.Dropdown(options=list(self.ORDERS), value=1, description="Order", layout=wide)
         self.search = w.Text(
             value=explorer.query,
             description="Search",
             placeholder="a target or feature",
             continuous_update=False,
         )
-        self.reset = w.Button(description="Alphabetical order", icon="sort-alpha-asc", layout=wide)
         self.row_prev = w.Button(description="◀ rows", layout=wide)
         self.row_next = w.Button(description="rows ▶", layout=wide)
         self.col_prev = w.Button(description="◀ columns", layout=wide)
         self.col_next = w.Button(description="columns ▶", layout=wide)
         self.pages = w.HTML()
         self.legend = w.HTML()
-        self.fig = go.FigureWidget(table_plotly(pd.DataFrame([[0.0]], index=["-"], columns=["-"])))
-        self.fig.data[0].on_click(self._clicked_column)
-        self.fig.data[1].on_click(self._clicked_row)
-        self.fig.data[2].on_click(self._clicked_cell)
+        self.dd_cell_target = w.Dropdown(description="Details of", layout=wide)
+        self.dd_cell_feature = w.Dropdown(description="with", layout=wide)
+        self.plot = _PlotArea("bk-table-plot")
         self.details_title = w.HTML()
-        self.details = w.Box(layout=w.Layout(width="100%"))
-        self.dd_model.observe(lambda _c: self._run(self.change), names="value")
-        self.dd_target.observe(lambda _c: self._run(self.change), names="value")
-        self.dd_feature.observe(lambda _c: self._run(self.change), names="value")
+        self.details = _PlotArea("bk-details-plot")
+        self._sync_controls()
+        for dd in (self.dd_model, self.dd_target, self.dd_feature):
+            dd.observe(lambda _c: self._run(self.change), names="value")
         self.search.observe(lambda _c: self._run(self.change), names="value")
-        self.reset.on_click(lambda _b: self._run(self.reset_order))
+        self.dd_sort.observe(lambda _c: self._run(self.sort_changed), names="value")
+        self.dd_order.observe(lambda _c: self._run(self.sort_changed), names="value")
+        self.dd_cell_target.observe(lambda _c: self._run(self.cell_changed), names="value")
+        self.dd_cell_feature.observe(lambda _c: self._run(self.cell_changed), names="value")
+        self.reset.on_click(lambda _b: self._run(self.reset_view))
+        self.images_button.on_click(lambda _b: self._run(self.make_images))
         self.row_prev.on_click(lambda _b: self._run(self.turn, "row", -1))
         self.row_next.on_click(lambda _b: self._run(self.turn, "row", 1))
         self.col_prev.on_click(lambda _b: self._run(self.turn, "column", -1))
@@ -309,39 +467,101 @@ class TableWidget(_LiveView):
         row = w.Layout(flex_flow="row wrap", width="100%")
         self.box = w.VBox(
             [
+                self.css,
                 w.HBox([self.dd_model, self.dd_target, self.dd_feature], layout=row),
-                w.HBox([self.search, self.reset], layout=row),
+                w.HBox([self.dd_sort, self.dd_order], layout=row),
+                w.HBox([self.search, self.reset, self.images_button], layout=row),
+                self.busy_line,
                 self.legend,
                 self.note,
                 self.error,
                 w.HBox([self.row_prev, self.row_next, self.col_prev, self.col_next, self.pages], layout=row),
-                self.fig,
+                self.plot.out,
+                self.downloads,
+                self.images,
+                w.HBox([self.dd_cell_target, self.dd_cell_feature], layout=row),
                 self.details_title,
-                self.details,
+                self.details.out,
             ],
             layout=w.Layout(width="100%"),
         )
+        self.box.add_class("bk-explorer")
         self.box.add_class("bk-table-explorer")
         self._run(self.redraw)
 
-    def _resync(self) -> Any:
+    def plot_areas(self) -> list[_PlotArea]:
+        return [self.plot, self.details]
+
+    # -- the controls show the explorer's state ----------------------------------------------------------
+    def _sort_options(self) -> list[tuple[str, Any]]:
+        ex_, st = self.ex, self.ex.store
+        table = st.table(ex_.model, ex_.target_category, ex_.feature_category, ex_.value)
+        from biaskit.report.explorer_data import default_order
+
+        opts: list[tuple[str, Any]] = [("alphabetical order", ("none", ""))]
+        opts += [
+            (f"target: {c}", ("column", c)) for c in default_order(list(table.columns), ex_.target_category)
+        ]
+        opts += [
+            (f"feature: {r}", ("row", r)) for r in default_order(list(table.index), ex_.feature_category)
+        ]
+        s = ex_.sorter.state
+        if s.phase and (s.axis, s.attribute) not in [v for _, v in opts]:
+            what = "target" if s.axis == "column" else "feature"
+            opts.append((f"{what}: {s.attribute} (previous table: its order is kept)", (s.axis, s.attribute)))
+        return opts
+
+    def _sync_controls(self) -> None:
+        """Make every control show the explorer's state (handlers muted)."""
+        ex_, st = self.ex, self.ex.store
+        with self._muted():
+            self._set_options(self.dd_model, st.models(), ex_.model)
+            self._set_options(self.dd_target, st.target_categories(ex_.model), ex_.target_category)
+            self._set_options(
+                self.dd_feature, _feature_options(st, ex_.model, ex_.target_category), ex_.feature_category
+            )
+            s = ex_.sorter.state
+            self._set_options(
+                self.dd_sort, self._sort_options(), (s.axis, s.attribute) if s.phase else ("none", "")
+            )
+            self.dd_order.value = s.phase if s.phase else self.dd_order.value
+            self.dd_order.disabled = not s.phase
+            self.search.value = ex_.query
+
+    def _sync_cell_controls(self) -> None:
+        view = self._view
+        t, f = self.cell if self.cell is not None else (NONE, None)
+        self._set_options(self.dd_cell_target, [(NONE, NONE), *_labelled(view.columns)], t)
+        self._set_options(self.dd_cell_feature, _labelled(view.index), f)
+        self.dd_cell_feature.disabled = self.cell is None
+
+    def _resync(self) -> Callable[[], None] | None:
         ex_ = self.ex
         shown = (self.dd_model.value, self.dd_target.value, self.dd_feature.value, self.search.value or "")
-        return (
-            self.change
-            if shown != (ex_.model, ex_.target_category, ex_.feature_category, ex_.query)
-            else None
-        )
+        if shown != (ex_.model, ex_.target_category, ex_.feature_category, ex_.query):
+            return self.change
+        s = ex_.sorter.state
+        want = self.dd_sort.value
+        if want is not None and (want[0] == "none") != (s.phase == 0):
+            return self.sort_changed
+        if (
+            want is not None
+            and want[0] != "none"
+            and ((want[0], want[1], self.dd_order.value) != (s.axis, s.attribute, s.phase))
+        ):
+            return self.sort_changed
+        return None
 
     # -- handlers (each runs through _run: errors become one line) ---------------------------------
     def change(self) -> None:
-        """A dropdown or the search box changed: recompute dependent options, then redraw."""
+        """A model, category or the search text changed: recompute dependent options, then redraw."""
         st = self.ex.store
         model = self.dd_model.value
         self._set_options(self.dd_target, st.target_categories(model), self.dd_target.value)
         self._set_options(
             self.dd_feature, _feature_options(st, model, self.dd_target.value), self.dd_feature.value
         )
+        self.busy(f"Drawing {model}: {self.dd_target.value} × {self.dd_feature.value}")
         self.ex.set(
             model=model,
             target_category=self.dd_target.value,
@@ -351,102 +571,105 @@ class TableWidget(_LiveView):
         self.row_page = self.column_page = 0
         self.redraw()
 
-    def header_click(self, axis: Axis, attribute: Any) -> int:
-        """A click on a column (target) or row (feature) header: the three-click sort (B.1/B.2)."""
-        phase = self.ex.click(axis, attribute)
+    def sort_changed(self) -> None:
+        """Sort by or Order changed: the thesis's header clicks, chosen from menus (keyboard or mouse)."""
+        axis, attribute = self.dd_sort.value or ("none", "")
+        if axis == "none":
+            self.busy("Sorting the table alphabetically")
+            self.ex.sort_by(None, None, 0)
+        else:
+            phase = int(self.dd_order.value)
+            self.busy(f"Sorting the table by {'score' if phase == 1 else 'similarity'} with '{attribute}'")
+            self.ex.sort_by(axis, attribute, phase)
         view = self.ex.view()
-        # the pages start again at the first, except on the clicked axis: its page shows the clicked header
+        # the pages start again at the first, except on the chosen axis: its page shows the chosen label
         self.row_page = self.column_page = 0
-        labels = list(view.columns if axis == "column" else view.index)
-        if attribute in labels:
-            if axis == "column":
-                self.column_page = labels.index(attribute) // self.columns_per_page
-            else:
-                self.row_page = labels.index(attribute) // self.rows_per_page
+        if axis != "none":
+            labels = list(view.columns if axis == "column" else view.index)
+            if attribute in labels:
+                if axis == "column":
+                    self.column_page = labels.index(attribute) // self.columns_per_page
+                else:
+                    self.row_page = labels.index(attribute) // self.rows_per_page
         self.redraw()
+
+    def header_click(self, axis: Axis, attribute: Any) -> int:
+        """One click on a column (target) or row (feature) header, as in the thesis (B.1/B.2): the next state
+        of the three-click cycle.  Returns the phase (1 score, 2 similarity, 0 alphabetical)."""
+        phase = self.ex.click(axis, attribute)
+        self._sync_controls()
+        self.sort_changed()
         return phase
 
-    def reset_order(self) -> None:
-        self.ex.sorter.reset()
+    def reset_view(self) -> None:
+        """Back to the view the cell first showed: model, categories, sort, search, first pages, no details."""
+        self.busy("Resetting the view")
+        self.ex.restore(self.initial)
+        self.row_page = self.column_page = 0
+        self.cell = None
+        self.images.value = ""
+        self._sync_controls()
         self.redraw()
 
     def turn(self, axis: Axis, step: int) -> None:
         """Show the previous (-1) or next (+1) page of rows or columns."""
+        self.busy(f"Turning to the {'next' if step > 0 else 'previous'} page of {axis}s")
         if axis == "row":
             self.row_page += step
         else:
             self.column_page += step
         self.redraw()
 
+    def cell_changed(self) -> None:
+        t = self.dd_cell_target.value
+        if t in (None, NONE):
+            self.cell = None
+        else:
+            f = self.dd_cell_feature.value
+            if f is None or f not in list(self._view.index):
+                f = self._view.index[0]
+            self.cell = (t, f)
+        self.show_cell()
+
     def cell_click(self, target: Any, feature: Any) -> None:
-        """A click on a cell: its indirect scatterplot (zone C)."""
+        """The details of one cell (zone C): its per-name scatterplot."""
         self.cell = (target, feature)
         self.show_cell()
 
-    # -- plotly click callbacks -----------------------------------------------------------------
-    @staticmethod
-    def _label(labels: Sequence[Any], position: Any) -> Any:
-        """The label drawn at a clicked position (cells sit at 0, 1, 2, ... of the page shown)."""
-        i = round(float(position))
-        if not 0 <= i < len(labels):
-            raise KeyError(f"nothing is drawn at position {position} any more; click again")
-        return labels[i]
-
-    def _clicked_column(self, _trace: Any, points: Any, _state: Any) -> None:
-        if points.xs:
-            self._run(lambda: self.header_click("column", self._label(self._page.columns, points.xs[0])))
-
-    def _clicked_row(self, _trace: Any, points: Any, _state: Any) -> None:
-        if points.ys:
-            self._run(lambda: self.header_click("row", self._label(self._page.index, points.ys[0])))
-
-    def _clicked_cell(self, _trace: Any, points: Any, _state: Any) -> None:
-        if points.xs and points.ys:
-            self._run(
-                lambda: self.cell_click(
-                    self._label(self._page.columns, points.xs[0]), self._label(self._page.index, points.ys[0])
-                )
-            )
-
     # -- drawing --------------------------------------------------------------------------------
+    def figure(self) -> Any:
+        """The plotly figure of the page shown."""
+        ex_ = self.ex
+        o = ex_.last_order
+        return ex_.plotly_figure(self._page, order=o)
+
     def redraw(self) -> None:
-        """Redraw the table page, legend and page line; recompute (or clear) the cell details."""
+        """Redraw the table page, legend, page line and downloads; recompute (or clear) the cell details."""
         ex_ = self.ex
         view = ex_.view()
         self._view = view
         o = ex_.last_order
         r0, r1, self.row_page = page_bounds(view.shape[0], self.row_page, self.rows_per_page)
         c0, c1, self.column_page = page_bounds(view.shape[1], self.column_page, self.columns_per_page)
-        page = view.iloc[r0:r1, c0:c1]
-        self._page = page
-        new = table_plotly(
-            page,
-            value_label="indirect bias score" if ex_.value == "ibs" else ex_.value,
-            sorted_axis=o.axis if o is not None and o.phase else None,
-            attribute=o.attribute if o is not None else None,
+        self._page = view.iloc[r0:r1, c0:c1]
+        name = slug(ex_.model, ex_.target_category, "x", ex_.feature_category)
+        self.plot.show(
+            [
+                plotly_bundle(
+                    self.figure(),
+                    filename=f"{name}_table",
+                    description=f"Table view: {ex_.model}, {ex_.target_category} × {ex_.feature_category}",
+                )
+            ]
         )
-        keys = ("x", "y", "z", "text", "texttemplate", "colorbar")
-        _restyle(self.fig, new, keys)
-        self.fig.update_layout(
-            height=new.layout.height,
-            yaxis_domain=new.layout.yaxis.domain,
-            yaxis2_domain=new.layout.yaxis2.domain,
-            yaxis3_domain=new.layout.yaxis3.domain,
-            xaxis2_tickvals=new.layout.xaxis2.tickvals,
-            xaxis2_ticktext=new.layout.xaxis2.ticktext,
-            yaxis3_tickvals=new.layout.yaxis3.tickvals,
-            yaxis3_ticktext=new.layout.yaxis3.ticktext,
-            # a new page starts unzoomed
-            xaxis_range=new.layout.xaxis.range,
-            xaxis2_range=new.layout.xaxis2.range,
-            yaxis_range=new.layout.yaxis.range,
-            yaxis3_range=new.layout.yaxis3.range,
+        title = (
+            f"<b>{escape_html(ex_.model)}</b>: {escape_html(ex_.target_category)} (columns) × "
+            f"{escape_html(ex_.feature_category)} (rows)."
         )
-        title = f"<b>{html.escape(str(ex_.model))}</b>: {html.escape(ex_.target_category)} (columns) × {html.escape(ex_.feature_category)} (rows)."
-        legend = html.escape((o.legend if o is not None else "") + (f" {ex_.message}" if ex_.message else ""))
+        legend = escape_html((o.legend if o is not None else "") + (f" {ex_.message}" if ex_.message else ""))
         self.legend.value = (
-            f"<div style='{_NOTE_STYLE}'>{title} {legend} <i>Click a column or row header to sort "
-            "(1st click: by score, 2nd: by similarity, 3rd: alphabetical); click a cell for its details.</i></div>"
+            f"<div class='bk-legend' style='{_NOTE_STYLE}'>{title} {legend} <i>Sort with the Sort by and Order "
+            "menus; choose a cell under the table (Details of … with …) for its per-name scores.</i></div>"
         )
         self.pages.value = (
             f"<span class='bk-pages' style='{_NOTE_STYLE}'>rows {r0 + 1}–{r1} of {view.shape[0]}, "
@@ -457,75 +680,124 @@ class TableWidget(_LiveView):
         self.col_prev.disabled = c0 == 0
         self.col_next.disabled = c1 >= view.shape[1]
         caveat = ex_.store.notes.get(ex_.model, "")
-        self.note.value = f"<div style='{_ERROR_STYLE}'>{html.escape(caveat)}</div>" if caveat else ""
-        if self.cell is not None:
-            self.show_cell()
+        self.note.value = f"<div style='{_ERROR_STYLE}'>{escape_html(caveat)}</div>" if caveat else ""
+        self._sync_controls()
+        self._exports_changed()
+        self.show_cell()
+
+    def _downloads(self) -> None:
+        ex_ = self.ex
+        name = slug(ex_.model, ex_.target_category, "x", ex_.feature_category)
+        full = ex_.store.table(ex_.model, ex_.target_category, ex_.feature_category, ex_.value)
+        links = [
+            download_link(csv_text(self._view), f"{name}_as_shown.csv", "text/csv", "table as shown (CSV)"),
+            download_link(csv_text(full), f"{name}_whole_table.csv", "text/csv", "whole table (CSV)"),
+        ]
+        if self.cell is not None and self._cell_points is not None:
+            t, f = self.cell
+            links.append(
+                download_link(
+                    csv_text(self._cell_points, index=False),
+                    f"{slug(ex_.model, t, 'x', f)}_per_name.csv",
+                    "text/csv",
+                    f"{t} × {f}: per-name scores (CSV)",
+                )
+            )
+        self.downloads.value = (
+            "<div style='font-family:system-ui,sans-serif'>Download: " + " ".join(links) + "</div>"
+        )
 
     def show_cell(self) -> None:
         """The details of :attr:`cell` for the current table, or a note saying why there are none."""
-        import plotly.graph_objects as go
-
         ex_ = self.ex
-        self.set_details([])
-        if self.cell is None:
-            self.details_title.value = ""
-            return
-        target, feature = self.cell
-        table = ex_.store.table(ex_.model, ex_.target_category, ex_.feature_category, ex_.value)
-        if target not in table.columns or feature not in table.index:
-            self.cell = None
-            self.details_title.value = (
-                f"<div style='{_NOTE_STYLE}'>Details cleared: {html.escape(str(target))} × "
-                f"{html.escape(str(feature))} is not in this table. Click a cell to see its details.</div>"
-            )
-            return
-        res = ex_.store.result(ex_.model, ex_.target_category, ex_.feature_category)
-        score = score_text(table.loc[feature, target])
-        head = (
-            f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {html.escape(str(target))} × "
-            f"{html.escape(str(feature))}</b> ({html.escape(str(ex_.model))}), score {score}."
-        )
-        if res is None:
-            self.details_title.value = (
-                head
-                + " No per-name scores are stored for this table (published values), so there is no scatterplot.</div>"
-            )
-            return
-        pts = res.bridge_points(target, feature)
-        self.details_title.value = head + " One dot per first name of the bridge (hover for the name).</div>"
-        self.set_details(
-            [
-                go.FigureWidget(
-                    indirect_scatter_plotly(
-                        pts, str(target), str(feature), float(res.ibs.loc[target, feature])
-                    )
+        self._cell_points: pd.DataFrame | None = None
+        try:
+            if self.cell is None:
+                self.details.show([])
+                self.details_title.value = (
+                    f"<div style='{_NOTE_STYLE}'>No cell chosen: choose a target in “Details of” (and a "
+                    "feature in “with”) for the per-name scores behind its score.</div>"
                 )
-            ]
-        )
+                return
+            target, feature = self.cell
+            table = ex_.store.table(ex_.model, ex_.target_category, ex_.feature_category, ex_.value)
+            if target not in table.columns or feature not in table.index:
+                self.cell = None
+                self.details.show([])
+                self.details_title.value = (
+                    f"<div style='{_NOTE_STYLE}'>Details cleared: {escape_html(target)} × "
+                    f"{escape_html(feature)} is not in this table. Choose a cell in “Details of”.</div>"
+                )
+                return
+            res = ex_.store.result(ex_.model, ex_.target_category, ex_.feature_category)
+            from biaskit.report.explorer_figures import score_text
+
+            score = score_text(table.loc[feature, target])
+            head = (
+                f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {escape_html(target)} × "
+                f"{escape_html(feature)}</b> ({escape_html(ex_.model)}), score {score}."
+            )
+            if res is None:
+                self.details.show([])
+                self.details_title.value = (
+                    head + " No per-name scores are stored for this table (published values), so there is no "
+                    "scatterplot.</div>"
+                )
+                return
+            pts = res.bridge_points(target, feature)
+            self._cell_points = pts
+            self.details_title.value = (
+                head + " One dot per first name of the bridge (hover for the name).</div>"
+            )
+            fig = indirect_scatter_plotly(pts, str(target), str(feature), float(res.ibs.loc[target, feature]))
+            self.details.show(
+                [
+                    plotly_bundle(
+                        fig,
+                        filename=f"{slug(ex_.model, target, 'x', feature)}_per_name",
+                        description=f"Per-name scores of {target} × {feature}",
+                    )
+                ]
+            )
+        finally:
+            self._sync_cell_controls()
+            self._downloads()
+
+    def static_figures(self) -> list[tuple[Any, str]]:
+        ex_ = self.ex
+        out = [(ex_.figure(), f"{slug(ex_.model, ex_.target_category, 'x', ex_.feature_category)}_table")]
+        if self.cell is not None and self._cell_points is not None:
+            t, f = self.cell
+            out.append((ex_.cell_figure(t, f), f"{slug(ex_.model, t, 'x', f)}_per_name"))
+        return out
 
 
+# =============================================================================================
+# the scatter view
+# =============================================================================================
 class ScatterWidget(_LiveView):
-    """The live scatter view (seed 004 section 4.2): a plotly ``FigureWidget`` of the embedded targets
-    (click a point for its details, hover for its name and score), the colour controls of zone E (the
-    Attribute options follow the colour category, and the first attribute is chosen at once), the
-    search box, and controls that show the explorer's state from the start.  Options that depend on
-    another choice are recomputed when it changes; a selection that no longer exists is cleared with a
-    note, never left as a stale panel.
+    """The live scatter view (seed 004 section 4.2): the targets placed by a 2-D embedding of their scores
+    (hover for name and score, the in-plot **Colour by** menu for any feature of the colour categories,
+    zone E), the search box (matches ringed), and **Details of** one target: its most and least associated
+    features and the per-name scatterplot behind one score (zone C).  Options that depend on another
+    choice are recomputed when it changes; a selection that no longer exists is cleared with a note.
     """
 
     fallback_html = (
-        "<p><i>Here the notebook shows the interactive scatter view (click a point for its details, choose "
-        "the projection, the colour and the categories). Open the notebook in Jupyter and run this cell to use "
-        "it; the figures above are its static version.</i></p>"
+        "<p><i>Here the notebook shows the interactive scatter view (choose the projection, the categories "
+        "and the colour, search, and see the details of a target). Open the notebook in Jupyter and run it to "
+        "use the view; the figures above are its static version.</i></p>"
     )
-    NONE = "(none)"
+    NONE = NONE
 
-    def __init__(self, explorer: ScatterExplorer) -> None:
+    def __init__(self, explorer: ScatterExplorer, *, hint: str | None = None) -> None:
         import ipywidgets as w
-        import plotly.graph_objects as go
 
         super().__init__()
+        if hint:
+            self.hint = hint
         self.ex = explorer
+        self.initial = explorer.snapshot()
         st = explorer.store
         wide = w.Layout(width="auto")
         self.dd_model = w.Dropdown(
@@ -536,45 +808,51 @@ class ScatterWidget(_LiveView):
         )
         self.dd_target = w.Dropdown(description="Targets", layout=wide)
         self.dd_feature = w.Dropdown(description="Features", layout=wide)
-        self.dd_ccat = w.Dropdown(description="Colour by", layout=wide)
-        self.dd_cattr = w.Dropdown(description="Attribute", layout=wide)
         self.search = w.Combobox(
             value=explorer.query,
             placeholder="find a target",
             description="Search",
             ensure_option=False,
+            continuous_update=False,
             layout=wide,
         )
         self.dd_sel = w.Dropdown(description="Details of", layout=wide)
         self.status = w.HTML()
-        self.fig = go.FigureWidget(scatter_plotly(pd.DataFrame({"x": [0.0], "y": [0.0]}, index=["-"])))
-        self.fig.data[0].on_click(self._clicked_point)
+        self.plot = _PlotArea("bk-scatter-plot")
         self.details_title = w.HTML()
-        self.details = w.Box(layout=w.Layout(width="100%", flex_flow="row wrap"))
+        self.details = _PlotArea("bk-details-plot")
         self._sync_controls()
         for dd in (self.dd_model, self.dd_method, self.dd_target, self.dd_feature, self.search):
             dd.observe(lambda _c: self._run(self.change), names="value")
-        self.dd_ccat.observe(lambda _c: self._run(self.colour_changed), names="value")
-        self.dd_cattr.observe(lambda _c: self._run(self.colour_changed), names="value")
         self.dd_sel.observe(lambda _c: self._run(self.selection_changed), names="value")
+        self.reset.on_click(lambda _b: self._run(self.reset_view))
+        self.images_button.on_click(lambda _b: self._run(self.make_images))
         row = w.Layout(flex_flow="row wrap", width="100%")
         self.box = w.VBox(
             [
+                self.css,
                 w.HBox([self.dd_model, self.dd_method], layout=row),
                 w.HBox([self.dd_target, self.dd_feature], layout=row),
-                w.HBox([self.dd_ccat, self.dd_cattr], layout=row),
                 w.HBox([self.search, self.dd_sel], layout=row),
+                w.HBox([self.reset, self.images_button], layout=row),
+                self.busy_line,
                 self.status,
                 self.note,
                 self.error,
-                self.fig,
+                self.plot.out,
+                self.downloads,
+                self.images,
                 self.details_title,
-                self.details,
+                self.details.out,
             ],
             layout=w.Layout(width="100%"),
         )
+        self.box.add_class("bk-explorer")
         self.box.add_class("bk-scatter-explorer")
         self._run(self.redraw)
+
+    def plot_areas(self) -> list[_PlotArea]:
+        return [self.plot, self.details]
 
     def _labels(self) -> list[Any]:
         return list(
@@ -584,32 +862,23 @@ class ScatterWidget(_LiveView):
     def _sync_controls(self) -> None:
         """Make every control show the explorer's state (called with handlers muted)."""
         ex_, st = self.ex, self.ex.store
-        busy, self._busy = self._busy, True
-        try:
-            self.dd_model.value = ex_.model
+        with self._muted():
+            self._set_options(self.dd_model, st.models(), ex_.model)
             self.dd_method.value = ex_.method
             self._set_options(self.dd_target, st.target_categories(ex_.model), ex_.target_category)
             self._set_options(
                 self.dd_feature, _feature_options(st, ex_.model, ex_.target_category), ex_.feature_category
             )
-            self._set_options(
-                self.dd_ccat, [self.NONE, *ex_.colour_options()], ex_.colour_category or self.NONE
-            )
-            if ex_.colour_category is None:
-                self._set_options(self.dd_cattr, [], None)
-            else:
-                feats = list(st.matrix(ex_.model, ex_.target_category, ex_.colour_category).columns)
-                self._set_options(self.dd_cattr, feats, ex_.colour_attribute)
-            labels = [str(t) for t in self._labels()]
-            self.search.options = labels
+            labels = self._labels()
+            self.search.options = [str(t) for t in labels]
             self.search.value = ex_.query
             self._set_options(
-                self.dd_sel, [self.NONE, *labels], str(ex_.selected) if ex_.selected else self.NONE
+                self.dd_sel,
+                [(NONE, NONE), *_labelled(labels)],
+                ex_.selected if ex_.selected is not None else NONE,
             )
-        finally:
-            self._busy = busy
 
-    def _resync(self) -> Any:
+    def _resync(self) -> Callable[[], None] | None:
         ex_ = self.ex
         shown = (
             self.dd_model.value,
@@ -620,12 +889,8 @@ class ScatterWidget(_LiveView):
         )
         if shown != (ex_.model, ex_.method, ex_.target_category, ex_.feature_category, ex_.query):
             return self.change
-        cat = None if self.dd_ccat.value in (None, self.NONE) else self.dd_ccat.value
-        attr = self.dd_cattr.value if cat is not None else None
-        if (cat, attr) != (ex_.colour_category, ex_.colour_attribute):
-            return self.colour_changed
-        sel = None if self.dd_sel.value in (None, self.NONE) else self.dd_sel.value
-        if sel != (None if ex_.selected is None else str(ex_.selected)):
+        sel = None if self.dd_sel.value in (None, NONE) else self.dd_sel.value
+        if sel != ex_.selected:
             return self.selection_changed
         return None
 
@@ -638,13 +903,18 @@ class ScatterWidget(_LiveView):
         self._set_options(
             self.dd_feature, _feature_options(st, model, self.dd_target.value), self.dd_feature.value
         )
+        method, tc, fc = self.dd_method.value, self.dd_target.value, self.dd_feature.value
+        if not ex_.has_coordinates(model=model, target_category=tc, feature_category=fc, method=method):
+            n = len(st.matrix(model, tc, fc))
+            self.busy(
+                f"Computing the {method} projection of {n} {tc} targets from their scores with {fc} ({model}); "
+                + ("UMAP can take a minute or two the first time" if method == "UMAP" else "a few seconds")
+            )
+        else:
+            self.busy(f"Drawing the {method} projection of {model}: {tc} × {fc}")
         before = (ex_.colour_category, ex_.selected)
         ex_.set(
-            model=model,
-            target_category=self.dd_target.value,
-            feature_category=self.dd_feature.value,
-            method=self.dd_method.value,
-            query=self.search.value or "",
+            model=model, target_category=tc, feature_category=fc, method=method, query=self.search.value or ""
         )
         notes = []
         if before[0] is not None and ex_.colour_category is None:
@@ -654,116 +924,134 @@ class ScatterWidget(_LiveView):
         self._sync_controls()
         self.redraw(note="; ".join(notes))
 
-    def colour_changed(self) -> None:
-        """Colour category or attribute changed; a new category fills Attribute with its first word."""
-        ex_ = self.ex
-        cat = self.dd_ccat.value
-        if cat in (None, self.NONE):
-            ex_.colour_by(None, None)
-            self._set_options(self.dd_cattr, [], None)
-        else:
-            feats = list(ex_.store.matrix(ex_.model, ex_.target_category, cat).columns)
-            keep = self.dd_cattr.value if self.dd_cattr.value in feats else feats[0]
-            self._set_options(self.dd_cattr, feats, keep)
-            ex_.colour_by(cat, self.dd_cattr.value)
-        self.redraw()
-
     def selection_changed(self) -> None:
-        self.select(None if self.dd_sel.value in (None, self.NONE) else self.dd_sel.value)
+        self.select(None if self.dd_sel.value in (None, NONE) else self.dd_sel.value)
 
     def select(self, target: Any) -> None:
-        """Select a target (a click on its point, or the Details dropdown) and show its details."""
-        labels = {str(t): t for t in self._labels()}
-        self.ex.select(None if target is None else labels.get(str(target), target))
-        busy, self._busy = self._busy, True
-        try:
-            self.dd_sel.value = str(self.ex.selected) if self.ex.selected is not None else self.NONE
-        finally:
-            self._busy = busy
+        """Select a target (the Details dropdown) and show its details."""
+        self.busy("Drawing the details" if target is not None else "Clearing the details")
+        self.ex.select(target)
+        with self._muted():
+            self.dd_sel.value = self.ex.selected if self.ex.selected is not None else NONE
         self.redraw()
 
-    def _clicked_point(self, _trace: Any, points: Any, _state: Any) -> None:
-        if points.point_inds:
-            i = int(points.point_inds[0])
-            self._run(lambda: self.select(self._shown[i]))
+    def reset_view(self) -> None:
+        """Back to the view the cell first showed: model, categories, projection, search, colour, details."""
+        self.busy("Resetting the view")
+        self.ex.restore(self.initial)
+        self.images.value = ""
+        self._sync_controls()
+        self.redraw()
 
     # -- drawing ----------------------------------------------------------------------------------
     def redraw(self, note: str = "") -> None:
         ex_ = self.ex
         self._shown: list[Any] = []
         try:
-            xy = ex_.coordinates()
+            fig = ex_.plotly_figure()
         except (ValueError, KeyError):
-            for tr in self.fig.data:
-                tr.update(x=[], y=[])
-            self.set_details([])
+            self.plot.show([])
+            self.details.show([])
             self.details_title.value = ""
+            self.downloads.value = ""
             raise
+        xy = ex_.coordinates()
         self._shown = list(xy.index)
-        col = ex_.colours()
-        label = f"IBS with '{ex_.colour_attribute}'" if col is not None else ""
-        new = scatter_plotly(
-            xy, colours=col, colour_label=label, hits=ex_.matches(), selected=ex_.selected, method=ex_.method
-        )
-        _restyle(self.fig, new, ("x", "y", "text", "hovertext", "customdata", "hovertemplate", "marker"))
-        self.fig.update_layout(
-            xaxis_title_text=new.layout.xaxis.title.text,
-            yaxis_title_text=new.layout.yaxis.title.text,
-            xaxis_autorange=True,
-            yaxis_autorange=True,
-        )
-        colour = (
-            f"coloured by the score with '{ex_.colour_attribute}' ({ex_.colour_category})"
-            if col is not None
-            else "not coloured (choose Colour by)"
+        name = slug(ex_.model, ex_.target_category, "x", ex_.feature_category, ex_.method)
+        self.plot.show(
+            [
+                plotly_bundle(
+                    fig,
+                    filename=f"{name}_scatter",
+                    description=f"Scatter view: {ex_.model}, {ex_.target_category} by {ex_.method}",
+                )
+            ]
         )
         self.status.value = (
-            f"<div style='{_NOTE_STYLE}'><b>{html.escape(str(ex_.model))}</b>: {len(xy)} "
-            f"targets ({html.escape(ex_.target_category)}) placed by {ex_.method} from their scores with "
-            f"{html.escape(ex_.feature_category)}, {html.escape(colour)}."
+            f"<div class='bk-status' style='{_NOTE_STYLE}'><b>{escape_html(ex_.model)}</b>: {len(xy)} "
+            f"targets ({escape_html(ex_.target_category)}) placed by {escape_html(ex_.method)} from their "
+            f"scores with {escape_html(ex_.feature_category)}."
             + (
-                f" Search '{html.escape(ex_.query)}': {len(ex_.matches())} match(es), ringed."
+                f" Search '{escape_html(ex_.query)}': {len(ex_.matches())} match(es), ringed."
                 if ex_.query.strip()
                 else ""
             )
-            + " <i>Click a point for its details.</i>"
-            + (f" <b>{html.escape(note)}.</b>" if note else "")
+            + " <i>Colour: the Colour by menu in the plot. Details: the Details of menu.</i>"
+            + (f" <b>{escape_html(note)}.</b>" if note else "")
             + "</div>"
         )
         caveat = ex_.store.notes.get(ex_.model, "")
-        self.note.value = f"<div style='{_ERROR_STYLE}'>{html.escape(caveat)}</div>" if caveat else ""
+        self.note.value = f"<div style='{_ERROR_STYLE}'>{escape_html(caveat)}</div>" if caveat else ""
+        self._exports_changed()
         self.show_details()
 
     def show_details(self) -> None:
-        """Bars of the selected target's scores and its indirect scatterplot (zone C), or nothing."""
-        import plotly.graph_objects as go
-
+        """Bars of the selected target's scores and its indirect scatterplot (zone C), or a note."""
         ex_ = self.ex
         t = ex_.selected
+        self._detail_points: pd.DataFrame | None = None
+        self._detail_feature: Any = None
+        bundles: list[dict[str, Any]] = []
         if t is None:
-            self.set_details([])
-            self.details_title.value = f"<div style='{_NOTE_STYLE}'>No target selected: click a point.</div>"
-            return
-        s = ex_.details(t).dropna()
-        shown = s.loc[top_bottom(list(s.index), 10)]
-        children = [
-            go.FigureWidget(bars_plotly(shown, f"{t}: most and least associated {ex_.feature_category}"))
-        ]
-        res = ex_.store.result(ex_.model, ex_.target_category, ex_.feature_category)
-        feat = (
-            ex_.colour_attribute
-            if (ex_.colour_category == ex_.feature_category and ex_.colour_attribute)
-            else (shown.index[0] if len(shown) else None)
-        )
-        if res is not None and feat is not None:
-            pts = res.bridge_points(t, feat)
-            children.append(
-                go.FigureWidget(indirect_scatter_plotly(pts, str(t), str(feat), float(res.ibs.loc[t, feat])))
+            self.details_title.value = (
+                f"<div style='{_NOTE_STYLE}'>No target chosen: choose one in “Details of”.</div>"
             )
-        for c in children:
-            c.layout.width = 460
-        self.set_details(children)
-        self.details_title.value = (
-            f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {html.escape(str(t))}</b> "
-            f"({html.escape(str(ex_.model))}, {html.escape(ex_.target_category)} × {html.escape(ex_.feature_category)}).</div>"
+        else:
+            bars, pts, feat, scatter = ex_.details_plotly(t)
+            self._detail_points, self._detail_feature = pts, feat
+            base = slug(ex_.model, t)
+            bundles.append(plotly_bundle(bars, filename=f"{base}_scores", description=f"Scores of {t}"))
+            if scatter is not None:
+                bundles.append(
+                    plotly_bundle(scatter, filename=f"{base}_x_{feat}_per_name", description=f"{t} × {feat}")
+                )
+            self.details_title.value = (
+                f"<div class='bk-details' style='{_NOTE_STYLE}'><b>Details: {escape_html(t)}</b> "
+                f"({escape_html(ex_.model)}, {escape_html(ex_.target_category)} × "
+                f"{escape_html(ex_.feature_category)}).</div>"
+            )
+        self.details.show(bundles)
+        self._downloads()
+
+    def _downloads(self) -> None:
+        ex_ = self.ex
+        name = slug(ex_.model, ex_.target_category, "x", ex_.feature_category, ex_.method)
+        links = [
+            download_link(
+                csv_text(ex_.points_frame(), index=False),
+                f"{name}_points.csv",
+                "text/csv",
+                "points as shown, with every colour score (CSV)",
+            )
+        ]
+        t = ex_.selected
+        if t is not None:
+            scores = ex_.details(t).rename("score").rename_axis(ex_.feature_category).reset_index()
+            links.append(
+                download_link(
+                    csv_text(scores, index=False),
+                    f"{slug(ex_.model, t)}_scores.csv",
+                    "text/csv",
+                    f"{t}: scores with every {ex_.feature_category} (CSV)",
+                )
+            )
+            if self._detail_points is not None:
+                links.append(
+                    download_link(
+                        csv_text(self._detail_points, index=False),
+                        f"{slug(ex_.model, t, 'x', self._detail_feature)}_per_name.csv",
+                        "text/csv",
+                        f"{t} × {self._detail_feature}: per-name scores (CSV)",
+                    )
+                )
+        self.downloads.value = (
+            "<div style='font-family:system-ui,sans-serif'>Download: " + " ".join(links) + "</div>"
         )
+
+    def static_figures(self) -> list[tuple[Any, str]]:
+        ex_ = self.ex
+        name = slug(ex_.model, ex_.target_category, "x", ex_.feature_category, ex_.method)
+        out = [(ex_.figure(), f"{name}_scatter")]
+        if ex_.selected is not None:
+            out.append((ex_.details_figure(), f"{slug(ex_.model, ex_.selected)}_details"))
+        return out

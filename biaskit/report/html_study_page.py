@@ -67,7 +67,8 @@ _SHOWN_MIME_TYPES = frozenset(
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-_TQDM_TEXT = re.compile(r"^\s*\d{1,3}%\|")
+#: The text of a tqdm bar, with or without its description: "occupation-name:   0%|          | 0/2600".
+_TQDM_TEXT = re.compile(r"^[^\n|%]{0,120}?\d{1,3}%\|")
 #: A progress-bar line (tqdm and friends): "Map:  50%|#####     | 5/10 [00:01<00:01, 4.5it/s]".
 _PROGRESS_LINE = re.compile(r"\d{1,3}%\|.*\||\d+(\.\d+)?\s*(it/s|s/it)\]?\s*$")
 #: A raw log line of the logging module ("WARNING:biaskit.x:msg", "ERROR biaskit.x: msg",

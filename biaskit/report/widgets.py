@@ -23,23 +23,29 @@ therefore shows a live view as two outputs: a one-line hint ("Run this cell to
 drawn, and the widget's bundle.  When the view cannot be drawn (no model, or its
 model closed) the CSS hides the widget's output and shows the hint instead, next
 to the static figure the cell displayed before it.
+
+**A cell run on its own** (in a fresh kernel, e.g. after following that hint) either loads what it needs
+itself or stops with one line naming the cell to run first (:func:`needs`), never a ``NameError``.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+
+from biaskit.core.html import escape_html
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CellNeedsEarlierCells",
     "SeedWordForm",
     "display_live",
     "format_words",
     "live_hint_html",
+    "needs",
     "parse_words",
     "seed_word_form",
     "with_static_fallback",
@@ -85,7 +91,7 @@ def live_hint_html(text: str) -> str:
     """One line that JupyterLab shows in place of a live view it cannot draw (:func:`display_live`)."""
     return (
         f"<div class='bk-live-hint' role='note' style='display:none;color:#57606a;font-style:italic;"
-        f"font-family:system-ui,sans-serif;margin:4px 0'>▶ {html.escape(text)}</div>"
+        f"font-family:system-ui,sans-serif;margin:4px 0'>▶ {escape_html(text)}</div>"
         f"<style>{_LIVE_HINT_CSS}</style>"
     )
 
@@ -99,6 +105,32 @@ def display_live(bundle: Mapping[str, Any], hint: str) -> None:
 
     display({"text/html": live_hint_html(hint), "text/plain": ""}, raw=True)
     display(dict(bundle), raw=True)
+
+
+class CellNeedsEarlierCells(RuntimeError):
+    """A notebook cell was run before the cells that make what it uses (:func:`needs`).
+
+    IPython and JupyterLab show it as its one-line message (``_render_traceback_``), not as a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"▶ {self}"]
+
+
+def needs(namespace: Mapping[str, Any], names: Iterable[str], run_first: str) -> None:
+    """Stop a notebook cell with one line when the cells it depends on have not run (a fresh kernel).
+
+    ``names`` are the variables the cell takes from earlier cells; when any is missing from ``namespace``
+    (the notebook's ``globals()``) this raises :class:`CellNeedsEarlierCells` saying which cell(s) to run
+    first (``run_first``, e.g. ``"the cells of sections 1 to 8"``) and how (Run → Run All Above Selected
+    Cell), instead of the ``NameError`` the cell would raise on its first missing name.
+    """
+    missing = [n for n in names if n not in namespace]
+    if missing:
+        what = ", ".join(f"`{n}`" for n in missing)
+        raise CellNeedsEarlierCells(
+            f"Run {run_first} first (Run → Run All Above Selected Cell), then this cell: it uses {what}, "
+            "which they make."
+        )
 
 
 def parse_words(text: str) -> list[str]:
@@ -147,8 +179,15 @@ class SeedWordForm:
     roles:
         One label per group (``["X (targets)", "Y (targets)", ...]``): each group then has a name box
         (labelled with its role) above its word box.
+    choices:
+        ``{keyword: (label, [(option text, value), ...])}``: one menu per keyword, its first option the
+        default; ``on_run`` is then called as ``on_run(words, keyword=value, ...)`` (the tour's WEAT form
+        chooses the test's direction this way, two-sided by default).
     title, button_label:
         Texts of the form.
+
+    A **Reset** button puts the default names, words and choices back in the boxes (and says so); the reader
+    runs them with the run button.
     """
 
     def __init__(
@@ -159,6 +198,7 @@ class SeedWordForm:
         title: str = "Change the seed words and run again",
         button_label: str = "Run with these words",
         roles: Sequence[str] | None = None,
+        choices: Mapping[str, tuple[str, Sequence[tuple[str, Any]]]] | None = None,
     ) -> None:
         import ipywidgets as w
 
@@ -169,6 +209,7 @@ class SeedWordForm:
         if roles is not None and len(roles) != len(groups):
             raise ValueError(f"roles: one label per group ({len(groups)}), got {len(roles)}")
         self.on_run = on_run
+        self.defaults = {str(k): list(v) for k, v in groups.items() if not isinstance(v, str)}
         self.boxes: dict[str, Any] = {}
         #: the name boxes (with ``roles``), by the group's default name
         self.name_boxes: dict[str, Any] = {}
@@ -193,6 +234,20 @@ class SeedWordForm:
                 )
                 rows.append(self.name_boxes[label])
             rows.append(self.boxes[label])
+        #: the menus of ``choices``, by keyword
+        self.menus: dict[str, Any] = {}
+        for key, (label, options) in (choices or {}).items():
+            opts = list(options)
+            if not opts:
+                raise ValueError(f"choices[{key!r}] has no option")
+            self.menus[key] = w.Dropdown(
+                options=opts,
+                value=opts[0][1],
+                description=label,
+                layout=w.Layout(width="auto"),
+                style={"description_width": "12em"},
+            )
+            rows.append(self.menus[key])
         # width "auto": the button is as wide as its label, never cut to "Run with these…"
         self.button = w.Button(
             description=button_label,
@@ -200,10 +255,21 @@ class SeedWordForm:
             icon="play",
             layout=w.Layout(width="auto", min_width="fit-content", align_self="flex-start"),
         )
+        self.reset_button = w.Button(
+            description="Reset to the default words",
+            icon="undo",
+            layout=w.Layout(width="auto", min_width="fit-content", align_self="flex-start"),
+        )
         self.output = w.Output()
         self.button.on_click(self._clicked)
+        self.reset_button.on_click(lambda _b: self.reset())
         self.widget = w.VBox(
-            [w.HTML(f"<b>{html.escape(title)}</b>"), *rows, self.button, self.output],
+            [
+                w.HTML(f"<b>{escape_html(title)}</b>"),
+                *rows,
+                w.HBox([self.button, self.reset_button], layout=w.Layout(flex_flow="row wrap")),
+                self.output,
+            ],
             layout=w.Layout(width="100%", max_width="100%", overflow="hidden"),
         )
         self.widget.add_class("bk-seed-form")
@@ -223,21 +289,45 @@ class SeedWordForm:
             raise ValueError(f"two sets are both named {repeated[0]!r}: give each set its own name")
         return {n: parse_words(box.value) for n, box in zip(names, self.boxes.values(), strict=True)}
 
+    def options(self) -> dict[str, Any]:
+        """The value of each menu of ``choices``: ``{keyword: value}``."""
+        return {k: m.value for k, m in self.menus.items()}
+
+    def reset(self) -> None:
+        """Put the default names, words and menu choices back (the reader then presses the run button)."""
+        from IPython.display import display
+
+        for label, box in self.boxes.items():
+            box.value = format_words(self.defaults.get(label, []))
+            if label in self.name_boxes:
+                self.name_boxes[label].value = label
+        for menu in self.menus.values():
+            menu.value = menu.options[0][1] if isinstance(menu.options[0], tuple) else menu.options[0]
+        self.output.clear_output()
+        with self.output:
+            display(
+                _HTML(
+                    "<p><i>The default words are back in the boxes: press the run button to run them.</i></p>"
+                )
+            )
+
     def run(self) -> Any:
-        """Call ``on_run`` with the current words; show and return its result (``None`` on error)."""
+        """Call ``on_run`` with the current words (and choices); show and return its result (``None`` on
+        error)."""
         from IPython.display import display
 
         self.output.clear_output()
         self.last_error = None
         with self.output:
             try:
-                self.last_result = self.on_run(self.values())  # a bad name is shown like bad words
+                # a bad name is shown like bad words
+                self.last_result = self.on_run(self.values(), **self.options())
             except Exception as exc:  # shown to the reader, who can fix the words and retry
                 self.last_error = exc
                 self.last_result = None
                 display_html = (
                     f"<p style='color:#b00020'><b>Could not run with these words:</b> "
-                    f"{html.escape(str(exc))}</p>"
+                    f"{escape_html(str(exc))}</p>"
                 )
                 display(_HTML(display_html))
                 logger.warning("seed word form: %s", exc)
