@@ -8,6 +8,7 @@ Commands
 ``notebook``           run one study notebook with papermill; its JSON and figures land beside OUTPUT
 ``reproduce``          run every study notebook into results/ from one process (``make reproduce``)
 ``train-models``       retrain the bundled small models under data/models (biaskit.training.recipes)
+``trust-study``        retrain the planted controls with several seeds and measure every metric on each
 ``metrics``            list every registered metric: family, inputs, models, test, citation (the registry)
 ``notebooks``          copy the study notebooks (and experiments/) into a folder of one's own
 ``fetch``              download third-party data (reference vectors, Fair-LLM-Benchmark) into the cache
@@ -750,12 +751,73 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 
 
+# --- trust-study (owner: biaskit/studies/metric_trust.py) -------------------------------------
+def _register_trust_study(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "trust-study",
+        help="retrain the planted controls with several training seeds and measure every calibration measure "
+        "on each (notebook 18); rerun to resume",
+        description=(
+            "Train the planted-bias controls (word2vec, masked, causal) with training seeds 1 .. N-1 (seed 0 is "
+            "the bundled model), measure every registered calibration measure on every model and write the "
+            "record (default: docs/records/metric_trust/<kind>.json). Models go to the cache "
+            "(<cache>/metric-trust) with sha256 files; a finished model is neither retrained nor measured again, "
+            "so an interrupted run, started again, resumes."
+        ),
+    )
+    p.add_argument(
+        "--kinds",
+        nargs="+",
+        default=["word2vec"],
+        help="word2vec, masked and / or causal (default: word2vec)",
+    )
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", type=int, default=5, help="number of seeds, 0 .. N-1 (default 5)")
+    seeds.add_argument("--seed-list", type=int, nargs="+", default=None, help="these seeds instead")
+    p.add_argument(
+        "--skews", type=float, nargs="+", default=None, help="planted strengths (default: all five)"
+    )
+    p.add_argument("--out", default=None, help="record file (default: docs/records/metric_trust/<kind>.json)")
+    p.add_argument(
+        "--scheduler",
+        default="local",
+        help="local (default, this process), dask (a local cluster) or a Dask scheduler address",
+    )
+    p.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler dask")
+    p.add_argument("--device", default="auto", help="training device: auto (CUDA when present), cpu or cuda")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_trust_study)
+
+
+def _cmd_trust_study(args: argparse.Namespace) -> int:
+    from biaskit.studies.metric_trust import run_trust_study, trust_findings, trust_statistics
+
+    record = run_trust_study(
+        args.kinds,
+        args.seed_list if args.seed_list is not None else args.seeds,
+        args.skews,
+        out=args.out,
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+        device=args.device,
+        progress=not args.no_progress,
+    )
+    print(record.provenance())
+    for line in trust_findings(trust_statistics(record.rows())):
+        print(f"* {line}")
+    return 0
+
+
+# --- end trust-study ------------------------------------------------------------------------
+
+
 #: Sub-command registrars, in the order shown by ``--help``.
 COMMANDS: list[Registrar] = [_register_download_europarl, _register_corpora, _register_report]
 COMMANDS.append(_register_run)  # run (owner: biaskit/studies/grid.py)
 COMMANDS.append(_register_notebook)  # notebook (owner: notebooks 00-06 / reporting)
 COMMANDS.append(_register_reproduce)  # reproduce: every notebook, one process (make reproduce)
 COMMANDS.append(_register_train_models)  # train-models (owner: biaskit/training/recipes.py)
+COMMANDS.append(_register_trust_study)  # trust-study (owner: biaskit/studies/metric_trust.py)
 COMMANDS.append(_register_score)  # score (owner: biaskit/studies/distributed.py)
 COMMANDS.append(_register_metrics)  # metrics (owner: biaskit/core/registry.py)
 COMMANDS.append(_register_notebooks)  # notebooks DIR (owner: biaskit/studies/workspace.py)

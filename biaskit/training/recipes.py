@@ -25,6 +25,10 @@ default run of every notebook measures a real (if small) model:
 ``en-planted-w2v``
     word2vec on the same five corpora (one file per skew), kept to the words the static metrics
     need, so WEAT, DirectBias and PMI are calibrated on the same plan.
+
+The planted controls are bundled with training seed 0.  The same recipes with another training seed (same
+corpus, same starting model): :func:`recipe` ``(name, seed=k)`` and :func:`planted_w2v_vectors` ``(s, seed=k)``,
+used by :mod:`biaskit.studies.metric_trust` to see how much a measure moves from seed to seed.
 ``en-clm-balanced``, ``en-clm``, ``en-clm-planted-sXX`` (:data:`CLM_NAMES`)
     The **causal twins** (:func:`biaskit.training.pretrain.train_causal_lm`: GPT-2 layout, Radford et al.
     2019, same 2 x 128 size and the very tokenizer of ``en-mlm-balanced``, ``[CLS]`` as BOS and
@@ -673,9 +677,34 @@ def train_model(
     )
 
 
-def recipe(name: str) -> tuple[MLMTrainingConfig, str | None]:
+def recipe(name: str, *, seed: int | None = None) -> tuple[MLMTrainingConfig, str | None]:
     """The training configuration of a bundled language model and the bundled model it continues from
-    (``None``: trained from scratch); the masked controls' configuration is :func:`control_config`."""
+    (``None``: trained from scratch); the masked controls' configuration is :func:`control_config`.
+
+    ``seed``: another training seed for a planted control (``en-planted-sXX``, ``en-clm-planted-sXX``): the
+    same recipe with ``config.seed = seed`` (weight initialisation of new layers, batch order, masking; the
+    planted corpus and the model it continues from stay the same).  ``None`` (default) is the bundled
+    model's recipe, training seed 0; a seed for any other model is a ``ValueError``.
+    """
+    config, init = _recipe(name)
+    if seed is None:
+        return config, init
+    if not is_planted_control(name):
+        raise ValueError(
+            f"{name!r} takes no training seed: only the planted controls do "
+            f"({control_name(0.5)} ... {causal_control_name(0.9)}, and en-planted-w2v through planted_w2v_vectors)"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"a training seed is a whole number >= 0, not {seed!r}")
+    return replace(config, seed=int(seed)), init
+
+
+def is_planted_control(name: str) -> bool:
+    """Whether ``name`` is a masked or causal planted control (:func:`control_name`, :func:`causal_control_name`)."""
+    return name in MODEL_NAMES and name.startswith(("en-planted-s", "en-clm-planted-s"))
+
+
+def _recipe(name: str) -> tuple[MLMTrainingConfig, str | None]:
     if name in CLM_NAMES:
         return _CLM_RECIPES["en-clm-planted" if name.startswith("en-clm-planted-") else name]
     if name in XLNET_NAMES:
@@ -749,27 +778,47 @@ def control_static_words(kv) -> list[str]:
     return keep
 
 
-def _train_planted_w2v(t0: float) -> dict[str, Any]:
+def planted_w2v_vectors(
+    s: float, *, seed: int | None = None, sentences: Sequence[str] | None = None
+) -> tuple[Any, dict[str, int]]:
+    """The word2vec vectors of the planted control with skew ``s``, as ``en-planted-w2v`` stores them.
+
+    word2vec (:data:`W2V_PARAMS`, one worker: reproducible bit for bit) on :func:`planted_corpus` of
+    ``sentences`` (default: :func:`control_base_corpus` ``.train``), lower-cased with digits dropped, kept to
+    :func:`control_static_words`.  ``seed``: the training seed (initial vectors, negative sampling); ``None``
+    (default) is the bundled file's, ``W2V_PARAMS["seed"]`` = 0.  Returns the ``KeyedVectors`` and
+    ``{"vocabulary_trained": n, "kept": m}``.
+    """
     from gensim.models import KeyedVectors
 
     from biaskit.data.corpus import tokenize
     from biaskit.embeddings.vectors import train_word2vec
 
+    params = W2V_PARAMS
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"a training seed is a whole number >= 0, not {seed!r}")
+        params = {**W2V_PARAMS, "seed": int(seed)}
+    planted = planted_corpus(s, control_base_corpus().train if sentences is None else sentences)
+    tokens = [tokenize(x, lowercase=True, digits="drop") for x in planted.sentences]
+    kv = train_word2vec([t for t in tokens if t], **params, workers=1, cache=False)
+    words = control_static_words(kv)
+    small = KeyedVectors(kv.vector_size)
+    small.add_vectors(words, np.stack([kv[w] for w in words]))
+    return small, {"vocabulary_trained": len(kv.index_to_key), "kept": len(words)}
+
+
+def _train_planted_w2v(t0: float) -> dict[str, Any]:
     base = control_base_corpus()
     out = models_dir() / "en-planted-w2v"
     out.mkdir(parents=True, exist_ok=True)
     files = {}
     for s in CONTROL_SKEWS:
-        planted = planted_corpus(s, base.train)
-        tokens = [tokenize(x, lowercase=True, digits="drop") for x in planted.sentences]
-        kv = train_word2vec([t for t in tokens if t], **W2V_PARAMS, workers=1, cache=False)
-        words = control_static_words(kv)
-        small = KeyedVectors(kv.vector_size)
-        small.add_vectors(words, np.stack([kv[w] for w in words]))
+        small, info = planted_w2v_vectors(s, sentences=base.train)
         fname = f"s{round(s * 100):02d}.bin"
         with atomic_path(out / fname) as tmp:
             small.save_word2vec_format(str(tmp), binary=True)
-        files[fname] = {"planted_s": s, "vocabulary_trained": len(kv.index_to_key), "kept": len(words)}
+        files[fname] = {"planted_s": s, **info}
     return _store_w2v_record(
         out,
         "en-planted-w2v",
