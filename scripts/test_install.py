@@ -329,7 +329,7 @@ from biaskit.metrics.weat import weat
 
 kv = load_vectors("my_vectors.txt")
 X, Y, A, B = ["rose", "tulip"], ["spider", "moth"], ["love", "peace"], ["hate", "war"]
-r = weat(X, Y, A, B, kv, n_permutations=0)
+r = weat(X, Y, A, B, kv)
 print(r.summary())
 # by hand: s(w) = mean cos(w, A) - mean cos(w, B); d = (mean s(X) - mean s(Y)) / sd(s(X u Y)), ddof=1
 u = {w: kv[w] / np.linalg.norm(kv[w]) for w in X + Y + A + B}
