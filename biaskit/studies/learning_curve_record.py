@@ -375,6 +375,8 @@ def run_record(
             )
     rows: list[dict[str, Any]] = list(old["runs"]) if old else []
     have = {(int(r["n"]), int(r["sample"])) for r in rows}
+    # repetitions added to a record (--first-sample 1 --samples 4) keep the earlier ones in its parameters
+    params["samples"] = sorted({int(k) for k in samples} | {k for _, k in have})
     planned = [(int(n), int(k)) for k in samples for n in sorted(sizes)]
     todo = [nk for nk in planned if nk not in have]
     before = old.get("before") if old else None

@@ -1,0 +1,112 @@
+"""The code paths of the long offline runs, at a tiny size: MT Gender at the study's size (seed 002 section 6.1,
+``biaskit.studies.mt_gender_record``) and Tables A.3-A.4 / Table 3.5's XLNet rows on an XLNet read as Table 3.2
+reads it (seed 004, ``biaskit.studies.xlnet_tables``).  The full runs are recorded outside ``make test``; here
+the records are checked for their provenance and their numbers against independent computations."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from biaskit.core.paths import data_dir
+
+
+# ----------------------------------------------------------------------------- MT Gender record
+@pytest.fixture(scope="module")
+def mt_record(tmp_path_factory):
+    from biaskit.studies.mt_gender_record import run_mt_gender_record
+
+    out = tmp_path_factory.mktemp("mtg")
+    return run_mt_gender_record(
+        out, model="en-mlm", sentences=8, epochs=1, categories=["medical", "pregnancy"], progress=False
+    )
+
+
+def test_mt_gender_record_keeps_its_provenance_and_reads_back(mt_record):
+    from biaskit.studies.mt_gender_record import WHAT, load_mt_gender_record
+
+    m = mt_record.meta
+    assert m["what"] == WHAT and m["parameters"]["sentences"] == 8 and m["parameters"]["epochs"] == 1
+    assert m["model"]["files_sha256"]["model.safetensors"] and len(m["versions"]["git_commit"] or "x" * 40) == 40
+    assert m["machine"]["cores"] >= 1 and m["started"] <= m["finished"] and m["wall_seconds"] > 0
+    assert m["training"]["steps"] == 8  # one sentence per step, one pass
+    again = load_mt_gender_record(mt_record.path)
+    assert again is not None and again.meta == m
+    text = again.provenance()
+    assert "8 sentences instead of 3,888" in text and "1 pass(es) instead of 3" in text
+    assert "en-mlm, not bert-base-uncased" in text
+
+
+def test_mt_gender_record_numbers_follow_from_its_rows(mt_record):
+    """In-text flags by a plain word search; the kept shares and category means by plain arithmetic."""
+    from biaskit.data.mt_gender import mt_gender_sample
+
+    appd = mt_record.appd
+    assert set(appd["category"]) == {"medical", "pregnancy"} and len(appd[appd.category == "medical"]) == 21
+    text = " ".join(mt_gender_sample(8, seed=0)["sentence"]).lower()
+    for r in appd.itertuples():
+        assert r.in_corpus == bool(re.search(rf"\b{re.escape(r.profession.lower())}s?\b", text)), r.profession
+    ordinary = appd[appd.expected_sign == 0]
+    for flag, key in ((True, "lean_kept_in_text"), (False, "lean_kept_not_in_text")):
+        d = ordinary[ordinary.in_corpus == flag]
+        want = d.appd_after.abs().mean() / d.appd_before.abs().mean() if len(d) else None
+        got = mt_record.meta["results"][key]
+        assert (got is None and want is None) or got == pytest.approx(want, rel=1e-9)
+    tbe = mt_record.tbe_before_after.set_index("category")
+    med = appd[appd.category == "medical"]
+    assert tbe.loc["medical", "abs_appd_before"] == pytest.approx(med.appd_before.abs().mean(), rel=1e-9)
+    assert tbe.loc["medical", "abs_appd_after"] == pytest.approx(med.appd_after.abs().mean(), rel=1e-9)
+
+
+def test_mt_gender_record_without_provenance_is_refused(tmp_path):
+    from biaskit.studies.mt_gender_record import WHAT, load_mt_gender_record
+
+    assert load_mt_gender_record(tmp_path) is None
+    (tmp_path / "record.json").write_text(json.dumps({"what": WHAT, "parameters": {}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="lacks its provenance"):
+        load_mt_gender_record(tmp_path)
+    (tmp_path / "record.json").write_text(json.dumps({"what": "something else"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="not an MT Gender record"):
+        load_mt_gender_record(tmp_path)
+
+
+# ----------------------------------------------------------------------------- XLNet Tables A.3-A.4, 3.5
+def test_the_forty_category_pairs_are_the_thesis_tables():
+    from biaskit.studies.xlnet_tables import CATEGORY_PAIRS
+
+    tables = json.loads((data_dir() / "louis-alexandre" / "published_tables.json").read_text(encoding="utf-8"))
+    pub = tables["direct_vs_indirect_correlation"]["corrected"]["xl-base"]
+    assert len(CATEGORY_PAIRS) == 40 == sum(v is not None for row in pub["rows"].values() for v in row)
+    assert len(set(CATEGORY_PAIRS)) == 40 and all(t != f for t, f in CATEGORY_PAIRS)
+
+
+def test_xlnet_tables_on_a_tiny_xlnet_match_a_direct_computation():
+    """Table 3.5's first number is the Pearson r of direct and indirect scores (numpy here); the thesis's
+    columns are its published values (read from the data file)."""
+    from biaskit.lm.xlnet import load_bridge_lm
+    from biaskit.studies.xlnet_tables import category_pair_grid, table_3_5_row, xlnet_appendix_tables
+
+    bridge = load_bridge_lm("tiny-xlnet", xlnet_mode="perm_mask")
+    out = xlnet_appendix_tables(bridge, pairs=[("occupation", "gender")], name_step=40, max_templates=2)
+    assert out["settings"]["category_pairs"] == 1 and out["settings"]["model"] == bridge.name
+    tables = json.loads((data_dir() / "louis-alexandre" / "published_tables.json").read_text(encoding="utf-8"))
+    t35 = out["table_3_5"]
+    for model, values in tables["table_3_5"]["rows"].items():
+        assert list(t35.loc[model]) == pytest.approx(values)
+    row = out["agreement"].iloc[0]
+    assert row["thesis xl-base"] == pytest.approx(0.4887, abs=1e-4)  # Occupation x Gender, Table A.3
+    res = category_pair_grid(bridge, names=_names(bridge), pairs=[("occupation", "gender")], max_templates=2)[0]
+    tidy = res.tidy().dropna(subset=["ibs", "direct"])
+    r = float(np.corrcoef(tidy["direct"], tidy["ibs"])[0, 1])
+    assert table_3_5_row(res)["gender_defining_words"] == pytest.approx(r, abs=1e-9)
+    assert t35.loc[bridge.name, "gender_defining_words"] == pytest.approx(r, abs=1e-9)
+    assert row["r"] == pytest.approx(r, abs=1e-9) and row["n_pairs"] == len(tidy)
+
+
+def _names(bridge) -> list[str]:
+    from biaskit.data.louis_alexandre import load_louis_alexandre_words
+
+    return [n for n in load_louis_alexandre_words()["name"] if bridge.word_id(n) is not None][::40]
