@@ -142,6 +142,7 @@ def _toy_models(per_unit, seeds_at: dict[float, int], *, rng) -> list[dict]:
     return models
 
 
+@pytest.mark.slow
 def test_a_noise_measure_detects_nothing_and_raises_false_alarms_at_alpha_an_oracle_detects_the_weakest():
     rng = np.random.default_rng(0)
     toys = {
@@ -274,10 +275,24 @@ def test_a_rerun_resumes_and_a_damaged_model_is_trained_again(fast_word2vec, tmp
 
     out = tmp_path / "record.json"
     kw = dict(seeds=[0, 1], skews=[0.5, 0.9], out=out, progress=False, n_resamples=10, n_splits=4)
+
+    class Killed(Exception):
+        pass
+
+    def kill_after_three(row):
+        if len(json.loads(out.read_text())["models"]) == 3:
+            raise Killed
+
+    with pytest.raises(Killed):
+        mt.run_trust_study(["word2vec"], **kw, on_model=kill_after_three)
+    stopped = json.loads(out.read_text())
+    assert not stopped["complete"] and stopped["models_done"] == 3 and stopped["finished"] is None
     rec = mt.run_trust_study(["word2vec"], **kw)
-    assert sorted(fast_word2vec) == [(0.5, 1), (0.9, 1)]  # seed 0 is the bundled model
+    assert sorted(fast_word2vec) == [(0.5, 1), (0.9, 1)]  # seed 0 is the bundled model; nothing trained twice
+    assert [m["trained_now"] for m in rec.models if m["seed"] == 1] == [False, True]  # (0.5, 1) was done
     data = json.loads(out.read_text())
     assert data["complete"] and data["models_done"] == 4 and data["versions"]["git_commit"]
+    assert data["started"] == stopped["started"] and data["wall_seconds"] > stopped["wall_seconds"]
     assert {"cpu", "cores"} <= set(data["machine"]) and data["wall_seconds"] > 0
     manifest = read_manifest()["en-planted-w2v"]
     for m in rec.models:
@@ -397,3 +412,24 @@ def test_statistics_of_the_committed_record_agree_with_independent_implementatio
         assert rel.loc[m, "split_half_sb"] is not None or "split_half" in why
         det = st.detection.set_index("measure").loc[m]
         assert det["max_s"] is not None or "detection" in why
+
+
+def test_saved_statistics_rebuild_the_same_sentences():
+    rows = _committed().rows()
+    st = mt.trust_statistics(rows, n_boot=200)
+    saved = json.loads(json.dumps(st.to_json()))  # as a notebook's JSON holds them
+    assert mt.trust_findings(mt.statistics_from_json(saved)) == mt.trust_findings(st)
+    with pytest.raises(ValueError, match="missing agreement"):
+        mt.statistics_from_json({k: v for k, v in saved.items() if k != "agreement"})
+
+
+@pytest.mark.slow
+def test_notebook_18_sentences_are_those_of_the_numbers_saved_beside_them(reproduced_results):
+    stem = "18_which_metric_to_trust"
+    if stem in reproduced_results.errors:
+        pytest.fail(f"{stem} failed under papermill:\n{reproduced_results.errors[stem]}")
+    data = json.loads((reproduced_results.folder / f"{stem}.json").read_text(encoding="utf-8"))
+    res = data["results"]
+    assert res["trained_here"] and data["parameters"]["quick"] is True
+    assert res["findings"] == mt.trust_findings(mt.statistics_from_json(res["statistics"]))
+    assert data["finding"] in res["findings"]

@@ -103,6 +103,7 @@ from biaskit.studies.metric_trust_stats import (
     spearman_brown,
     split_half,
     spread_table,
+    statistics_from_json,
     trust_findings,
     trust_statistics,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "spearman_brown",
     "split_half",
     "spread_table",
+    "statistics_from_json",
     "trust_findings",
     "trust_statistics",
 ]
@@ -745,6 +747,7 @@ def run_trust_study(
         "initial vectors and negative sampling); the planted corpus and the starting model are the same for "
         "every seed; seed 0 is the bundled model",
     }
+    earlier = _unfinished(paths, parameters)
     rows: list[dict[str, Any]] = []
     settings = {"alpha": alpha, "n_resamples": n_resamples, "n_splits": n_splits, "device": device}
 
@@ -761,10 +764,11 @@ def run_trust_study(
                 "kinds": kinds_here,
                 "parameters": parameters,
                 "command": _command(kinds_here, parameters, path),
-                "started": started,
+                "started": earlier.get(path, {}).get("started", started),
                 "updated": _now(),
                 "finished": _now() if finished else None,
-                "wall_seconds": time.perf_counter() - t0,
+                # a resumed run adds the wall time of the stopped one it continues
+                "wall_seconds": earlier.get(path, {}).get("wall_seconds", 0.0) + time.perf_counter() - t0,
                 "machine": machine,
                 "versions": versions,
                 "models_planned": len(planned),
@@ -809,6 +813,27 @@ def run_trust_study(
         _run_on_dask(specs, settings, cache, scheduler, n_workers, done)
     write(finished=True)
     return load_record(list(dict.fromkeys(paths.values())))
+
+
+def _unfinished(paths: Mapping[str, Path], parameters: Mapping[str, Any]) -> dict[Path, dict[str, Any]]:
+    """The ``started`` and ``wall_seconds`` of each record file that an interrupted run of the same kinds and
+    parameters left (incomplete), which this run resumes."""
+    out: dict[Path, dict[str, Any]] = {}
+    for path in dict.fromkeys(paths.values()):
+        kinds_here = [k for k, p in paths.items() if p == path]
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if (
+            isinstance(old, dict)
+            and old.get("what") == RECORD_WHAT
+            and not old.get("complete")
+            and old.get("kinds") == kinds_here
+            and old.get("parameters") == json.loads(json.dumps(parameters))
+        ):
+            out[path] = {"started": old.get("started"), "wall_seconds": float(old.get("wall_seconds") or 0.0)}
+    return out
 
 
 def _run_on_dask(

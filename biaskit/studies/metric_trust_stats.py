@@ -35,6 +35,7 @@ __all__ = [
     "spearman_brown",
     "split_half",
     "spread_table",
+    "statistics_from_json",
     "trust_findings",
     "trust_statistics",
 ]
@@ -406,6 +407,24 @@ class TrustStatistics:
             "agreement": recs(self.agreement),
             "reasons": self.reasons,
         }
+
+
+def statistics_from_json(data: Mapping[str, Any]) -> TrustStatistics:
+    """The :class:`TrustStatistics` saved by :meth:`TrustStatistics.to_json` (a notebook's JSON), so that its
+    sentences can be rebuilt from the numbers saved beside them (:func:`trust_findings`)."""
+    tables = ("measures", "spread", "sensitivity", "detection_by_s", "detection", "false_alarms", "reliability",
+              "agreement", "models")  # fmt: skip
+    missing = [k for k in (*tables, "alpha", "detection_share", "n_boot") if k not in data]
+    if missing:
+        raise ValueError(f"not saved metric-trust statistics: missing {', '.join(missing)}")
+    frames = {k: pd.DataFrame(list(data[k])) for k in tables}
+    return TrustStatistics(
+        **frames,
+        alpha=float(data["alpha"]),
+        share=float(data["detection_share"]),
+        n_boot=int(data["n_boot"]),
+        reasons={m: dict(r) for m, r in data.get("reasons", {}).items()},
+    )
 
 
 def trust_statistics(
