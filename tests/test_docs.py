@@ -163,6 +163,8 @@ def test_api_reference_has_every_registered_metric_and_every_public_name_of_the_
     api = site / "_generated" / "api"
     missing = []
     for metric in registered_metrics():
+        if metric.package != "biaskit":  # a plug-in package's metric has no page in biaskit's API reference
+            continue
         module, _, name = metric.entry_point.partition(":")
         page = api / f"{module}.html"
         if not page.is_file() or f"{module}.{name}" not in _ids(page.read_text(encoding="utf-8")):

@@ -36,11 +36,19 @@ def user(tmp_path, monkeypatch):
     save_vectors(from_dict({w: rng.normal(size=8) for w in vocab}), data / "toy.kv")
     (data / "toy_weat.txt").write_text("\n".join(", ".join(WORDS[r]) for r in "XYAB"), encoding="utf-8")
     seat = {
-        k: {"category": r, "examples": [f"This is {w}." for w in WORDS[r]] + [f"That is {w}." for w in WORDS[r]]}
+        k: {
+            "category": r,
+            "examples": [f"This is {w}." for w in WORDS[r]] + [f"That is {w}." for w in WORDS[r]],
+        }
         for k, r in zip(("targ1", "targ2", "attr1", "attr2"), "XYAB", strict=True)
     }
     (data / "toy_seat.jsonl").write_text(json.dumps(seat), encoding="utf-8")
-    lpbs = {"targ1": {"singular": ["he"]}, "targ2": {"singular": ["she"]}, "attr1": WORDS["X"], "attr2": WORDS["Y"]}
+    lpbs = {
+        "targ1": {"singular": ["he"]},
+        "targ2": {"singular": ["she"]},
+        "attr1": WORDS["X"],
+        "attr2": WORDS["Y"],
+    }
     lpbs["templates"] = {"singular": ["TARGET likes ATTRIBUTE."]}
     (data / "LPBS" / "toy_lpbs.jsonl").write_text(json.dumps(lpbs), encoding="utf-8")
     pd.DataFrame(
@@ -98,3 +106,50 @@ def test_the_run_command_resolves_its_paths_from_the_callers_folder(user, capsys
     assert main(["run", "grid.yaml", "--no-progress", "--output-dir", "cli_out"]) == 0
     assert (home / "cli_out" / "paths.csv").exists() and not (elsewhere / "cli_out").exists()
     assert str(home / "cli_out") in capsys.readouterr().out
+
+
+def test_a_model_is_classified_once_on_its_way_to_the_weights(monkeypatch):
+    """The grid reads a model's kind once per model (however many cells it has), and get_lm takes the
+    ModelChoice resolve_default_model returned without classifying the name again."""
+    from biaskit.lm import builtin
+    from biaskit.studies.grid_config import ModelSpec
+
+    spec = ModelSpec("stand-in", "tiny-causal")
+    assert spec.resolved_kind == "causal"
+    monkeypatch.setattr(
+        builtin, "resolve_user_path", lambda p: (_ for _ in ()).throw(AssertionError("again"))
+    )
+    assert spec.resolved_kind == "causal"  # cached: the path is not looked at again
+    monkeypatch.undo()
+    choice = builtin.resolve_default_model("tiny", lm_kind="masked")
+    assert choice.kind == "random"
+    calls = []
+    monkeypatch.setattr(builtin, "is_trained_name", lambda name: calls.append(name) or False)
+    monkeypatch.setattr(builtin, "_refuse_near_miss", lambda *a: calls.append(a))
+    lm = builtin.get_lm(choice)
+    assert lm.kind == "masked" and calls == []  # loaded as the choice says, the name not classified again
+    with pytest.raises(Exception):  # noqa: B017 - a plain name goes through the checks (then fails to load)
+        builtin.get_lm("no-such-model-anywhere")
+    assert calls[0] == "no-such-model-anywhere" and len(calls) == 2
+
+
+def test_grid_options_are_the_grids_own_and_each_metrics_and_are_resolved_once():
+    from biaskit.core.registry import REGISTRY
+    from biaskit.studies.grid_config import GRID_OPTIONS, default_options, grid_options
+
+    base = {"models": ["tiny"], "datasets": ["may2019:weat7"], "metrics": ["weat", "crows"]}
+    cfg = load_config({**base, "options": {"n_permutations": 50, "crows_metric": "sz"}})
+    # every default filled in once, for the grid's own options and the chosen metrics' options
+    assert cfg.options["n_permutations"] == 50 and cfg.options["crows_metric"] == "sz"
+    assert cfg.options["weat_alternative"] == "greater" and cfg.options["device"] == "auto"
+    assert set(cfg.options) == set(grid_options(["weat", "crows"]))
+    assert load_config({**base, "options": cfg.to_dict()["options"]}).options == cfg.options
+    # the options a configuration takes: the grid's own and every metric's <metric>_<name>
+    keys = {o.name for o in GRID_OPTIONS} | {k for m in REGISTRY.with_grid() for k in m.grid_option_keys()}
+    assert set(grid_options()) == keys and set(default_options()) == keys
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['rnd_alternatives'\]"):
+        load_config({**base, "options": {"rnd_alternatives": "less"}})
+    with pytest.raises(ValueError, match="option crows_metric='ll' is not one of"):
+        load_config({**base, "options": {"crows_metric": "ll"}})
+    with pytest.raises(ValueError, match="option n_permutations='many' must be a int"):
+        load_config({**base, "options": {"n_permutations": "many"}})

@@ -1,9 +1,10 @@
 """The metric registry: every metric declared once, read by the grid, the calibration and the CLI.
 
-The toy metric below is defined in this test module only.  Registering it is all it takes for the
-batch grid, the calibration and ``python -m biaskit metrics`` to run and list it: no other file of
-biaskit changes.  ``docs/adding_a_metric.md`` walks through the very same code (a test checks that the
-guide's code block is this one, character for character).
+The toy metric of ``docs/adding_a_metric.md`` is executed as the guide shows it: the ``toy`` fixture writes
+the guide's code block into a module of its own and imports it, so that its ``@metric`` declaration
+registers it (and unregisters it afterwards).  That is all it takes for the batch grid, the calibration,
+the conformance checks and ``python -m biaskit metrics`` to run and list it: no other file of biaskit
+changes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,16 @@ import numpy as np
 import pytest
 
 import biaskit.metrics
-from biaskit.core.registry import REGISTRY, MetricClashError, MetricRegistry, UnknownMetricError, metric
+from biaskit.core.registry import (
+    REGISTRY,
+    GridSupport,
+    MetricClashError,
+    MetricRegistry,
+    UnknownMetricError,
+    metric,
+    register_metric,
+)
+from biaskit.core.results import TestResult
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO / "docs" / "adding_a_metric.md"
@@ -32,108 +42,38 @@ EXPECTED = {
 
 
 # ----------------------------------------------------------------------------------- toy metric
-# >>> toy metric (docs/adding_a_metric.md shows this block verbatim)
-import numpy as np  # noqa: E402, F811
-from scipy import stats as sps  # noqa: E402
-
-from biaskit.core.registry import (  # noqa: E402
-    CalibrationMeasure,
-    CalibrationSupport,
-    GridCall,
-    GridSupport,
-    MetricValues,
-    register_metric,
-)
-from biaskit.core.results import TestResult  # noqa: E402
-
-MALE = ("he", "him", "his", "man", "boy", "father", "son", "brother")
-FEMALE = ("she", "her", "hers", "woman", "girl", "mother", "daughter", "sister")
-
-
-def _unit(m: np.ndarray) -> np.ndarray:
-    return m / np.linalg.norm(m, axis=-1, keepdims=True)
-
-
-def centroid_lean(words, A, B, vectors) -> np.ndarray:
-    r"""g(w) = cos(w, mean of A) - cos(w, mean of B) for every word w."""
-    W = _unit(np.stack([vectors[w] for w in words]))
-    a = _unit(np.mean([vectors[w] for w in A], axis=0))
-    b = _unit(np.mean([vectors[w] for w in B], axis=0))
-    return W @ a - W @ b
-
-
-def centroid_gap(X, Y, A, B, vectors) -> TestResult:
-    r"""Centroid gap: how much more the X words lean to A (rather than B) than the Y words do.
-
-    .. math:: \mathrm{gap} = \overline{g(X)} - \overline{g(Y)}, \quad
-              g(w) = \cos(w, \bar a) - \cos(w, \bar b)
-
-    Test: Welch's two-sample t test of g over X against g over Y (:func:`scipy.stats.ttest_ind`).
-    A toy metric for the guide, not a published one.
-    """
-    gx, gy = centroid_lean(X, A, B, vectors), centroid_lean(Y, A, B, vectors)
-    t = sps.ttest_ind(gx, gy, equal_var=False)
-    return TestResult(
-        statistic=float(t.statistic),
-        p_value=float(t.pvalue),
-        method="centroid gap, Welch t test",
-        n=len(gx) + len(gy),
-        effect_size=float(gx.mean() - gy.mean()),
-        details={"per_word": dict(zip([*X, *Y], [*gx, *gy], strict=True))},
-    )
-
-
-def centroid_gap_cell(call: GridCall) -> list[dict]:
-    """One cell of a batch grid: the dataset is a WEAT query (X, Y, A, B)."""
-    q = call.data
-    res = centroid_gap(q.X, q.Y, q.A, q.B, call.model)
-    return GridSupport.rows_from_result(res, targets=f"{q.names[0]} vs {q.names[1]}")
-
-
-def centroid_gap_values(vectors, corpus, targets, *, progress=False) -> MetricValues:
-    """The calibration's values: g(profession) with A = male words, B = female words."""
-    kept = [t for t in targets if t in vectors.key_to_index]
-    male = [w for w in MALE if w in vectors.key_to_index]
-    female = [w for w in FEMALE if w in vectors.key_to_index]
-    lean = centroid_lean(kept, male, female, vectors)
-    return MetricValues("centroid_gap", "groups", np.array(kept, object), lean, unit="profession")
-
-
-def register_centroid_gap():
-    return register_metric(
-        "centroid_gap",
-        label="Centroid gap (toy)",
-        family="word vectors",
-        inputs=("word sets",),
-        model_kinds=("static",),
-        directional=True,
-        test="Welch t test of the word leans of X against Y",
-        citation="biaskit's guide to adding a metric",
-        section="none (a worked example)",
-        entry_point=centroid_gap,
-        grid=GridSupport("words", centroid_gap_cell),
-        calibration=CalibrationSupport(
-            (
-                CalibrationMeasure(
-                    "centroid_gap",
-                    "Centroid gap (word2vec), mean lean",
-                    "groups",
-                    "static",
-                    values=centroid_gap_values,
-                ),
-            )
-        ),
-    )
-
-
-# <<< toy metric
+def guide_module_source() -> str:
+    """The guide's code block that defines the toy metric (the one with ``@metric``)."""
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), flags=re.S)
+    toy = [b for b in blocks if "@metric(" in b]
+    assert len(toy) == 1, "docs/adding_a_metric.md must show the toy metric in one python block"
+    return toy[0]
 
 
 @pytest.fixture
-def toy():
-    metric = register_centroid_gap()
-    yield metric
-    REGISTRY.remove("centroid_gap")
+def toy(tmp_path, monkeypatch):
+    """The guide's toy metric module, imported (its @metric registers centroid_gap), then unregistered."""
+    import importlib
+    import sys
+
+    (tmp_path / "centroid_gap_guide.py").write_text(guide_module_source(), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("centroid_gap_guide")
+    try:
+        yield module
+    finally:
+        REGISTRY.remove("centroid_gap")
+        sys.modules.pop("centroid_gap_guide", None)
+
+
+def _unit(m):
+    """A private helper (refused as an entry point)."""
+    return m
+
+
+def centroid_gap(X, Y, A, B, vectors):
+    """A public stand-in entry point for the declarations refused below."""
+    return X
 
 
 # ----------------------------------------------------------------------------------- the registry itself
@@ -144,7 +84,7 @@ def test_every_metric_of_the_workbench_is_registered_once_with_a_loadable_entry_
     for m in biaskit.metrics.registered_metrics():
         obj = m.load()
         assert callable(obj), m.name
-        assert m.module.startswith("biaskit.metrics."), m.name
+        assert m.module.startswith("biaskit.metrics.") or m.package != "biaskit", m.name
         assert (obj.__doc__ or "").strip(), f"{m.name}: the entry point has no docstring"
         assert m.citation and m.section and m.test, m.name
 
@@ -193,7 +133,7 @@ def test_unknown_metric_names_the_nearest_and_a_second_declaration_is_refused():
         register_metric(
             "x", label="x", family="corpus", inputs=("corpus",), model_kinds=(), directional=True,
             test="t", citation="c", section="s", entry_point=centroid_gap, registry=local,
-            grid=GridSupport("tables", centroid_gap_cell),
+            grid=GridSupport("tables", centroid_gap),
         )  # fmt: skip
     with pytest.raises(TypeError):  # every field but the name is a keyword
         register_metric("x", "x", "corpus", registry=local)  # type: ignore[misc]
@@ -283,14 +223,17 @@ def test_cli_lists_every_metric(capsys):
 
 # ----------------------------------------------------------------------------------- the toy metric, end to end
 def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
+    """The guide's toy in a grid, with its own option: its exact p equals WEAT's on the same per-word leans
+    (the difference of means is an increasing function of WEAT's sum statistic for fixed set sizes)."""
     from test_experiments import WORDS, _config, make_toy_grid
 
     from biaskit.__main__ import main
     from biaskit.embeddings.vectors import load_vectors
+    from biaskit.metrics.weat import permutation_pvalue
     from biaskit.studies.grid import run_experiments
 
     d = make_toy_grid(tmp_path / "grid")
-    cfg = _config(d)
+    cfg = _config(d, centroid_gap_alternative="greater")
     cfg["models"] = cfg["models"][:2]  # static vectors and a masked LM
     cfg["datasets"] = [ds for ds in cfg["datasets"] if ds["name"] == "weat"]
     cfg["metrics"] = ["weat", "centroid_gap"]
@@ -298,10 +241,11 @@ def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
         df = run_experiments(cfg, progress=False, write=False)
     row = df[(df["metric"] == "centroid_gap")]
     assert len(row) == 1 and row["status"].iloc[0] == "ok" and row["model"].iloc[0] == "toy-static"
-    direct = centroid_gap(WORDS["X"], WORDS["Y"], WORDS["A"], WORDS["B"], load_vectors(d / "toy.kv"))
-    assert row["effect_size"].iloc[0] == pytest.approx(direct.effect_size, rel=1e-12)
-    assert row["p_value"].iloc[0] == pytest.approx(direct.p_value, rel=1e-12)
-    assert row["permutation"].iloc[0] == "centroid gap, Welch t test"
+    g = toy.centroid_lean([*WORDS["X"], *WORDS["Y"]], WORDS["A"], WORDS["B"], load_vectors(d / "toy.kv"))
+    k = len(WORDS["X"])
+    assert row["effect_size"].iloc[0] == pytest.approx(g[:k].mean() - g[k:].mean(), rel=1e-6)  # float32 vectors
+    assert row["p_value"].iloc[0] == permutation_pvalue(g[:k], g[k:], alternative="greater").p_value
+    assert row["permutation"].iloc[0] == "exact"
     assert set(df[df["metric"] == "weat"]["model"]) == {"toy-static", "tiny-mlm"}
     assert "tiny-mlm x weat x centroid_gap: centroid_gap reads static models, not mlm" in caplog.text
     assert main(["metrics", "--format", "csv"]) == 0
@@ -326,22 +270,36 @@ def test_toy_metric_runs_through_the_calibration(toy):
     assert row["toward_planted"] and row["p_value"] < 0.01
     summary = result.summary.set_index("metric").loc["centroid_gap"]
     assert summary["found_at_0_8"] and summary["fpr"] is not None
-    assert list(result.effects["metric"].unique()) == [
-        "weat",
-        "direct_bias",
-        "centroid_gap",
-    ]  # no corpus: no PMI
+    static = [m for m in cal.STATIC_METRICS if m != "pmi"]  # no corpus: no PMI
+    assert list(result.effects["metric"].unique()) == static and "centroid_gap" in static
 
 
-def test_the_guide_shows_the_toy_metric_that_this_test_runs():
+def test_the_guides_toy_passes_every_conformance_check(toy):
+    from test_metric_conformance import CHECKS, _applies
+
+    m = REGISTRY["centroid_gap"]
+    assert m.module == "centroid_gap_guide" and m.load() is toy.centroid_gap
+    for check in CHECKS:
+        if _applies(check, m):
+            check(m)
+
+
+def test_the_guide_covers_every_dataset_kind_and_the_plugin_packaging():
+    from biaskit.core.registry import DATASET_KINDS
+
     text = GUIDE.read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    source = Path(__file__).read_text(encoding="utf-8")
-    toy = source.split("# >>> toy metric (docs/adding_a_metric.md shows this block verbatim)\n", 1)[1]
-    toy = toy.split("# <<< toy metric", 1)[0]
-    strip = re.compile(r"  # noqa: [A-Z0-9, ]+")
-    assert strip.sub("", toy).strip() in [strip.sub("", b).strip() for b in blocks]
-    assert inspect.getsource(centroid_gap) in toy
+    for kind in DATASET_KINDS:
+        if REGISTRY and any(
+            kind in m.grid.dataset_kinds for m in REGISTRY.with_grid() if m.package == "biaskit"
+        ):
+            assert f"| `{kind}` |" in text, f"the guide's table of dataset kinds lacks {kind!r}"
+    for name in ("permutation_test", "Partitions", "CalibrationCall", "register_dataset_loader", "Option("):
+        assert name in text
+    toml = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    pyproject = (REPO / "tests" / "plugins" / "biaskit_toy_metric" / "pyproject.toml").read_text(
+        encoding="utf-8"
+    )
+    assert toml and all(line in pyproject.splitlines() for line in toml[0].strip().splitlines())
 
 
 # ----------------------------------------------------------------------------------- what every metric returns
@@ -424,4 +382,49 @@ def test_a_plugin_package_adds_its_metric_through_its_entry_point(toy_plugin):
         "(package `biaskit-toy-metric`)" in line
         and "py:obj" not in line
         and "mean_cosine_gap_alternative" in line
+    )
+
+
+def test_a_plugin_metric_runs_in_the_grid_with_its_own_option_and_in_the_calibration(toy_plugin, tmp_path):
+    """The plug-in's metric reads a word dataset in the grid with its own option
+    (mean_cosine_gap_alternative, refused with a bad value), and its calibration hook runs on the controls."""
+    from test_experiments import WORDS, _config, make_toy_grid
+
+    from biaskit.core.permutation import TIE_RTOL
+    from biaskit.data.counterfactual import assign_directions
+    from biaskit.embeddings.vectors import load_vectors
+    from biaskit.metrics.weat import permutation_pvalue
+    from biaskit.studies import calibration as cal
+    from biaskit.studies.grid import load_config, run_experiments
+    from biaskit.training import recipes as tm
+
+    d = make_toy_grid(tmp_path / "grid")
+    cfg = _config(d, mean_cosine_gap_alternative="greater")
+    cfg["models"] = cfg["models"][:1]
+    cfg["datasets"] = [ds for ds in cfg["datasets"] if ds["name"] == "weat"]
+    cfg["metrics"] = ["mean_cosine_gap"]
+    df = run_experiments(cfg, progress=False, write=False)
+    assert len(df) == 1 and df["status"].iloc[0] == "ok", df["error"].tolist()
+    # independent check: the exact p equals WEAT's on the same per-word gaps (the mean difference is an
+    # increasing function of WEAT's sum statistic for fixed set sizes)
+    import biaskit_toy_metric.metric as plugin
+
+    kv = load_vectors(d / "toy.kv")
+    g = plugin.cosine_gaps([*WORDS["X"], *WORDS["Y"]], WORDS["A"], WORDS["B"], kv)
+    k = len(WORDS["X"])
+    weat = permutation_pvalue(g[:k], g[k:], alternative="greater")
+    assert df["p_value"].iloc[0] == pytest.approx(weat.p_value, rel=1e-12)
+    assert df["statistic"].iloc[0] == pytest.approx(g[:k].mean() - g[k:].mean(), abs=10 * TIE_RTOL)
+    with pytest.raises(ValueError, match="mean_cosine_gap_alternative='up' is not one of"):
+        load_config({**cfg, "options": {"mean_cosine_gap_alternative": "up"}})
+    # the calibration: the plug-in's static measure beside the built-in ones
+    plan = assign_directions(list(tm.CONTROL_TARGETS), seed=tm.CONTROL_SEED)
+    vectors = {s: tm.load_trained_vectors("en-planted-w2v", s=s) for s in (0.5, 0.8)}
+    result = cal.run_calibration({}, vectors, None, plan, power_s=0.8, n_resamples=20)
+    mv = result.values["mean_cosine_gap"][0.8]
+    row = result.effects.set_index(["metric", "planted"]).loc[("mean_cosine_gap", 0.8)]
+    male = np.array([plan[t] == "male" for t in mv.target])
+    assert row["effect"] == pytest.approx(mv.value[male].mean() - mv.value[~male].mean(), rel=1e-9)
+    assert "mean_cosine_gap" in cal.STATIC_METRICS and cal.METRIC_LABELS["mean_cosine_gap"].startswith(
+        "Mean cosine"
     )

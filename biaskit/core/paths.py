@@ -221,6 +221,15 @@ def resolve_user_path(path: str | os.PathLike[str]) -> Path:
     return p if p.is_absolute() else caller_cwd() / p
 
 
+def user_file_or_identifier(path: str) -> str:
+    """A dataset the user named: a file path resolved by :func:`resolve_user_path` (as a string), or an
+    identifier with a ``source:`` prefix (``may2019:weat7``, ``bfh:de/SEAT/CW1``, ``es:...``) left as it is
+    when no such file exists."""
+    if ":" in path and not resolve_user_path(path).exists():
+        return path
+    return str(resolve_user_path(path))
+
+
 def cache_name(name: str, max_chars: int) -> str:
     """``name`` (a model id or path) as a cache folder name: characters other than letters, digits
     and ``-._`` become ``_``; the last ``max_chars`` are kept (the informative end of a path)."""

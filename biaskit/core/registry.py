@@ -72,6 +72,7 @@ __all__ = [
     "CalibrationCall",
     "CalibrationMeasure",
     "CalibrationSupport",
+    "DatasetKind",
     "DatasetLoader",
     "GridCall",
     "GridSupport",
@@ -174,17 +175,35 @@ class Option:
         return value
 
 
-#: the kinds of dataset a batch grid can load, kind -> what it is (:func:`register_dataset_kind`)
-DATASET_KINDS: dict[str, str] = {}
+@dataclass(frozen=True)
+class DatasetKind:
+    """A kind of batch-grid dataset: its ``name``, one line on what it holds (``description``), and
+    ``example() -> data``, a small dataset of that kind (the conformance tests run a toy grid cell on it)."""
+
+    name: str
+    description: str
+    example: Callable[[], Any] | None = None
 
 
-def register_dataset_kind(name: str, description: str) -> None:
-    """Declare a kind of grid dataset (``"words"``, ``"crows"``, ...) with one line on what it holds;
-    declaring a kind again with the same description does nothing, with another is a ``ValueError``."""
+#: the kinds of dataset a batch grid can load, name -> :class:`DatasetKind` (:func:`register_dataset_kind`)
+DATASET_KINDS: dict[str, DatasetKind] = {}
+
+
+def register_dataset_kind(
+    name: str, description: str, *, example: Callable[[], Any] | None = None
+) -> DatasetKind:
+    """Declare a kind of grid dataset (``"words"``, ``"crows"``, ...) with one line on what it holds and a
+    toy example; declaring a kind again with the same description does nothing, with another is a
+    ``ValueError``.  A loader that gives the kind is declared with :func:`register_dataset_loader`."""
     old = DATASET_KINDS.get(name)
-    if old is not None and old != description:
-        raise ValueError(f"dataset kind {name!r} is declared twice, as {old!r} and as {description!r}")
-    DATASET_KINDS[name] = description
+    if old is not None:
+        if old.description != description:
+            raise ValueError(
+                f"dataset kind {name!r} is declared twice, as {old.description!r} and as {description!r}"
+            )
+        return old
+    DATASET_KINDS[name] = kind = DatasetKind(name, description, example)
+    return kind
 
 
 @dataclass(frozen=True)
@@ -312,12 +331,13 @@ class GridSupport:
     def rows_from_result(result: Any, **extra: Any) -> list[dict[str, Any]]:
         """One grid row from a :class:`~biaskit.core.results.TestResult` (``n``, ``statistic``,
         ``effect_size``, ``p_value``, ``permutation`` from ``details["permutation_method"]`` or the
-        test's name) plus ``extra`` columns."""
+        test's name; a number the result does not give is NaN) plus ``extra`` columns."""
+        nan = float("nan")
         row = {
-            "n": result.n,
-            "statistic": result.statistic,
-            "effect_size": result.effect_size,
-            "p_value": result.p_value,
+            "n": nan if result.n is None else result.n,
+            "statistic": nan if result.statistic is None else result.statistic,
+            "effect_size": nan if result.effect_size is None else result.effect_size,
+            "p_value": nan if result.p_value is None else result.p_value,
             "permutation": (result.details or {}).get("permutation_method", result.method),
         }
         row.update(extra)
@@ -390,7 +410,8 @@ class CalibrationMeasure:
     is; ``kind`` picks the calibration's test (``"sign"``, ``"mean"``, ``"groups"``, ``"ks"``,
     ``"kl"``, ``"agreement"``; :func:`biaskit.studies.calibration.evaluate`); ``model_kind`` the
     controls it runs on (``"masked"``, ``"causal"``, ``"static"``); ``values(call: CalibrationCall)
-    -> MetricValues`` computes its values on one control (positive = leans male).
+    -> MetricValues`` computes its values on one control (positive = leans male), or returns ``None`` when
+    the control lacks an input the measure needs (BIAS_PMI without a corpus): the measure is then left out.
     """
 
     key: str
@@ -676,6 +697,11 @@ def register_metric(
     if calibration is not None:
         for cm in calibration.measures:
             _check_choice(cm.model_kind, ("masked", "causal", "static"), "calibration model kind", name)
+            if not callable(cm.values):
+                raise ValueError(
+                    f"metric {name!r}: calibration measure {cm.key!r} needs values=..., a function "
+                    "values(call: CalibrationCall) -> MetricValues"
+                )
             _check_choice(
                 cm.kind, ("sign", "mean", "groups", "ks", "kl", "agreement"), "calibration kind", name
             )

@@ -399,7 +399,7 @@ def get_masked_lm(
 
 
 def get_lm(
-    name: str | None = None,
+    name: str | ModelChoice | None = None,
     *,
     kind: ModelKind | None = None,
     device: str | torch.device = "auto",
@@ -424,11 +424,17 @@ def get_lm(
     (``"en-mlmm"``) raises :class:`~biaskit.lm.loading.ModelNotFoundError` ("did you mean 'en-mlm'?");
     a stand-in runs only when named (a WARNING says its numbers come from random weights) or, for
     ``None``/``"auto"``, with ``allow_fallback=True``.
+
+    ``name`` may also be the :class:`ModelChoice` :func:`resolve_default_model` returned: the model is then
+    loaded as that choice says (a stand-in, a bundled model or a pretrained one), without classifying its
+    name a second time.
     """
     if name in (None, "auto"):
         name = resolve_default_model(
             language=language, lm_kind=kind or "masked", allow_fallback=allow_fallback
-        ).name
+        )
+    if isinstance(name, ModelChoice):
+        return _load_choice(name, kind=kind, device=device, seed=seed, dtype=dtype)
     if name in (FALLBACK_MODEL, FALLBACK_CAUSAL_MODEL):
         _warn_random(name)
         make = tiny_masked_lm if name == FALLBACK_MODEL else tiny_causal_lm
@@ -443,6 +449,31 @@ def get_lm(
             return load_lm(folder, kind=kind, device=device, dtype=dtype)
     _refuse_near_miss(name, kind)
     return load_lm(name, kind=kind, device=device, dtype=dtype)
+
+
+def _load_choice(
+    choice: ModelChoice,
+    *,
+    kind: ModelKind | None,
+    device: str | torch.device,
+    seed: int,
+    dtype: str | torch.dtype | None,
+) -> LanguageModel:
+    """The model of a :class:`ModelChoice`, by its kind: the random stand-in, the bundled folder (checked
+    against its manifest) or :func:`~biaskit.lm.loading.load_lm` of the pretrained name or folder."""
+    if choice.kind == "random":
+        _warn_random(choice.name)
+        make = tiny_causal_lm if choice.name == FALLBACK_CAUSAL_MODEL else tiny_masked_lm
+        lm = make(seed=seed, device=str(resolve_device(device)))
+        want = resolve_dtype(dtype)
+        if want is not None:
+            lm.model.to(want)
+        return lm
+    if choice.kind == "trained-here":
+        folder = _bundled_folder(choice.name, kind)
+        with quiet_hf_progress():
+            return load_lm(folder, kind=kind, device=device, dtype=dtype)
+    return load_lm(choice.name, kind=kind, device=device, dtype=dtype)
 
 
 # =============================================================================================

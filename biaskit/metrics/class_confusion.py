@@ -653,6 +653,11 @@ def make_pairwise_confusion_data(
     return X, y
 
 
+def _example() -> DPCCBSteps:
+    """The DPCCB steps of a toy 3-class confusion matrix (class 0 often taken for class 1)."""
+    return dpccb_steps(np.array([[50, 30, 5], [8, 60, 4], [3, 6, 70]]))
+
+
 # --------------------------------------------------------------------------- the registry
 register_metric(
     "dpccb",
@@ -665,6 +670,7 @@ register_metric(
     citation="Sayenju 2023 (seed 003)",
     section="seed 003 sections 3.3, 3.3.1",
     entry_point=dpccb_steps,
+    example=_example,
     summary="how often a classifier confuses class i for class j beyond the reverse",
     returns="DPCCBSteps (confusion, normalised and beta matrices, pruned matrix, pairs over the threshold; "
     "summary(): no test); dpccb_matrix gives the beta matrix alone",

@@ -10,7 +10,13 @@ model scores 50%.  The thesis adds a proportion z test of H0: prop = 0.5 (seed 0
 section 4.2.1, Tables 4.2 and 4.8), offered here as :func:`crows_proportion_test`.
 
 The scores themselves come from :mod:`biaskit.lm` (or, for the thesis replay,
-from :func:`biaskit.studies.replay.load_thesis_scores`); this module only compares them.
+from :func:`biaskit.studies.replay.load_thesis_scores`); this module only compares them.  Each reading
+of a pair is registered as a metric of its own, with :func:`crows_score` as its entry point: ``cp``, the
+PLL of the tokens both sentences share (Nangia et al. 2020); ``sz``, the PLL of every token (Salazar et
+al. 2020, "Masked Language Model Scoring"); ``aul``, all unmasked likelihood (Kaneko & Bollegala 2022,
+"Unmasking the Mask"); ``ll``, a causal model's log-likelihood of the sentence (Radford et al. 2019; the
+``pct_stereotype`` of lm-evaluation-harness's crows_pairs task); ``shared``, biaskit's causal counterpart
+of cp (the log-likelihood of the shared tokens after the first difference).
 
 Ties (both sentences scored the same) are rare with real models but they do occur:
 in the thesis's Spanish data 7 of 1503 pairs are identical sentences after
@@ -38,7 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,24 +53,33 @@ import pandas as pd
 
 from biaskit.core import stats as bstats
 from biaskit.core.registry import (
+    CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
     GridCall,
     GridSupport,
+    MetricValues,
+    Option,
     register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult, format_p_value
 
 __all__ = [
+    "CROWS_GRID_OPTIONS",
     "CausalCrowsSummary",
     "CrowsScore",
     "TiesPolicy",
     "as_scores",
     "causal_crows_summary",
+    "claims_crows_dataset",
+    "grid_pair_scores",
+    "reading_methods",
     "crows_pairs_test",
     "crows_proportion_test",
     "crows_score",
+    "load_crows_dataset",
     "m_diff",
 ]
 
@@ -575,6 +590,74 @@ def crows_pairs_test(
 
 
 # --------------------------------------------------------------------------- the batch grid and the registry
+#: the batch grid's log (a grid run's log file and console read it; :mod:`biaskit.studies.grid`)
+_grid_logger = logging.getLogger("biaskit.studies.grid")
+
+
+def claims_crows_dataset(path: str) -> bool:
+    """Whether a grid dataset identifier or path is a CrowS-Pairs dataset (``crows:...`` or a file named *crows*)."""
+    from pathlib import Path
+
+    p = path.lower()
+    return p.startswith("crows:") or "crows" in Path(p).name
+
+
+def load_crows_dataset(
+    path: str, *, sample: int | None = None, random_state: int = 0
+) -> tuple[str, pd.DataFrame]:
+    """A CrowS-Pairs dataset of the batch grid (dataset kind ``"crows"``): ``crows:en``, ``crows:es``
+    (``crows:es-paraphrased``, ``crows:es-random``) or ``crows:<file.csv>`` / a CSV path with ``sent_more``,
+    ``sent_less`` (and ``bias_type``); pairs whose encoding could not be repaired are left out (WARNING),
+    pairs without a bias type grouped as ``"(unlabelled)"``; ``sample`` draws that many pairs
+    (``random_state``).  Returns ``("crows", pairs)``, ``pairs.attrs["language"]`` set."""
+    from biaskit.core.paths import resolve_user_path
+    from biaskit.data import datasets as bds
+
+    which = path.split(":", 1)[1] if path.lower().startswith("crows:") else path
+    if which == "en":
+        df, lang = bds.load_crows_pairs_en(), "en"
+    elif which in ("es", "es-original", "es-paraphrased", "es-random"):
+        variant = {"es": "original", "es-original": "original"}.get(which, which[3:])
+        df, lang = bds.load_crows_pairs_es(variant), "es"  # type: ignore[arg-type]
+    elif resolve_user_path(which).exists():
+        df, lang = pd.read_csv(resolve_user_path(which)), "?"
+        missing = [c for c in ("sent_more", "sent_less") if c not in df]
+        if missing:
+            raise ValueError(
+                f"{which}: a CrowS-Pairs file needs columns sent_more, sent_less (missing {missing})"
+            )
+    else:
+        raise ValueError(
+            f"unknown CrowS-Pairs dataset {path!r}; use crows:en, crows:es, crows:es-paraphrased, crows:es-random or a CSV path"
+        )
+    if "encoding_ok" in df:
+        bad = int((~df["encoding_ok"].astype(bool)).sum())
+        if bad:
+            _grid_logger.warning("%s: %d pair(s) with unrepairable encoding left out", path, bad)
+            df = df[df["encoding_ok"].astype(bool)]
+    if "bias_type" not in df:
+        df = df.assign(bias_type="(none)")
+    n_unl = int(df["bias_type"].isna().sum())
+    if n_unl:
+        _grid_logger.info("%s: %d pair(s) without a bias type are grouped as '(unlabelled)'", path, n_unl)
+        df = df.assign(bias_type=df["bias_type"].fillna("(unlabelled)"))
+    if sample is not None and sample < len(df):
+        df = df.sample(n=sample, random_state=random_state).sort_index()
+        _grid_logger.info("%s: random sample of %d pairs (random_state=%d)", path, sample, random_state)
+    df = df.reset_index(drop=True)
+    df.attrs["language"] = lang
+    return "crows", df
+
+
+def _toy_crows() -> pd.DataFrame:
+    """The toy CrowS-style pairs (:func:`biaskit.metrics.toys.toy_pairs`), an English dataset of kind ``"crows"``."""
+    from biaskit.metrics.toys import toy_pairs
+
+    df = toy_pairs()
+    df.attrs["language"] = "en"
+    return df
+
+
 def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     """One cell of a batch grid (:mod:`biaskit.studies.grid`): B_CrowS of all pairs and of each bias
     type, with the PLL metric ``call.method``, each with its exact binomial test."""
@@ -616,12 +699,85 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     return rows
 
 
+def grid_pair_scores(call: GridCall, reading: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """The scores of the sentence pairs of a CrowS-Pairs grid dataset by ``reading``, with the grid's
+    ``crows_unk`` / ``crows_cache`` / ``batch_size``: ``(sent_more, sent_less, pairs not scored)``.  For
+    the metrics that read the two samples of a pair set (the thesis's KS test and KL score, Barza's SLD)."""
+    o = call.options
+    _, _, sc = crows_by_bias_type(
+        call.model, call.data, metric=reading, batch_size=int(o["batch_size"]), cache=bool(o["crows_cache"]),
+        unk=str(o["crows_unk"]),
+    )  # fmt: skip
+    n_skipped = len(sc.report.skipped_rows) if hasattr(sc.report, "skipped_rows") else 0
+    s = sc.scores
+    return s["sent_more_score"].to_numpy(dtype=float), s["sent_less_score"].to_numpy(dtype=float), n_skipped
+
+
+def reading_methods(masked: str, causal: str) -> Callable[[str, Mapping[str, Any]], tuple[str, ...]]:
+    """Grid methods of a metric that reads pair scores: its option ``masked`` for a masked model, ``causal``
+    for a causal one (the option's value is the cell's method)."""
+
+    def methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
+        return (str(options[causal if model_kind == "causal" else masked]),)
+
+    return methods
+
+
+def _reading_grid(reading: str) -> GridSupport:
+    """Grid support of one PLL reading: B_CrowS of a CrowS-Pairs dataset scored by it (as the ``crows``
+    metric with that reading, its ``crows_unk`` and ``crows_cache`` options)."""
+    return GridSupport(
+        "crows",
+        grid_cell,
+        lambda model_kind, options: (reading,),
+        {"static": f"{reading} needs a language model"},
+    )
+
+
 def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
     """The PLL metric of the grid's options: ``crows_causal_metric`` for a causal model, else ``crows_metric``."""
     return (str(options["crows_causal_metric" if model_kind == "causal" else "crows_metric"]),)
 
 
-register_dataset_kind("crows", "CrowS-Pairs sentence pairs (sent_more, sent_less, bias_type)")
+def _example() -> TestResult:
+    """CrowS-Pairs (cp) on the toy pairs and the toy masked model (:mod:`biaskit.metrics.toys`)."""
+    from biaskit.metrics.toys import toy_masked_lm, toy_pairs
+
+    return crows_pairs_test(toy_masked_lm(), toy_pairs(), metric="cp", cache=False)
+
+
+def _reading_example(reading: str) -> Callable[[], CrowsScore]:
+    """The example of one PLL reading: B_CrowS of the toy pairs scored by it."""
+
+    def example() -> CrowsScore:
+        from biaskit.metrics.toys import toy_pairs, toy_scores
+
+        more, less = toy_scores(reading)
+        return crows_score(more, less, toy_pairs()["bias_type"])
+
+    return example
+
+
+register_dataset_kind(
+    "crows", "CrowS-Pairs sentence pairs (sent_more, sent_less, bias_type)", example=_toy_crows
+)
+register_dataset_loader(
+    name="crows",
+    kinds=("crows",),
+    claims=claims_crows_dataset,
+    load=load_crows_dataset,
+    identifiers="crows:en, crows:es, crows:es-paraphrased, crows:es-random, or a CSV file with sent_more, "
+    "sent_less (and bias_type)",
+)
+#: the options of the CrowS-Pairs metric in a batch grid (crows_metric, crows_causal_metric, ...)
+CROWS_GRID_OPTIONS: tuple[Option, ...] = (
+    Option("metric", "cp", "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
+    Option("causal_metric", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")),
+    Option(
+        "unk", "skip", "pairs with [UNK] tokens: skip them (logged) or score them", choices=("skip", "score")
+    ),
+    Option("cache", True, "keep the pair scores in biaskit's cache", types=(bool,)),
+)
 register_metric(
     "crows",
     label="CrowS-Pairs",
@@ -636,14 +792,29 @@ register_metric(
     summary="B_CrowS: % of pairs whose stereotypical sentence the model scores higher (cp, sz, aul, ll, shared)",
     returns="TestResult (exact binomial test of B_CrowS = 50 %; details: by_type, per_pair scores and m_diff); "
     "crows_by_bias_type gives (CrowsScore, TestResult, PLLScores)",
-    grid=GridSupport("crows", grid_cell, _grid_methods, {"static": "crows needs a language model"}),
+    grid=GridSupport(
+        "crows",
+        grid_cell,
+        _grid_methods,
+        {"static": "crows needs a language model"},
+        options=CROWS_GRID_OPTIONS,
+    ),
+    example=_example,
 )
 
 
-def _reading(key: str, label: str, model_kind: str) -> CalibrationSupport:
-    """The calibration measure of a PLL reading on the controls' CrowS-style pairs (the share of pairs
-    whose male version it scores higher)."""
-    return CalibrationSupport((CalibrationMeasure(key=key, label=label, kind="sign", model_kind=model_kind),))
+def _reading(key: str, label: str, model_kind: str, reading: str) -> CalibrationSupport:
+    """The calibration measure of a PLL reading on the controls' CrowS-style pairs: per pair, the score of
+    its male version minus that of its female version (the share of positive ones is the effect)."""
+
+    def values(call: CalibrationCall) -> MetricValues:
+        from biaskit.metrics.controls import pair_values
+
+        return pair_values(call, key, "sign", reading)
+
+    return CalibrationSupport(
+        (CalibrationMeasure(key=key, label=label, kind="sign", model_kind=model_kind, values=values),)
+    )
 
 
 #: the fields the PLL readings of a pair share (one metric each below)
@@ -663,7 +834,9 @@ register_metric(
     citation="Nangia et al. 2020 (metric.py of nyu-mll/crows-pairs)",
     section="seed 000 sections 4.1.3, 4.1.6",
     summary="pseudo-log-likelihood of the tokens both sentences share, each masked in turn",
-    calibration=_reading("crows_cp", "CrowS-style pairs, cp (% of pairs)", "masked"),
+    example=_reading_example("cp"),
+    grid=_reading_grid("cp"),
+    calibration=_reading("crows_cp", "CrowS-style pairs, cp (% of pairs)", "masked", "cp"),
     **_READING,
 )
 register_metric(
@@ -673,7 +846,9 @@ register_metric(
     citation="Salazar et al. 2020, Masked Language Model Scoring",
     section="seed 000 section 4.1.3",
     summary="pseudo-log-likelihood of every token, each masked in turn",
-    calibration=_reading("crows_sz", "CrowS-style pairs, sz (% of pairs)", "masked"),
+    example=_reading_example("sz"),
+    grid=_reading_grid("sz"),
+    calibration=_reading("crows_sz", "CrowS-style pairs, sz (% of pairs)", "masked", "sz"),
     **_READING,
 )
 register_metric(
@@ -683,7 +858,9 @@ register_metric(
     citation="Kaneko & Bollegala 2022, Unmasking the Mask",
     section="extension of seed 000 section 4.1.3",
     summary="mean log-probability of every token with nothing masked",
-    calibration=_reading("crows_aul", "CrowS-style pairs, AUL (% of pairs)", "masked"),
+    example=_reading_example("aul"),
+    grid=_reading_grid("aul"),
+    calibration=_reading("crows_aul", "CrowS-style pairs, AUL (% of pairs)", "masked", "aul"),
     **_READING,
 )
 register_metric(
@@ -693,7 +870,11 @@ register_metric(
     citation="lm-evaluation-harness crows_pairs task (pct_stereotype); Radford et al. 2019",
     section="causal extension of seed 000 section 4.1.6",
     summary="exact log-likelihood of the whole sentence under a causal model",
-    calibration=_reading("causal_ll", "CrowS-style pairs, causal log-likelihood (% of pairs)", "causal"),
+    example=_reading_example("ll"),
+    grid=_reading_grid("ll"),
+    calibration=_reading(
+        "causal_ll", "CrowS-style pairs, causal log-likelihood (% of pairs)", "causal", "ll"
+    ),
     **_READING,
 )
 register_metric(
@@ -703,6 +884,10 @@ register_metric(
     citation="biaskit's causal counterpart of cp (Nangia et al. 2020)",
     section="causal extension of seed 000 section 4.1.6",
     summary="log-likelihood of the tokens both sentences share after the first difference",
-    calibration=_reading("causal_shared", "CrowS-style pairs, causal shared tokens (% of pairs)", "causal"),
+    example=_reading_example("shared"),
+    grid=_reading_grid("shared"),
+    calibration=_reading(
+        "causal_shared", "CrowS-style pairs, causal shared tokens (% of pairs)", "causal", "shared"
+    ),
     **_READING,
 )

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core.linalg import unit_rows
-from biaskit.core.registry import register_metric
+from biaskit.core.registry import GridCall, GridSupport, register_metric
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
 from biaskit.metrics.weat import association_scores, weat_effect_size
 
@@ -336,9 +336,11 @@ def dicobi(
     policy: OOVPolicy = "drop",
     lowercase: bool = False,
 ) -> DiCoBiResult:
-    """DiCoBi on word lists looked up in ``embeddings`` (gensim ``KeyedVectors`` or a mapping).
+    r"""DiCoBi on word lists looked up in ``embeddings`` (gensim ``KeyedVectors`` or a mapping).
 
-    Seed 003 section 4.2 (Eq. 4.2).  Words missing from the vocabulary follow ``policy``
+    .. math:: \mathrm{DiCoBi} = \operatorname{agg}_{i,j,k,t}\ \cos(x_i - y_j,\ a_k - b_t)
+
+    (Sayenju et al. 2022) seed 003 section 4.2 (Eq. 4.2).  Words missing from the vocabulary follow ``policy``
     (``"drop"``, logged, or ``"raise"``); the words used are in ``result.words``.
     See :func:`dicobi_vectors` for the formula and the aggregates.
     """
@@ -1017,6 +1019,75 @@ def mlm_word_vectors(
 
 
 # --------------------------------------------------------------------------- the registry
+def _no_test_row(value: float, n: int, **extra: Any) -> dict[str, Any]:
+    return {"n": n, "statistic": float(value), "permutation": "none (no test)", **extra}
+
+
+def _cell_vectors(call: GridCall) -> Any:
+    """The cell's word vectors: the static model itself, or a masked model's vectors of the query's words
+    (:func:`mlm_word_vectors`, the last four layers as in seed 003)."""
+    if call.model_kind == "static":
+        return call.model
+    q = call.data
+    words = list(dict.fromkeys((*q.X, *q.Y, *q.A, *q.B)))
+    return mlm_word_vectors(
+        call.model.model, call.model.tokenizer, words, batch_size=int(call.options["batch_size"])
+    )
+
+
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: DiCoBi of the query's X, Y against A, B (no test)."""
+    q = call.data
+    r = dicobi(_cell_vectors(call), q.X, q.Y, q.A, q.B, policy=call.options["oov_policy"])
+    return [_no_test_row(r.value, len(q.X) + len(q.Y), targets=f"{q.names[0]} vs {q.names[1]}",
+                         attributes=f"{q.names[2]} vs {q.names[3]}")]  # fmt: skip
+
+
+def same_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: SAME of the words of X and of Y (each a row) against A, B (no test)."""
+    q = call.data
+    vectors = _cell_vectors(call)
+    rows = []
+    for name, words in ((q.names[0], q.X), (q.names[1], q.Y)):
+        r = same_result(vectors, words, q.A, q.B, policy=call.options["oov_policy"])
+        rows.append(
+            _no_test_row(r.value, len(words), targets=str(name), attributes=f"{q.names[2]} vs {q.names[3]}")
+        )
+    return rows
+
+
+def gain_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: the domain gain of every word of X and Y towards A rather than B, one row a word."""
+    q = call.data
+    vectors = _cell_vectors(call)
+    return [
+        _no_test_row(domain_gain_result(vectors, w, q.A, q.B, policy=call.options["oov_policy"]).value, 1,
+                     targets=w, attributes=f"{q.names[2]} vs {q.names[3]}")
+        for w in (*q.X, *q.Y)
+    ]  # fmt: skip
+
+
+def _example() -> DiCoBiResult:
+    """DiCoBi of the toy maths and arts words with the male and female words (toy vectors)."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
+
+    return dicobi(toy_vectors(), TOY_X, TOY_Y, TOY_MALE, TOY_FEMALE)
+
+
+def _same_example() -> SAMEResult:
+    """SAME of the toy professions with the male and female words (toy vectors)."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_PROFESSIONS, toy_vectors
+
+    return same_result(toy_vectors(), TOY_PROFESSIONS, TOY_MALE, TOY_FEMALE)
+
+
+def _gain_example() -> DomainGainResult:
+    """The domain gain of "maths" towards the male rather than the female words (toy vectors)."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+
+    return domain_gain_result(toy_vectors(), "maths", TOY_MALE, TOY_FEMALE)
+
+
 register_metric(
     "dicobi",
     label="DiCoBi: domain-conditioned bias",
@@ -1028,6 +1099,8 @@ register_metric(
     citation="Sayenju et al., IEEE Big Data 2022 (seed 003 chapter 4)",
     section="seed 003 chapter 4, eq. 4.1-4.2",
     entry_point=dicobi,
+    grid=GridSupport("words", grid_cell),
+    example=_example,
     summary="WEAT-style bias of a domain against the general vocabulary",
     returns="DiCoBiResult (value, where it is attained, every cosine; summary(): no test)",
 )
@@ -1042,6 +1115,8 @@ register_metric(
     citation="Schröder et al. 2021 (SAME), as used by Sayenju 2023",
     section="seed 003 section 2.4.1, eq. 2.6",
     entry_point=same_result,
+    grid=GridSupport("words", same_grid_cell),
+    example=_same_example,
     summary="scoring association means of embeddings",
     returns="SAMEResult (value, per-word cosines, skew, stereotype; summary(): no test); same gives the float",
 )
@@ -1056,6 +1131,8 @@ register_metric(
     citation="Sayenju et al., IEEE CAI 2023 (seed 003 chapter 5)",
     section="seed 003 section 5.2",
     entry_point=domain_gain_result,
+    grid=GridSupport("words", gain_grid_cell),
+    example=_gain_example,
     summary="how much closer a word is to one attribute set than the other, clipped",
     returns="DomainGainResult (value, the two mean distances, per-word distances; summary(): no test); "
     "domain_gain gives the float from vectors",

@@ -47,7 +47,16 @@ from gensim.models import KeyedVectors
 
 from biaskit.core.html import escape_html, frame_html
 from biaskit.core.linalg import unit_rows
-from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
+from biaskit.core.registry import (
+    CalibrationCall,
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridCall,
+    GridSupport,
+    MetricValues,
+    Option,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci, t_test_mean, z_test_mean
 from biaskit.data.wordlists import (
@@ -705,6 +714,87 @@ def direct_bias_experiment(
 
 
 # --------------------------------------------------------------------------- the registry
+def _calibration_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values on word vectors: cos(w, g) of each profession with Bolukbasi's gender
+    direction g, oriented so that + = male (g is a principal component: its sign is arbitrary)."""
+    vectors = call.model
+    targets = [t for t in call.targets if t in vectors.key_to_index]
+    g = bolukbasi_gender_direction(vectors)
+    cos = cosine_to_direction(vectors, targets, g).to_numpy()
+    sign = 1.0 if float(cosine_to_direction(vectors, ["he"], g).iloc[0]) > 0 else -1.0
+    return MetricValues("direct_bias", "groups", np.array(targets, object), sign * cos, unit="profession")
+
+
+def _pairs_of(q: Any) -> list[tuple[str, str]]:
+    """The (B_i, A_i) word pairs of a WEAT query's attribute sets, which must have equal sizes."""
+    if len(q.A) != len(q.B):
+        raise ValueError(
+            f"the attribute sets are the direction's word pairs (A_i, B_i) and need equal sizes, got {len(q.A)} "
+            f"and {len(q.B)}"
+        )
+    return list(zip(q.B, q.A, strict=True))
+
+
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: DirectBias of the query's target sets X and Y (neutral groups) along the
+    PCA direction of the attribute pairs (B_i, A_i), positive towards A, one row per group, and the
+    random-direction test of their mean (``direct_bias_random_directions`` directions; 0: no test)."""
+    q = call.data
+    direction = pca_direction(call.model, _pairs_of(q), policy=call.options["oov_policy"])
+    exp = direct_bias_experiment(
+        call.model, {q.names[0]: list(q.X), q.names[1]: list(q.Y)}, direction, policy=call.options["oov_policy"],
+        n_random_directions=int(call.option("random_directions")), random_state=int(call.options["random_state"]),
+        n_resamples=int(call.options["n_permutations"]),
+    )  # fmt: skip
+    attributes = f"{q.names[2]} vs {q.names[3]} (pairs)"
+    rows = [
+        {"targets": str(g), "attributes": attributes, "n": int(r["n_words"]), "statistic": float(r["direct_bias"]),
+         "permutation": "none (one group)"}
+        for g, r in exp.table.iterrows()
+    ]  # fmt: skip
+    if exp.null_test is not None:
+        rows += GridSupport.rows_from_result(
+            exp.null_test, targets="mean of the groups", attributes=attributes
+        )
+    return rows
+
+
+def indirect_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: Bolukbasi's beta of the word pairs (X_i, Y_i) along the PCA direction of
+    the attribute pairs; one row with the mean beta (no test), its pairs in ``n``."""
+    q = call.data
+    direction = pca_direction(call.model, _pairs_of(q), policy=call.options["oov_policy"])
+    res = indirect_bias_pairs(call.model, list(zip(q.X, q.Y, strict=False)), direction)
+    return [
+        {"targets": f"{q.names[0]} x {q.names[1]} (pairs)", "attributes": f"{q.names[2]} vs {q.names[3]} (pairs)",
+         "n": len(res.table), "statistic": float(res.table["beta"].mean()), "permutation": "none",
+         "note": f"pairs left out: {len(res.skipped)}" if res.skipped else ""}
+    ]  # fmt: skip
+
+
+def _toy_direction() -> Any:
+    """The PCA direction of the toy (female, male) word pairs in the toy vectors."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+
+    return pca_direction(toy_vectors(), list(zip(TOY_FEMALE, TOY_MALE, strict=True)))
+
+
+def _example() -> DirectBiasExperiment:
+    """DirectBias of the toy professions, maths and arts words along the toy pairs' direction."""
+    from biaskit.metrics.toys import TOY_PROFESSIONS, TOY_X, TOY_Y, toy_vectors
+
+    groups = {"professions": list(TOY_PROFESSIONS), "maths": list(TOY_X), "arts": list(TOY_Y)}
+    return direct_bias_experiment(toy_vectors(), groups, _toy_direction(), n_resamples=200)
+
+
+def _indirect_example() -> IndirectBiasBeta:
+    """Bolukbasi's beta of three toy word pairs along the toy pairs' direction."""
+    from biaskit.metrics.toys import toy_vectors
+
+    pairs = [("nurse", "engineer"), ("maths", "poetry"), ("doctor", "teacher")]
+    return indirect_bias_pairs(toy_vectors(), pairs, _toy_direction())
+
+
 register_metric(
     "direct_bias",
     label="DirectBias (Bolukbasi)",
@@ -716,7 +806,15 @@ register_metric(
     citation="Bolukbasi et al. 2016, Man is to Computer Programmer as Woman is to Homemaker?",
     section="seed 000 section 3.4.1",
     entry_point=direct_bias_experiment,
+    grid=GridSupport(
+        "words",
+        grid_cell,
+        options=(
+            Option("random_directions", 200, "random directions of the null test (0: no test)", types=(int,)),
+        ),
+    ),
     summary="mean |cos(w, g)|^c of neutral words with the bias direction g",
+    example=_example,
     returns="DirectBiasExperiment (DirectBias per neutral group in table; z, t, bootstrap and, with "
     "n_random_directions > 0, the random-direction test; summary()); direct_bias gives one float",
     calibration=CalibrationSupport(
@@ -726,6 +824,7 @@ register_metric(
                 label="DirectBias direction (word2vec), mean cosine difference",
                 kind="groups",
                 model_kind="static",
+                values=_calibration_values,
             ),
         )
     ),
@@ -741,6 +840,8 @@ register_metric(
     citation="Bolukbasi et al. 2016",
     section="seed 000 section 3.4.1",
     entry_point=indirect_bias_pairs,
+    grid=GridSupport("words", indirect_grid_cell),
     summary="share of the similarity of two words due to the bias direction",
+    example=_indirect_example,
     returns="IndirectBiasBeta (beta per word pair in table; summary(): no test); indirect_bias gives one float",
 )

@@ -69,9 +69,7 @@ from biaskit.core.permutation import (
     SignFlips,
     permutation_test,
 )
-from biaskit.core.registry import (
-    register_metric,
-)
+from biaskit.core.registry import GridCall, GridSupport, Option, register_metric
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import bootstrap_ci
 from biaskit.data.wordlists import OOVPolicy, resolve_words, vector_vocabulary
@@ -838,6 +836,63 @@ class WEFAT(_PermutationSettings):
         )
 
 
+def _example(cls: type, targets: str, attributes: str, **settings: Any) -> Callable[[], TestResult]:
+    """The example of one of WEFE's metrics on the toy vectors: ``targets`` / ``attributes`` name the toy
+    word sets (``"XY"``: maths and arts words; ``"AB"``: male and female words; ``"X"``: maths words)."""
+
+    def example() -> TestResult:
+        from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
+
+        sets = {"X": list(TOY_X), "Y": list(TOY_Y), "A": list(TOY_MALE), "B": list(TOY_FEMALE)}
+        return cls(**settings).run([sets[c] for c in targets], [sets[c] for c in attributes], toy_vectors())
+
+    return example
+
+
+# --------------------------------------------------------------------------- the batch grid
+_ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def _wefe_grid(cls: type, layout: str, *options: Option) -> GridSupport:
+    """Grid support of one of WEFE's metrics on a word dataset (a WEAT query X, Y, A, B).
+
+    ``layout`` ``"XY|AB"``: targets X, Y and attributes A, B, one row; ``"AB|X,Y"``: targets A, B (the two
+    groups, e.g. male and female terms) against the attribute set X, then Y, one row each.  The grid's
+    ``n_permutations``, ``exact_threshold``, ``random_state``, ``oov_policy`` (and ``ddof`` for WEFAT) set
+    the test; the metric's own ``options`` (``<metric>_<name>``) override them.
+    """
+    fields = {f for f in cls.__dataclass_fields__}  # type: ignore[attr-defined]
+
+    def run(call: GridCall) -> list[dict[str, Any]]:
+        q = call.data
+        sets = {"X": list(q.X), "Y": list(q.Y), "A": list(q.A), "B": list(q.B)}
+        names = dict(zip("XYAB", q.names, strict=True))
+        common = ("n_permutations", "exact_threshold", "random_state", "oov_policy", "ddof")
+        settings = {k: call.options[k] for k in common if k in fields}
+        settings.update({o.name: call.option(o.name) for o in options})
+        runs = [("XY", "AB")] if layout == "XY|AB" else [("AB", "X"), ("AB", "Y")]
+        rows = []
+        for targets, attributes in runs:
+            res = cls(**settings).run(
+                [sets[c] for c in targets], [sets[c] for c in attributes], call.model,
+                target_names=[names[c] for c in targets], attribute_names=[names[c] for c in attributes],
+            )  # fmt: skip
+            row = GridSupport.rows_from_result(
+                res,
+                targets=" vs ".join(names[c] for c in targets),
+                attributes=" vs ".join(names[c] for c in attributes),
+            )[0]
+            dropped = {k: v for part in res.details.get("oov", {}).values() for k, v in part.items() if v}
+            if dropped:
+                row["note"] = "dropped (no vector): " + "; ".join(
+                    f"{k}: {len(v)}" for k, v in dropped.items()
+                )
+            rows.append(row)
+        return rows
+
+    return GridSupport("words", run, options=tuple(options))
+
+
 # --------------------------------------------------------------------------- the registry
 #: the fields WEFE's family shares
 _WEFE = {
@@ -853,6 +908,12 @@ register_metric(
     test="permutation test per word (re-split A u B)",
     citation="Caliskan et al. 2017",
     entry_point=WEFAT,
+    grid=_wefe_grid(
+        WEFAT,
+        "XY|AB",
+        Option("alternative", "greater", "alternative of the permutation test", choices=_ALTERNATIVES),
+    ),
+    example=_example(WEFAT, "XY", "AB", n_permutations=200),
     summary="association of each target word with two attribute sets, per word",
     **_WEFE,
 )
@@ -863,6 +924,13 @@ register_metric(
     test="re-split permutation test; bootstrap CI",
     citation="Garg et al. 2018",
     entry_point=RND,
+    grid=_wefe_grid(
+        RND,
+        "AB|X,Y",
+        Option("alternative", "two-sided", "alternative of the permutation test", choices=_ALTERNATIVES),
+        Option("distance", "norm", "Euclidean distance or cosine similarity", choices=("norm", "cos")),
+    ),
+    example=_example(RND, "AB", "X", n_permutations=200),
     summary="relative norm distance of the attribute words to two target centroids",
     **_WEFE,
 )
@@ -873,6 +941,10 @@ register_metric(
     test="re-split permutation test (retrained classifier)",
     citation="Sweeney & Najafian 2019",
     entry_point=RNSB,
+    grid=_wefe_grid(
+        RNSB, "XY|AB", Option("n_permutations", 200, "re-splits, each refitting the classifier", types=(int,))
+    ),
+    example=_example(RNSB, "XY", "AB", n_permutations=20),
     summary="KL divergence of the negative-sentiment probabilities of the targets from uniform",
     **_WEFE,
 )
@@ -883,6 +955,12 @@ register_metric(
     test="re-split permutation test (one-sided)",
     citation="Dev & Phillips 2019",
     entry_point=ECT,
+    grid=_wefe_grid(
+        ECT,
+        "AB|X,Y",
+        Option("alternative", "less", "alternative of the permutation test", choices=_ALTERNATIVES),
+    ),
+    example=_example(ECT, "AB", "X", n_permutations=200),
     summary="Spearman correlation of the attribute words' similarities to two target centroids",
     **_WEFE,
 )
@@ -893,6 +971,8 @@ register_metric(
     test="bootstrap CI over the targets",
     citation="Manzini et al. 2019",
     entry_point=MAC,
+    grid=_wefe_grid(MAC, "XY|AB"),
+    example=_example(MAC, "XY", "AB", n_bootstrap=200),
     summary="mean average cosine distance of targets to attribute sets",
     **_WEFE,
 )
@@ -903,6 +983,12 @@ register_metric(
     test="sign-flip permutation test within pairs",
     citation="Ethayarajh et al. 2019",
     entry_point=RIPA,
+    grid=_wefe_grid(
+        RIPA,
+        "AB|X,Y",
+        Option("alternative", "two-sided", "alternative of the permutation test", choices=_ALTERNATIVES),
+    ),
+    example=_example(RIPA, "AB", "X", n_permutations=200),
     summary="relational inner product association with the direction of paired target words",
     **_WEFE,
 )

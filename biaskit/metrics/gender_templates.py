@@ -55,7 +55,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
+from biaskit.core.registry import (
+    CalibrationCall,
+    CalibrationMeasure,
+    CalibrationSupport,
+    GridCall,
+    GridSupport,
+    Kind,
+    MetricValues,
+    Option,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.core.stats import t_test_mean
 from biaskit.data.barza import (
@@ -117,6 +127,7 @@ __all__ = [
     "build_tbd_instances",
     "compare_sbe",
     "compare_tbe",
+    "control_blank_values",
     "fill_template",
     "load_barza_published",
     "load_tbd_professions",
@@ -953,6 +964,76 @@ def compare_sbe(
 
 
 # --------------------------------------------------------------------------- the registry
+def control_blank_values(
+    call: CalibrationCall, key: str, kind: Kind, templates: Sequence[str], unit: str
+) -> MetricValues:
+    """Calibration measure ``key``'s values on the control blanks of ``templates`` (one a ``unit``):
+    P(he) - P(she) at the ``[MASK]`` of a masked model (:func:`mask_fill_probabilities`), or as the next
+    word after the text before it for a causal model (:func:`causal_pronoun_probabilities`)."""
+    from biaskit.metrics.controls import control_blanks
+
+    blanks = control_blanks(call.targets, templates)
+    if call.kind == "causal":
+        if any(not t[: t.find("[MASK]")].strip() for t in blanks["sentence"]):
+            raise ValueError("a causal next-word blank needs text before the [MASK]")
+        probs = causal_pronoun_probabilities(call.model, blanks, [("he", "she")] * len(blanks))
+    else:
+        probs = mask_fill_probabilities(
+            call.model, blanks["sentence"].tolist(), [["he", "she"]] * len(blanks)
+        )
+    return MetricValues(key, kind, blanks["target"].to_numpy(object), probs[:, 0] - probs[:, 1], unit=unit)
+
+
+def _tbe_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values: PPD = P(he) - P(she) in Barza-style templates ("[MASK] is a {t}.")."""
+    from biaskit.metrics.controls import TBE_TEMPLATES
+
+    return control_blank_values(call, "barza_tbe", "mean", TBE_TEMPLATES, "template")
+
+
+def _sld_values(key: str, reading: str) -> Any:
+    """The calibration hook of Barza's sentence pairs: the signed likelihood difference of the control
+    pairs of :data:`biaskit.metrics.controls.SLD_TEMPLATES` by ``reading`` (sz masked, ll causal)."""
+
+    def values(call: CalibrationCall) -> MetricValues:
+        from biaskit.metrics.controls import SLD_TEMPLATES, pair_values
+
+        return pair_values(call, key, "mean", reading, SLD_TEMPLATES)
+
+    return values
+
+
+def pairs_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: Barza's signed SLD test of a CrowS-Pairs dataset's pairs (sent_more
+    against sent_less), scored by the options ``barza_pairs_reading`` / ``barza_pairs_causal_reading``."""
+    from biaskit.metrics.crows import grid_pair_scores
+
+    more, less, n_skipped = grid_pair_scores(call, call.method)
+    row = GridSupport.rows_from_result(sld_test(more, less), targets="sent_more vs sent_less")[0]
+    row["note"] = f"pairs not scored (see the log): {n_skipped}" if n_skipped else ""
+    return [row]
+
+
+def _templates_example() -> TestResult:
+    """PPD = P(he) - P(she) at the blank of "[MASK] is a {profession}." on the toy masked model."""
+    from biaskit.metrics.toys import TOY_PROFESSIONS, toy_masked_lm
+
+    probs = mask_fill_probabilities(
+        toy_masked_lm(),
+        [f"[MASK] is a {p}." for p in TOY_PROFESSIONS],
+        [["he", "she"]] * len(TOY_PROFESSIONS),
+    )
+    return ppd_test(probs[:, 0] - probs[:, 1])
+
+
+def _pairs_example() -> TestResult:
+    """The signed SLD of the toy pairs (Salazar's PLL) on the toy masked model."""
+    from biaskit.metrics.toys import toy_scores
+
+    more, less = toy_scores("sz")
+    return sld_test(more, less)
+
+
 register_metric(
     "barza_templates",
     label="Barza templates (PPD / APPD)",
@@ -965,12 +1046,17 @@ register_metric(
     section="seed 002 section 4.2",
     entry_point=ppd_test,
     summary="P(he) - P(she) at the pronoun of gender-neutral templates, per profession",
+    example=_templates_example,
     returns="TestResult (one-sample t test of the mean PPD; per_item values in details); "
     "template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
-                key="barza_tbe", label="Barza templates, mean PPD", kind="mean", model_kind="masked"
+                key="barza_tbe",
+                label="Barza templates, mean PPD",
+                kind="mean",
+                model_kind="masked",
+                values=_tbe_values,
             ),
         )
     ),
@@ -986,7 +1072,22 @@ register_metric(
     citation="Barza 2023 (sentence-based evaluation)",
     section="seed 002 section 4.3",
     entry_point=sld_test,
+    grid=GridSupport(
+        "crows",
+        pairs_grid_cell,
+        lambda model_kind, options: (
+            str(options["barza_pairs_causal_reading" if model_kind == "causal" else "barza_pairs_reading"]),
+        ),
+        {"static": "barza_pairs needs a language model"},
+        options=(
+            Option("reading", "sz", "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
+            Option(
+                "causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")
+            ),
+        ),
+    ),
     summary="(absolute) sentence likelihood difference of gender-swapped sentence pairs",
+    example=_pairs_example,
     returns="TestResult (one-sample t test of the mean signed SLD; ASLD and per_pair values in details); "
     "asld gives the float ASLD, asld_confidence_interval and paired_difference_test intervals and tests",
     calibration=CalibrationSupport(
@@ -996,12 +1097,14 @@ register_metric(
                 label="Barza sentence pairs, mean signed SLD",
                 kind="mean",
                 model_kind="masked",
+                values=_sld_values("barza_sld", "sz"),
             ),
             CalibrationMeasure(
                 key="causal_sld",
                 label="Barza sentence pairs, causal mean signed LLD",
                 kind="mean",
                 model_kind="causal",
+                values=_sld_values("causal_sld", "ll"),
             ),
         )
     ),

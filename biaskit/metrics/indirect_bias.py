@@ -84,7 +84,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
+from biaskit.core.registry import (
+    CalibrationCall,
+    CalibrationMeasure,
+    CalibrationSupport,
+    MetricValues,
+    register_metric,
+)
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.data.louis_alexandre import (
     FeatureSet,
@@ -115,6 +121,7 @@ __all__ = [
     "indirect_bias",
     "indirect_bias_generated",
     "indirect_bias_scores",
+    "indirect_name_values",
     "padding_text_ibs",
     "padding_text_ttests",
 ]
@@ -396,9 +403,13 @@ def indirect_bias(
     cache: bool = True,
     progress: bool = True,
 ) -> IndirectBiasResult:
-    """IBS (and direct scores) between two categories of seed 004 with the bundled words and templates.
+    r"""IBS (and direct scores) between two categories of seed 004 with the bundled words and templates.
 
-    ``target_category`` in beverage / country / occupation / sport; ``feature_category`` any other
+    .. math:: IBS(t, f) = \mathrm{corr}_{n \in names}\big(BS_1(t, n), BS_2(n, f)\big)
+
+    with :math:`BS_1` the model's association of a target with each first name (the target x name
+    templates) and :math:`BS_2` that of each name with the feature (Louis-Alexandre 2022, seed 004
+    section 3.2, Algorithm 3.1; :func:`ibs_from_bridge_scores`).  ``target_category`` in beverage / country / occupation / sport; ``feature_category`` any other
     category (trait, gender, ...).  ``targets`` / ``features`` / ``names`` default to the full lists
     (99 occupations, 779 names, ...).  ``max_templates`` keeps the first templates of each set (quick runs).
     """
@@ -949,6 +960,60 @@ def padding_text_ttests(
     return pd.DataFrame(rows)
 
 
+def indirect_name_values(lm, targets: Sequence[str], *, progress: bool = False) -> MetricValues:
+    r"""Louis-Alexandre's indirect bias score (seed 004, section 3.2) of each target, through first names.
+
+    The bridge is the 40 name pairs of the bundled CDS list (:func:`biaskit.data.counterfactual.load_gender_lexicon`),
+    whose gender the control corpora plant along with the pronouns: in a planted corpus, a profession
+    planted "male" co-occurs with the male names as well.  With seed 004's occupation-name (S1) and
+    name-gender (S2) templates, :math:`IBS(t, f) = \mathrm{corr}_{names}(BS_1(t, \cdot), BS_2(\cdot, f))`
+    (:func:`indirect_bias`), and the value of target ``t`` is
+    :math:`\overline{IBS}(t, \text{male words}) - \overline{IBS}(t, \text{female words})` over the words
+    of :data:`biaskit.metrics.controls.IBS_GENDER_WORDS` that are single tokens of the model (the others are logged and dropped).
+    Names that are not single tokens leave the bridge (logged).
+    """
+    from biaskit.data.counterfactual import load_gender_lexicon
+    from biaskit.lm.xlnet import BridgeLM
+    from biaskit.metrics.controls import IBS_GENDER_WORDS
+
+    lex = load_gender_lexicon()
+    names = [*lex.name_to_female, *lex.name_to_male]  # male names, then female names
+    bridge = BridgeLM(lm, batch_size=256)
+    res = indirect_bias(bridge, "occupation", "gender", targets=list(targets), names=names,
+                           progress=progress, cache=False, direct=False)  # fmt: skip
+    ibs = res.ibs.reindex(list(targets))
+    sides = {g: [w for w in words if w in ibs.columns] for g, words in IBS_GENDER_WORDS.items()}
+    missing = [g for g, cols in sides.items() if not cols]
+    if missing:
+        raise ValueError(
+            f"indirect_names: no {' or '.join(missing)} gender word is a single token of {lm.name}"
+        )
+    if ibs.isna().any(axis=None):
+        raise ValueError(f"indirect_names: {int(ibs.isna().any(axis=1).sum())} target(s) got no IBS")
+    value = ibs[sides["male"]].mean(axis=1) - ibs[sides["female"]].mean(axis=1)
+    return MetricValues(
+        "indirect_names", "groups", np.array(list(targets), object), value.to_numpy(float), unit="profession",
+        details={"n_bridge": int(res.details["n_bridge"]), "gender_words": sides},
+    )  # fmt: skip
+
+
+def _calibration_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values on a masked control: :func:`indirect_name_values` of the targets."""
+    return indirect_name_values(call.model, call.targets, progress=call.progress)
+
+
+def _example() -> IndirectBiasResult:
+    """IBS of the toy professions towards gender words through six toy first names, toy masked model."""
+    from biaskit.lm.xlnet import BridgeLM
+    from biaskit.metrics.toys import TOY_NAMES, TOY_PROFESSIONS, toy_masked_lm
+
+    return indirect_bias(
+        BridgeLM(toy_masked_lm()), "occupation", "gender", targets=list(TOY_PROFESSIONS),
+        features=["male", "female", "man", "woman", "boy", "girl"], names=list(TOY_NAMES), direct=False,
+        max_templates=2, cache=False, progress=False,
+    )  # fmt: skip
+
+
 # --------------------------------------------------------------------------- the registry
 register_metric(
     "indirect_bias",
@@ -962,6 +1027,7 @@ register_metric(
     section="seed 004 section 3.2",
     entry_point=indirect_bias,
     summary="association of a feature with a gender through the first names the model links to both",
+    example=_example,
     returns="IndirectBiasResult (ibs, direct, per-name bs1 / bs2; summary())",
     calibration=CalibrationSupport(
         (
@@ -970,6 +1036,7 @@ register_metric(
                 label="Indirect score through names (IBS), mean difference",
                 kind="groups",
                 model_kind="masked",
+                values=_calibration_values,
             ),
         )
     ),

@@ -72,11 +72,15 @@ import pandas as pd
 from biaskit.core.paths import data_dir
 from biaskit.core.permutation import ExactMode
 from biaskit.core.registry import (
+    CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
     GridCall,
     GridSupport,
+    MetricValues,
+    Option,
     register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -656,6 +660,9 @@ class LPBS:
 
 
 # --------------------------------------------------------------------------- the batch grid and the registry
+_ALTERNATIVES = ("two-sided", "greater", "less")
+
+
 def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     """One cell of a batch grid (:mod:`biaskit.studies.grid`): :class:`LPBS` with the grid's options."""
     o = call.options
@@ -681,7 +688,80 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     return [row]
 
 
-register_dataset_kind("lpbs", "an LPBS query: target and attribute words with their templates")
+def _calibration_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values: each profession's LPBS log-probability score s_log as an attribute of
+    he / she, the professions split in halves as the attribute sets A and B (templates
+    :data:`biaskit.metrics.controls.LPBS_TEMPLATES`; 100 permutations, seed 0)."""
+    from biaskit.metrics.controls import LPBS_TEMPLATES
+
+    targets = list(call.targets)
+    half = len(targets) // 2
+    q = LPBSQuery.from_lists(
+        ["he"], ["she"], targets[:half], targets[half:], list(LPBS_TEMPLATES), names=("he", "she", "A", "B"),
+        name="controls",
+    )  # fmt: skip
+    per = LPBS(n_permutations=100, random_state=0).run(q, call.model).details["attribute_scores"]
+    per = per.set_index("attribute").reindex(targets)
+    return MetricValues(
+        "lpbs", "groups", np.array(targets, object), per["s_log"].to_numpy(float), unit="profession"
+    )
+
+
+def _example() -> TestResult:
+    """LPBS of he / she against the toy maths and arts words on the toy masked model."""
+    from biaskit.metrics.toys import TOY_X, TOY_Y, toy_masked_lm
+
+    q = LPBSQuery.from_lists(
+        ["he"],
+        ["she"],
+        TOY_X[:3],
+        TOY_Y[:3],
+        ["TARGET likes ATTRIBUTE."],
+        names=("he", "she", "maths", "arts"),
+    )
+    return LPBS(n_permutations=100).run(q, toy_masked_lm())
+
+
+def claims_lpbs_dataset(path: str) -> bool:
+    """Whether a grid dataset identifier or path is an LPBS query (``lpbs:...``, ``.../LPBS/...``)."""
+    p = path.lower()
+    return "/lpbs/" in p or p.startswith("lpbs:") or p.endswith("/lpbs")
+
+
+def load_lpbs_dataset(
+    path: str, *, sample: int | None = None, random_state: int = 0
+) -> tuple[str, LPBSQuery]:
+    """An LPBS dataset of the batch grid (kind ``"lpbs"``): :func:`load_lpbs` of the identifier (an
+    ``lpbs:`` prefix dropped) or of the file, resolved from the user's folder.  ``sample`` does not apply."""
+    from biaskit.core.paths import user_file_or_identifier
+
+    return "lpbs", load_lpbs(user_file_or_identifier(path[5:] if path.startswith("lpbs:") else path))
+
+
+def _toy_lpbs() -> LPBSQuery:
+    """A toy LPBS query: he / she against three toy maths and arts words, one template."""
+    from biaskit.metrics.toys import TOY_X, TOY_Y
+
+    return LPBSQuery.from_lists(
+        ["he"],
+        ["she"],
+        TOY_X[:3],
+        TOY_Y[:3],
+        ["TARGET likes ATTRIBUTE."],
+        names=("he", "she", "maths", "arts"),
+    )
+
+
+register_dataset_kind(
+    "lpbs", "an LPBS query: target and attribute words with their templates", example=_toy_lpbs
+)
+register_dataset_loader(
+    name="lpbs",
+    kinds=("lpbs",),
+    claims=claims_lpbs_dataset,
+    load=load_lpbs_dataset,
+    identifiers="bfh:en/LPBS/LPBS_7, es:seat_math_arts/lpbs, lpbs:<file>, or a file under an LPBS folder",
+)
 register_metric(
     "lpbs",
     label="LPBS",
@@ -694,6 +774,7 @@ register_metric(
     section="seed 001 section 4.3",
     entry_point=LPBS,
     summary="log probability bias score: P(target | template) against the prior P(target | masked attribute)",
+    example=_example,
     grid=GridSupport(
         "lpbs",
         grid_cell,
@@ -702,11 +783,30 @@ register_metric(
             "causal": "not for a causal language model (its prior is read at a mask, which a causal model does not have)",
             "static": "lpbs needs a language model",
         },
+        options=(
+            Option("alternative", "two-sided", "alternative of the permutation test", choices=_ALTERNATIVES),
+            Option(
+                "multi_token", "masks", "a target of several sub-tokens", choices=("masks", "single", "raise")
+            ),
+            Option(
+                "prior_attribute_masks",
+                "one",
+                "masks of the attribute in the prior",
+                choices=("one", "match"),
+            ),
+            Option(
+                "groups", None, "only these target/template groups (e.g. [singular])", types=(list, tuple)
+            ),
+        ),
     ),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
-                key="lpbs", label="LPBS (Kurita), mean difference", kind="groups", model_kind="masked"
+                key="lpbs",
+                label="LPBS (Kurita), mean difference",
+                kind="groups",
+                model_kind="masked",
+                values=_calibration_values,
             ),
         )
     ),

@@ -81,7 +81,13 @@ import pandas as pd
 from scipy import sparse
 from scipy import stats as sps
 
-from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
+from biaskit.core.registry import (
+    CalibrationCall,
+    CalibrationMeasure,
+    CalibrationSupport,
+    MetricValues,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult, format_p_value
 from biaskit.core.stats import binomial_test, proportion_ztest, z_test_mean
 from biaskit.data.wordlists import OOVPolicy, resolve_words, word_list_pair
@@ -102,6 +108,7 @@ __all__ = [
     "bias_pmi_groups",
     "bias_pmi_table",
     "frequency_baseline",
+    "gender_pmi_values",
     "pmi_from_counts",
     "pmi_test",
 ]
@@ -803,6 +810,51 @@ def frequency_baseline(
 
 
 # --------------------------------------------------------------------------- the registry
+def gender_pmi_values(corpus_tokens: Sequence[Sequence[str]], targets: Sequence[str]) -> np.ndarray:
+    """BIAS_PMI(target; male words, female words) of each target in ``corpus_tokens``, sentence
+    co-occurrence (seed 000 section 3.1.2), with the calibration's gendered words
+    (:data:`biaskit.metrics.controls.MALE_WORDS`, :data:`~biaskit.metrics.controls.FEMALE_WORDS`)."""
+    from biaskit.metrics.controls import FEMALE_WORDS, MALE_WORDS
+
+    tab = bias_pmi_table(
+        {t: [t] for t in targets}, {"gender": (list(MALE_WORDS), list(FEMALE_WORDS))}, corpus_tokens
+    )
+    return tab.set_index("group").reindex(list(targets))["pmi"].to_numpy(float)
+
+
+def _calibration_values(call: CalibrationCall) -> MetricValues | None:
+    """The calibration's values: BIAS_PMI of each profession with a vector in the planted corpus of the
+    static control; ``None`` (not computed) when the control comes without its corpus."""
+    if call.corpus is None:
+        return None
+    targets = [t for t in call.targets if t in call.model.key_to_index]
+    return MetricValues(
+        "pmi", "groups", np.array(targets, object), gender_pmi_values(call.corpus, targets), unit="profession"
+    )
+
+
+def _example() -> PMIResult:
+    """BIAS_PMI of the toy maths words with the male and female words in the toy corpus."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_corpus
+
+    return bias_pmi(TOY_X, TOY_MALE, TOY_FEMALE, toy_corpus())
+
+
+def _test_example() -> TestResult:
+    """The E^PMI z test over the BIAS_PMI of each toy maths and arts word (one phenomenon each)."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_corpus
+
+    groups = bias_pmi_groups({w: [w] for w in (*TOY_X, *TOY_Y)}, TOY_MALE, TOY_FEMALE, toy_corpus())
+    return pmi_test(groups)
+
+
+def _baseline_example() -> FrequencyBaseline:
+    """The frequency baseline of the toy maths words with the male and female words in the toy corpus."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_corpus
+
+    return frequency_baseline(TOY_X, TOY_MALE, TOY_FEMALE, toy_corpus())
+
+
 register_metric(
     "pmi",
     label="BIAS_PMI",
@@ -815,11 +867,16 @@ register_metric(
     section="seed 000 section 3.1.2",
     entry_point=bias_pmi,
     summary="PMI(w, female words) - PMI(w, male words) over sentence co-occurrence",
+    example=_example,
     returns="PMIResult (value, the four sentence counts, se and ci; summary())",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
-                key="pmi", label="BIAS_PMI of the corpus, mean difference", kind="groups", model_kind="static"
+                key="pmi",
+                label="BIAS_PMI of the corpus, mean difference",
+                kind="groups",
+                model_kind="static",
+                values=_calibration_values,
             ),
         )
     ),
@@ -836,6 +893,7 @@ register_metric(
     section="seed 000 sections 3.1.2, 3.5.1",
     entry_point=pmi_test,
     summary="is the mean BIAS_PMI over many phenomena (word groups) different from 0?",
+    example=_test_example,
 )
 register_metric(
     "pmi_frequency_baseline",
@@ -849,5 +907,6 @@ register_metric(
     section="seed 000 section 3.3",
     entry_point=frequency_baseline,
     summary="the BIAS_PMI expected from word frequencies alone",
+    example=_baseline_example,
     returns="FrequencyBaseline (prop, counts, binomial and z tests; summary())",
 )

@@ -39,7 +39,7 @@ embedding.  G&G report, for Bolukbasi's hard-debiased GoogleNews word2vec: clust
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ import pandas as pd
 from gensim.models import KeyedVectors
 
 from biaskit.core.permutation import LabelShuffles, permutation_test
-from biaskit.core.registry import register_metric
+from biaskit.core.registry import GridCall, GridSupport, register_metric
 from biaskit.core.results import TestResult, format_p_value
 from biaskit.core.stats import binomial_test, correlation
 from biaskit.metrics.direct_bias import BiasDirection
@@ -305,8 +305,10 @@ def neighbour_recovery(
     n_permutations: int = 2000,
     random_state: int = 0,
 ) -> TestResult:
-    """Gonen & Goldberg's bias-by-neighbours: Pearson r of ``values`` with the male share of the
+    r"""Gonen & Goldberg's bias-by-neighbours: Pearson r of ``values`` with the male share of the
     k nearest neighbours, permutation test (one-sided, H1: r > 0).
+
+    .. math:: r = \mathrm{corr}_w\big(v_w,\ \tfrac{1}{k}\#\{u \in N_k(w): b_u > 0\}\big)
 
     Word vectors: ``representations`` (the debiased ``KeyedVectors``) and ``words``; the neighbours are
     searched among ``pool_words`` (default: the keys of ``pool_bias`` when it is a mapping) in ``pool``
@@ -501,13 +503,15 @@ def contextual_recovery(
     n_permutations: int = 2000,
     random_state: int = 0,
 ) -> RecoveryResult:
-    """Gonen & Goldberg's tests on a language model: ``words`` represented by the model
+    r"""Gonen & Goldberg's tests on a language model: ``words`` represented by the model
     (:func:`biaskit.embeddings.contextual.contextual_word_vectors`: the mean of the word's own last hidden
     states in bleached templates, centred over the words), labelled by ``labels`` (two values).
 
     Returns a :class:`RecoveryResult` with ``"cluster"``, ``"classifier"`` and, when ``pool_bias`` (pool word -> original bias,
     read on the undebiased model) is given, ``"neighbours"``: the correlation of the labels (the second
     label value as +1) with the share of male-biased pool words among each word's ``k`` nearest.
+    The representation of a word is :math:`h_w = \frac{1}{|T|}\sum_{t \in T} h_L(w \mid t) - \bar h`
+    (its last hidden states over the templates T, centred over the words).
     """
     from biaskit.embeddings.contextual import contextual_word_vectors
 
@@ -528,6 +532,91 @@ def contextual_recovery(
     return RecoveryResult(out)
 
 
+def _toy_gendered() -> tuple[list[str], np.ndarray]:
+    """The toy male and female words and their labels (1 = male)."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE
+
+    return [*TOY_MALE, *TOY_FEMALE], np.array([1] * len(TOY_MALE) + [0] * len(TOY_FEMALE))
+
+
+def _cluster_example() -> TestResult:
+    """k-means recovery of the toy male / female words from the toy vectors."""
+    from biaskit.metrics.toys import toy_vectors
+
+    words, y = _toy_gendered()
+    return cluster_recovery(toy_vectors(), y, words=words, n_permutations=200)
+
+
+def _classifier_example() -> TestResult:
+    """SVM recovery of the toy male / female words from the toy vectors."""
+    from biaskit.metrics.toys import toy_vectors
+
+    words, y = _toy_gendered()
+    return classifier_recovery(toy_vectors(), y, words=words, n_splits=4)
+
+
+def _neighbours_example() -> TestResult:
+    """Bias by neighbours of the toy maths and arts words (maths +1, arts -1) among the gendered words."""
+    from biaskit.metrics.toys import TOY_X, TOY_Y, toy_vectors
+
+    words, y = _toy_gendered()
+    values = [1.0] * len(TOY_X) + [-1.0] * len(TOY_Y)
+    pool_bias = dict(zip(words, (2.0 * y - 1).tolist(), strict=True))
+    return neighbour_recovery(
+        toy_vectors(), values, words=[*TOY_X, *TOY_Y], pool_bias=pool_bias, k=4, n_permutations=200
+    )
+
+
+def _contextual_example() -> RecoveryResult:
+    """The recovery tests on the toy masked model's representations of the toy male / female words."""
+    from biaskit.metrics.toys import toy_masked_lm
+
+    words, y = _toy_gendered()
+    return contextual_recovery(toy_masked_lm(), words, y, n_permutations=200)
+
+
+# --------------------------------------------------------------------------- the batch grid
+def _gendered_words(q: Any) -> tuple[list[str], np.ndarray, str]:
+    """The words of a WEAT query's attribute sets A and B, labelled 1 (A) and 0 (B), and their names."""
+    return [*q.A, *q.B], np.array([1] * len(q.A) + [0] * len(q.B)), f"{q.names[2]} vs {q.names[3]}"
+
+
+def _present(vectors: Any, words: list[str], y: np.ndarray) -> tuple[list[str], np.ndarray, int]:
+    """The words with a vector (the others dropped and counted)."""
+    keep = [i for i, w in enumerate(words) if w in vectors.key_to_index]
+    return [words[i] for i in keep], y[keep], len(words) - len(keep)
+
+
+def _recovery_grid(test: Callable[..., TestResult]) -> GridSupport:
+    """Grid support of a recovery test on word vectors: can the split of the attribute words A / B be read
+    from the vectors (the dataset's A and B as the two labels)?"""
+
+    def run(call: GridCall) -> list[dict[str, Any]]:
+        words, y, name = _gendered_words(call.data)
+        words, y, dropped = _present(call.model, words, y)
+        extra = {"n_permutations": int(call.options["n_permutations"])} if test is cluster_recovery else {}
+        res = test(call.model, y, words=words, random_state=int(call.options["random_state"]), **extra)
+        row = GridSupport.rows_from_result(res, targets=name, attributes="")[0]
+        row["note"] = f"words without a vector left out: {dropped}" if dropped else ""
+        return [row]
+
+    return GridSupport("words", run)
+
+
+def contextual_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: the recovery tests on a language model's representations of the attribute
+    words A and B, one row per test (clustering, classifier)."""
+    words, y, name = _gendered_words(call.data)
+    res = contextual_recovery(
+        call.model, words, y, n_permutations=int(call.options["n_permutations"]),
+        random_state=int(call.options["random_state"]),
+    )  # fmt: skip
+    return [
+        {**GridSupport.rows_from_result(r, targets=name, attributes="")[0], "bias_type": test}
+        for test, r in res.tests.items()
+    ]
+
+
 # --------------------------------------------------------------------------- registry
 #: the fields the four recovery tests share
 _RECOVERY = {
@@ -543,6 +632,8 @@ register_metric(
     test="permutation test of the labels against the fixed clustering",
     citation=GG_CITATION + ", section 4",
     entry_point=cluster_recovery,
+    grid=_recovery_grid(cluster_recovery),
+    example=_cluster_example,
     summary="Whether words labelled by gender still fall into two gendered clusters after debiasing.",
     **_RECOVERY,
 )
@@ -555,6 +646,8 @@ register_metric(
     test="exact binomial test of the held-out accuracy against the majority share",
     citation=GG_CITATION + ", section 4",
     entry_point=classifier_recovery,
+    grid=_recovery_grid(classifier_recovery),
+    example=_classifier_example,
     summary="Whether a classifier can still recover a word's gender from its debiased vector.",
     **_RECOVERY,
 )
@@ -567,6 +660,7 @@ register_metric(
     test="permutation test of the Pearson correlation (one-sided)",
     citation=GG_CITATION + ", section 4",
     entry_point=neighbour_recovery,
+    example=_neighbours_example,
     summary="Correlation of a word's original bias with the male share of its nearest neighbours.",
     **_RECOVERY,
 )
@@ -579,6 +673,8 @@ register_metric(
     test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
     citation=GG_CITATION + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
     entry_point=contextual_recovery,
+    grid=GridSupport("words", contextual_grid_cell),
+    example=_contextual_example,
     returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
     summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
     **_RECOVERY,

@@ -31,7 +31,13 @@ import numpy as np
 import pandas as pd
 
 from biaskit.core import stats as bstats
-from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
+from biaskit.core.registry import (
+    CalibrationCall,
+    CalibrationMeasure,
+    CalibrationSupport,
+    MetricValues,
+    register_metric,
+)
 from biaskit.core.results import Alternative, TestResult
 from biaskit.metrics.crows import as_scores, m_diff
 
@@ -286,6 +292,24 @@ def robustness_summary(
 
 
 # --------------------------------------------------------------------------- the registry
+def _calibration_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values: M_diff (cp) of each control pair and, in ``other``, of its paraphrase."""
+    from biaskit.metrics.controls import PARAPHRASE_TEMPLATES, pair_scores, pair_values
+
+    mv = pair_values(call, "thesis_robustness", "agreement", "cp")
+    p_male, p_female = pair_scores(call, "cp", PARAPHRASE_TEMPLATES)
+    mv.other = p_male - p_female
+    return mv
+
+
+def _example() -> TestResult:
+    """The agreement test of the toy pairs' M_diff under cp against that under sz (a stand-in for a
+    paraphrase: two readings of the same pairs)."""
+    from biaskit.metrics.toys import toy_scores
+
+    return agreement_test(m_diff(*toy_scores("cp")), m_diff(*toy_scores("sz")))
+
+
 register_metric(
     "robustness",
     label="Thesis paraphrase robustness (agreement)",
@@ -298,6 +322,7 @@ register_metric(
     section="seed 000 sections 4.3, 4.4.3",
     entry_point=agreement_test,
     summary="whether a pair's preference survives a paraphrase of both sentences",
+    example=_example,
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
@@ -305,6 +330,7 @@ register_metric(
                 label="Thesis robustness: cp preference kept under paraphrase (%)",
                 kind="agreement",
                 model_kind="masked",
+                values=_calibration_values,
             ),
         )
     ),

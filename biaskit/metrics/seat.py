@@ -51,16 +51,19 @@ import pandas as pd
 from biaskit.core.io import decode_text, read_json
 from biaskit.core.paths import data_dir, wordlists_dir
 from biaskit.core.registry import (
+    CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
     GridCall,
     GridSupport,
+    MetricValues,
     register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import TestResult
 from biaskit.embeddings.encoders import Encoded, SentenceEncoder
-from biaskit.metrics.weat import WEAT, WEATQuery
+from biaskit.metrics.weat import WEAT, WEATQuery, toy_query
 
 logger = logging.getLogger(__name__)
 
@@ -614,7 +617,61 @@ _NOT_CAUSAL = (
     "not for a causal language model (sentence encodings come from masked models or word vectors here)"
 )
 
-register_dataset_kind("sentences", "four sentence sets X, Y, A, B (a SEAT query of template sentences)")
+
+def _calibration_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values: s(sentence, male sentences, female sentences) of each bleached control
+    sentence naming a profession (:data:`biaskit.metrics.controls.SEAT_TEMPLATES`), [CLS] encodings."""
+    from biaskit.embeddings.encoders import TransformerEncoder
+    from biaskit.metrics.controls import SEAT_ATTRIBUTES, SEAT_TEMPLATES
+    from biaskit.metrics.weat import association_scores
+
+    lm = call.model
+    enc = TransformerEncoder(lm.model, lm.tokenizer, method="cls", name=str(lm.name))
+    sents = [(t, tpl.replace("{t}", t)) for t in call.targets for tpl in SEAT_TEMPLATES]
+    emb = enc.encode([s for _, s in sents]).vectors
+    a = enc.encode(list(SEAT_ATTRIBUTES["male"])).vectors
+    bb = enc.encode(list(SEAT_ATTRIBUTES["female"])).vectors
+    s = association_scores(np.asarray(emb), np.asarray(a), np.asarray(bb))
+    return MetricValues("seat", "groups", np.array([t for t, _ in sents], object), s, unit="sentence")
+
+
+def _example() -> TestResult:
+    """SEAT of the toy query's bleached sentences, averaged toy word vectors as the encoder."""
+    from biaskit.embeddings.encoders import StaticSentenceEncoder
+    from biaskit.metrics.toys import toy_vectors
+
+    return seat(
+        SEATQuery.from_words(toy_query()), StaticSentenceEncoder(toy_vectors()), WEAT(n_permutations=200)
+    )
+
+
+def load_query_dataset(path: str, *, sample: int | None = None, random_state: int = 0) -> tuple[str, Any]:
+    """A WEAT or SEAT dataset of the batch grid: :func:`load_seat` of the identifier or file (resolved from
+    the user's folder); kind ``"sentences"`` for a :class:`SEATQuery`, ``"words"`` for a
+    :class:`~biaskit.metrics.weat.WEATQuery`.  ``sample`` does not apply."""
+    from biaskit.core.paths import user_file_or_identifier
+
+    q = load_seat(user_file_or_identifier(path))
+    return ("sentences" if isinstance(q, SEATQuery) else "words"), q
+
+
+def _toy_sentences() -> SEATQuery:
+    """The toy WEAT query's words in bleached sentences (a dataset of kind ``"sentences"``)."""
+    return SEATQuery.from_words(toy_query())
+
+
+register_dataset_kind(
+    "sentences", "four sentence sets X, Y, A, B (a SEAT query of template sentences)", example=_toy_sentences
+)
+register_dataset_loader(
+    name="weat / seat",
+    kinds=("words", "sentences"),
+    claims=lambda path: True,
+    load=load_query_dataset,
+    identifiers="may2019:weat7, may2019:sent-weat7, bfh:de/WEAT/CW1, bfh:de/SEAT/CW1_context, es:seat_math_arts, "
+    "es:seat_math_arts/words, or a WEAT / SEAT file",
+    fallback=True,
+)
 register_metric(
     "seat",
     label="SEAT",
@@ -627,11 +684,16 @@ register_metric(
     section="seed 001 section 4.2",
     entry_point=seat,
     summary="WEAT on sentence encodings of bleached template sentences",
+    example=_example,
     grid=GridSupport("sentences", grid_cell, grid_methods, {"causal": _NOT_CAUSAL}),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
-                key="seat", label="SEAT, mean difference of s", kind="groups", model_kind="masked"
+                key="seat",
+                label="SEAT, mean difference of s",
+                kind="groups",
+                model_kind="masked",
+                values=_calibration_values,
             ),
         )
     ),

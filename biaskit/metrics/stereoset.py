@@ -39,7 +39,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from biaskit.core.registry import CalibrationMeasure, CalibrationSupport, register_metric
+from biaskit.core.registry import (
+    CalibrationCall,
+    CalibrationMeasure,
+    CalibrationSupport,
+    MetricValues,
+    register_metric,
+)
 from biaskit.core.results import TestResult
 from biaskit.core.stats import binomial_test, proportion_ztest
 from biaskit.data.datasets import (
@@ -598,6 +604,59 @@ def predictions_from_option_scores(
 
 
 # --------------------------------------------------------------------------- the registry
+def _ss_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values on a masked control: P(he) - P(she) at the blank of each StereoSet-style
+    control blank (:data:`biaskit.metrics.controls.BLANK_TEMPLATES`)."""
+    from biaskit.metrics.controls import BLANK_TEMPLATES
+    from biaskit.metrics.gender_templates import control_blank_values
+
+    return control_blank_values(call, "stereoset_ss", "sign", BLANK_TEMPLATES, "blank")
+
+
+def _next_word_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values on a causal control: P(he) - P(she) as the next word after the text before
+    each blank (every blank template names the profession first)."""
+    from biaskit.metrics.controls import BLANK_TEMPLATES
+    from biaskit.metrics.gender_templates import control_blank_values
+
+    return control_blank_values(call, "causal_next_word", "sign", BLANK_TEMPLATES, "blank")
+
+
+def _toy_gold() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A StereoSet gold file of four intrasentence examples and predictions for them (option scores)."""
+    data, preds = [], []
+    for i, (ster, anti, score) in enumerate(
+        (("strong", "weak", 0.6), ("brave", "shy", 0.3), ("tall", "short", 0.7), ("loud", "quiet", 0.8))
+    ):
+        data.append(
+            {
+                "id": f"ex{i}", "target": "man", "bias_type": "gender", "context": "The man is BLANK.",
+                "sentences": [
+                    {"id": f"s{i}0", "sentence": f"The man is {ster}.", "gold_label": "stereotype"},
+                    {"id": f"s{i}1", "sentence": f"The man is {anti}.", "gold_label": "anti-stereotype"},
+                    {"id": f"s{i}2", "sentence": "The man is blue.", "gold_label": "unrelated"},
+                ],
+            }
+        )  # fmt: skip
+        preds += [
+            {"id": f"s{i}0", "score": score},
+            {"id": f"s{i}1", "score": 1 - score},
+            {"id": f"s{i}2", "score": 0.05},
+        ]
+    return {"version": "toy", "data": {"intrasentence": data, "intersentence": []}}, {"intrasentence": preds}
+
+
+def _example() -> TestResult:
+    """The z test of ss against 50 % on a toy gold file of four examples."""
+    gold, predictions = _toy_gold()
+    return ss_proportion_test(predictions, gold)
+
+
+def _comp_example() -> TestResult:
+    """The thesis's E^Comp proportion test on six toy probability pairs."""
+    return comp_baseline_test([0.4, 0.3, 0.2, 0.5, 0.1, 0.35], [0.2, 0.35, 0.1, 0.3, 0.05, 0.3])
+
+
 register_metric(
     "stereoset",
     label="StereoSet intrasentence (ss, lms, icat)",
@@ -610,18 +669,24 @@ register_metric(
     section="seed 000 section 4.1.5",
     entry_point=ss_proportion_test,
     summary="stereotype score: % of blanks where the model prefers the stereotypical word",
+    example=_example,
     returns="TestResult (z test of the micro ss against 50 %, the thesis's lms in details); "
     "stereoset_scores gives the official dict of ss, lms, icat per domain",
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
-                key="stereoset_ss", label="StereoSet-style blanks, ss (%)", kind="sign", model_kind="masked"
+                key="stereoset_ss",
+                label="StereoSet-style blanks, ss (%)",
+                kind="sign",
+                model_kind="masked",
+                values=_ss_values,
             ),
             CalibrationMeasure(
                 key="causal_next_word",
                 label="StereoSet-style blanks, causal next word (%)",
                 kind="sign",
                 model_kind="causal",
+                values=_next_word_values,
             ),
         )
     ),
@@ -638,4 +703,5 @@ register_metric(
     section="seed 000 section 4.1.5",
     entry_point=comp_baseline_test,
     summary="the thesis's comparison baseline of StereoSet blanks",
+    example=_comp_example,
 )

@@ -90,9 +90,12 @@ from biaskit.core.permutation import (
     sample_partitions,
 )
 from biaskit.core.registry import (
+    CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
     GridSupport,
+    MetricValues,
+    Option,
     register_dataset_kind,
     register_metric,
 )
@@ -120,6 +123,7 @@ __all__ = [
     "one_word_effect_size",
     "permutation_pvalue",
     "run_permutation",
+    "toy_query",
     "unit_word_rows",
     "weat",
     "weat_effect_size",
@@ -670,7 +674,40 @@ def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...
     return tuple(options["methods"]) if model_kind == "mlm" else ("vectors",)
 
 
-register_dataset_kind("words", "four word sets X, Y, A, B (a WEAT query: targets and attributes)")
+def _calibration_values(call: CalibrationCall) -> MetricValues:
+    """The calibration's values on word vectors: s(w, male words, female words) of each profession
+    (:data:`biaskit.metrics.controls.MALE_WORDS`, :data:`~biaskit.metrics.controls.FEMALE_WORDS`; words
+    without a vector left out)."""
+    from biaskit.metrics.controls import FEMALE_WORDS, MALE_WORDS
+
+    vectors = call.model
+    targets = [t for t in call.targets if t in vectors.key_to_index]
+    W = np.stack([vectors[t] for t in targets])
+    A = np.stack([vectors[w] for w in MALE_WORDS if w in vectors.key_to_index])
+    B = np.stack([vectors[w] for w in FEMALE_WORDS if w in vectors.key_to_index])
+    return MetricValues(
+        "weat", "groups", np.array(targets, object), association_scores(W, A, B), unit="profession"
+    )
+
+
+def toy_query() -> WEATQuery:
+    """The WEAT query of the toy words of :mod:`biaskit.metrics.toys`: X = maths words, Y = arts words,
+    A = male words, B = female words (planted in :func:`~biaskit.metrics.toys.toy_vectors`)."""
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y
+
+    return WEATQuery.from_lists(TOY_X, TOY_Y, TOY_MALE, TOY_FEMALE, names=("maths", "arts", "male", "female"))
+
+
+def _example() -> TestResult:
+    """WEAT on the toy query and the toy vectors (:mod:`biaskit.metrics.toys`), 924 partitions enumerated."""
+    from biaskit.metrics.toys import toy_vectors
+
+    return WEAT(n_permutations=200).run_query(toy_query(), toy_vectors())
+
+
+register_dataset_kind(
+    "words", "four word sets X, Y, A, B (a WEAT query: targets and attributes)", example=toy_query
+)
 register_metric(
     "weat",
     label="WEAT",
@@ -683,6 +720,7 @@ register_metric(
     section="seed 000 sections 3.4.2, 3.5.3",
     entry_point=WEAT,
     summary="association of two target word sets with two attribute word sets",
+    example=_example,
     # the cell runner lives with SEAT (the same test through a sentence encoder), which imports WEAT
     grid=GridSupport(
         "words",
@@ -691,11 +729,23 @@ register_metric(
         {
             "causal": "not for a causal language model (sentence encodings come from masked models or word vectors here)"
         },
+        options=(
+            Option(
+                "alternative",
+                "greater",
+                "alternative of WEAT's permutation test",
+                choices=("greater", "less", "two-sided"),
+            ),
+        ),
     ),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
-                key="weat", label="WEAT (word2vec), mean difference of s", kind="groups", model_kind="static"
+                key="weat",
+                label="WEAT (word2vec), mean difference of s",
+                kind="groups",
+                model_kind="static",
+                values=_calibration_values,
             ),
         )
     ),

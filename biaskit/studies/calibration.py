@@ -83,13 +83,10 @@ from biaskit.studies.calibration_stats import (
 )
 from biaskit.studies.calibration_values import (
     BLANK_TEMPLATES,
-    CAUSAL_LM_METRICS,
     FEMALE_WORDS,
     IBS_GENDER_WORDS,
-    LM_METRICS,
     LPBS_TEMPLATES,
     MALE_WORDS,
-    METRIC_LABELS,
     NO_EFFECT,
     PAIR_TEMPLATES,
     PARAPHRASE_TEMPLATES,
@@ -98,14 +95,15 @@ from biaskit.studies.calibration_values import (
     SEAT_ATTRIBUTES,
     SEAT_TEMPLATES,
     SLD_TEMPLATES,
-    STATIC_METRICS,
     TBE_TEMPLATES,
     calibration_measures,
     causal_language_model_values,
     control_blanks,
     control_pairs,
+    fill_template,
     indirect_name_values,
     language_model_values,
+    measure_values,
     pair_template_order,
     pmi_values,
     static_values,
@@ -119,14 +117,11 @@ __all__ = [
     "run_calibration",
     # defined in the modules above, re-exported here for their users (notebooks, tests, docs, the studies)
     "BLANK_TEMPLATES",
-    "CAUSAL_LM_METRICS",
     "FEMALE_WORDS",
     "IBS_GENDER_WORDS",
     "ITEM_KINDS",
-    "LM_METRICS",
     "LPBS_TEMPLATES",
     "MALE_WORDS",
-    "METRIC_LABELS",
     "NO_EFFECT",
     "PAIR_TEMPLATES",
     "PARAPHRASE_TEMPLATES",
@@ -135,7 +130,6 @@ __all__ = [
     "SEAT_ATTRIBUTES",
     "SEAT_TEMPLATES",
     "SLD_TEMPLATES",
-    "STATIC_METRICS",
     "TBE_TEMPLATES",
     "Evaluation",
     "MetricValues",
@@ -143,6 +137,7 @@ __all__ = [
     "causal_language_model_values",
     "control_blanks",
     "control_pairs",
+    "fill_template",
     "effect_trend",
     "effects_by_item_group",
     "effects_by_planted_direction",
@@ -154,12 +149,23 @@ __all__ = [
     "ks_statistics",
     "label_permutation_pvalue",
     "language_model_values",
+    "measure_values",
     "pair_template_order",
     "pmi_values",
     "power_curve",
     "sample_size_for_power",
     "static_values",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``LM_METRICS``, ``CAUSAL_LM_METRICS``, ``STATIC_METRICS`` and ``METRIC_LABELS``, read from the registry
+    when used (:mod:`biaskit.studies.calibration_values`)."""
+    from biaskit.studies import calibration_values
+
+    if name in ("LM_METRICS", "CAUSAL_LM_METRICS", "STATIC_METRICS", "METRIC_LABELS"):
+        return getattr(calibration_values, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -318,7 +324,9 @@ def run_calibration(
 
     The measures are the registry's (:func:`~biaskit.studies.calibration_values.calibration_measures`): ``lm_metrics`` / ``causal_metrics``
     choose among those of the masked / causal controls (default: all of them); every static measure
-    runs on ``vectors``.  A measure registered with its own ``values`` callable is computed by it.
+    runs on ``vectors``.  Each is computed by its metric's hook ``values(call)``
+    (:func:`~biaskit.studies.calibration_values.measure_values`: one
+    :class:`~biaskit.core.registry.CalibrationCall` per control model, whose score cache the measures share).
     """
     targets = list(directions)
     causal_lms = causal_lms or {}
@@ -331,40 +339,19 @@ def run_calibration(
     values: dict[float, dict[str, MetricValues]] = {}
     for s in sorted(set(lms) | set(vectors) | set(causal_lms)):
         v: dict[str, MetricValues] = {}
-        if s in lms:
-            builtin = [m for m in chosen["masked"] if measures[m].values is None]
-            if builtin:
-                v.update(language_model_values(lms[s], targets, metrics=builtin, progress=progress))
-        if s in causal_lms:
-            builtin = [m for m in chosen["causal"] if measures[m].values is None]
-            if builtin:
-                v.update(
-                    causal_language_model_values(causal_lms[s], targets, metrics=builtin, progress=progress)
-                )
-        if s in vectors:
-            v.update(static_values(vectors[s], None if corpora is None else corpora.get(s), targets))
         for kind, model in (
             ("masked", lms.get(s)),
             ("causal", causal_lms.get(s)),
             ("static", vectors.get(s)),
         ):
-            if model is None:
+            if model is None or not chosen[kind]:
                 continue
-            for m in chosen[kind]:
-                cm = measures[m]
-                if cm.values is None:
-                    continue
-                if kind == "static":
-                    corpus = None if corpora is None else corpora.get(s)
-                    v[m] = cm.values(model, corpus, targets, progress=progress)
-                else:
-                    v[m] = cm.values(model, targets, progress=progress)
-        for m, mv in v.items():
-            if m in measures and mv.kind != measures[m].kind:
-                raise ValueError(
-                    f"calibration measure {m!r}: its values are of kind {mv.kind!r}, "
-                    f"but the registry declares {measures[m].kind!r}"
+            corpus = None if corpora is None or kind != "static" else corpora.get(s)
+            v.update(
+                measure_values(
+                    model, kind, targets, metrics=chosen[kind], corpus=corpus, progress=progress, skew=s
                 )
+            )
         values[s] = v
     by_metric: dict[str, dict[float, MetricValues]] = {}  # the same values, metric -> skew
     for s, v in values.items():

@@ -2,8 +2,9 @@ r"""Batches of bias experiments: models x datasets x metrics from a small YAML f
 
 The BIAS Detection Framework (seed 001, Puttick et al. 2024, section 3 and Figure 1) lets a
 user pick models, datasets and metrics, runs every combination, and leaves "a logfile,
-pre-formatted LaTeX tables and a graphical visualization".  This module does the same for
-biaskit's metrics:
+pre-formatted LaTeX tables and a graphical visualization".  This module does the same for every
+metric of the registry with grid support (:mod:`biaskit.core.registry`; ``python -m biaskit metrics
+--all-columns`` lists them with the dataset kinds they read and their options), among them:
 
 * ``weat``  -- WEAT (Caliskan et al. 2017) on bare words: on static vectors directly
   (:class:`biaskit.metrics.weat.WEAT`), or through a BERT-family encoder (``[CLS] w [SEP]``)
@@ -12,7 +13,12 @@ biaskit's metrics:
   static (mean word vector) or contextual (``cls``, ``target_first``, ``target_pooled``);
 * ``lpbs``  -- the log probability bias score (Kurita et al. 2019; :mod:`biaskit.metrics.lpbs`);
 * ``crows`` -- the CrowS-Pairs score B_CrowS overall and per bias type (Nangia et al. 2020;
-  :func:`biaskit.lm.score_pairs` + :func:`biaskit.metrics.crows.crows_score`).
+  :func:`biaskit.lm.score_pairs` + :func:`biaskit.metrics.crows.crows_score`), and each PLL reading
+  (``cp``, ``sz``, ``aul``, ``ll``, ``shared``) as a metric of its own;
+* WEFE's family (``wefat``, ``rnd``, ``rnsb``, ``ect``, ``mac``, ``ripa``), ``direct_bias``,
+  ``bolukbasi_indirect``, ``dicobi``, ``same``, ``domain_gain`` and the recovery tests on word datasets;
+  the thesis's KS test and KL score and Barza's sentence pairs on CrowS-Pairs datasets;
+* the metrics of installed plug-in packages (entry-point group ``biaskit.metrics``).
 
 A configuration (YAML or a dict)::
 
@@ -30,10 +36,13 @@ A configuration (YAML or a dict)::
     metrics: [weat, seat, lpbs, crows]
     options: {n_permutations: 10000, methods: [cls, target_first, target_pooled]}
 
-Every compatible (model, dataset, metric[, pooling]) cell is run: ``weat`` needs a word
-dataset, ``seat`` a sentence dataset, ``lpbs`` an LPBS dataset, ``crows`` a CrowS-Pairs
-dataset, and ``lpbs`` / ``crows`` a masked language model; other combinations are not cells
-(they are listed in the log).  **A failing cell** (a model path that does not exist, a set
+Every compatible (model, dataset, metric[, pooling]) cell is run: a metric reads the dataset kinds it
+declares (``weat`` a word dataset, ``seat`` a sentence dataset, ``lpbs`` an LPBS dataset, ``crows`` a
+CrowS-Pairs dataset, each loaded by the loader registered for it) and the model kinds it declares
+(``lpbs`` a masked language model, ...); other combinations are not cells (they are listed in the log).
+``options`` holds the grid's own options (``n_permutations``, ``methods``, ...) and each metric's own,
+``<metric>_<name>`` (``weat_alternative``, ``crows_metric``, ...); an unknown option, or a value outside
+an option's choices, is refused with the allowed ones.  **A failing cell** (a model path that does not exist, a set
 without any word in the vocabulary ...) becomes a row with ``status="error"`` and the message,
 logged with its traceback, while the other cells run on.  Outputs, per experiment, in
 ``output_dir``: ``<name>.log``, ``<name>.csv`` (tidy, one row per result),
@@ -298,11 +307,13 @@ def _run_one(grid: _GridData, cell: Cell, models: ModelCache, reported: set[str]
             r["metric"],
             r["method"],
             f", {r['bias_type']}" if r["bias_type"] else "",
-            f"d={r['effect_size']:.3f} p={r['p_value']:.4g}"
-            if r["status"] == "ok" and r["metric"] != "crows"
+            f"ERROR {r['error']}"
+            if r["status"] != "ok"
             else f"B_CrowS={r['score']:.1f}% p={r['p_value']:.4g}"
-            if r["status"] == "ok"
-            else f"ERROR {r['error']}",
+            if np.isfinite(r["score"])
+            else f"d={r['effect_size']:.3f} p={r['p_value']:.4g}"
+            if np.isfinite(r["effect_size"])
+            else f"statistic={r['statistic']:.4g} p={r['p_value']:.4g}",
         )
     return new
 

@@ -8,11 +8,13 @@ one cell (:func:`run_cell`).
 
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 import logging
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ import pandas as pd
 
 import biaskit.metrics  # noqa: F401  (registers every metric)
 from biaskit.core.paths import resolve_user_path
-from biaskit.core.registry import REGISTRY, GridCall, GridSupport
+from biaskit.core.registry import REGISTRY, GridCall, GridSupport, Option, dataset_loaders
 
 # the grid's one logger: every line of a batch run's log names ``biaskit.studies.grid``, whichever part wrote it
 logger = logging.getLogger("biaskit.studies.grid")
@@ -67,27 +69,50 @@ def _metric_problem(bad: list[str]) -> str:
     return "; ".join(parts) + f"; the metrics with grid support are {list(grid_metrics())}"
 
 
-_DEFAULT_OPTIONS: dict[str, Any] = {
-    "n_permutations": 10_000,
-    "exact_threshold": 100_000,
-    "random_state": 0,
-    "ddof": 1,
-    "alpha": 0.05,
-    "methods": ["cls", "target_first", "target_pooled"],
-    "layer": -1,
-    "batch_size": 32,
-    "device": "auto",
-    "weat_alternative": "greater",
-    "lpbs_alternative": "two-sided",
-    "lpbs_multi_token": "masks",
-    "lpbs_prior_attribute_masks": "one",
-    "lpbs_groups": None,
-    "crows_metric": "cp",
-    "crows_causal_metric": "ll",
-    "crows_unk": "skip",
-    "crows_cache": True,
-    "oov_policy": "drop",
-}
+#: the grid's own options, which every metric may read; each metric declares its own options in its
+#: grid support (``<metric>_<name>``: ``weat_alternative``, ``crows_metric``, ..., :func:`grid_options`)
+GRID_OPTIONS: tuple[Option, ...] = (
+    Option("n_permutations", 10_000, "permutations of a sampled permutation test", types=(int,)),
+    Option(
+        "exact_threshold", 100_000, "largest number of partitions a permutation test enumerates", types=(int,)
+    ),
+    Option("random_state", 0, "seed of the sampled tests and of the CrowS-Pairs samples", types=(int,)),
+    Option("ddof", 1, "degrees of freedom of the SD in an effect size (1: Caliskan et al.)", types=(int,)),
+    Option("alpha", 0.05, "significance level of the 'significant' column", types=(float, int)),
+    Option(
+        "methods", ["cls", "target_first", "target_pooled"], "pooling methods of a masked model's encodings"
+    ),
+    Option("layer", -1, "hidden layer of a language model's encodings", types=(int,)),
+    Option("batch_size", 32, "sentences per forward pass of a language model", types=(int,)),
+    Option("device", "auto", "device of the language models (auto, cpu, cuda, ...)", types=(str,)),
+    Option(
+        "oov_policy", "drop", "words without a vector: drop them (logged) or raise", choices=("drop", "raise")
+    ),
+)
+
+
+def grid_options(metrics: Sequence[str] | None = None) -> dict[str, Option]:
+    """The options a grid configuration takes, key -> :class:`~biaskit.core.registry.Option`: the grid's own
+    (:data:`GRID_OPTIONS`), then every metric's (``<metric>_<name>``, in registry order), or those of
+    ``metrics`` only."""
+    out = {o.name: o for o in GRID_OPTIONS}
+    for m in REGISTRY.with_grid():
+        if metrics is not None and m.name not in metrics:
+            continue
+        for key, option in m.grid_option_keys().items():
+            if key in out:
+                raise ValueError(
+                    f"metric {m.name!r}: its grid option {key!r} is one of the grid's own; rename it"
+                )
+            out[key] = option
+    return out
+
+
+def default_options(metrics: Sequence[str] | None = None) -> dict[str, Any]:
+    """Every option of :func:`grid_options` with its default value."""
+    return {k: copy.deepcopy(o.default) for k, o in grid_options(metrics).items()}
+
+
 #: Columns of the tidy result table, in order.  ``method``: pooling (``vectors`` = WEAT on static
 #: vectors, ``mean`` = SEAT on static vectors, ``cls`` / ``target_first`` / ``target_pooled``), ``-``
 #: for LPBS, the PLL metric for CrowS; ``bias_type``: CrowS only (``all`` or one type); ``n``: stimuli
@@ -147,8 +172,9 @@ class ModelSpec:
     extra: Mapping[str, Any] = field(default_factory=dict)
     language: str | None = None
 
-    @property
+    @functools.cached_property
     def resolved_kind(self) -> str:
+        """``kind``, or the kind read from ``path`` (once per model: the grid asks for it for every cell)."""
         if self.kind is not None:
             return self.kind
         from biaskit.embeddings.vectors import REFERENCE_VECTORS
@@ -193,7 +219,10 @@ class ExperimentConfig:
     output_dir: Path | None = None
 
     def option(self, key: str) -> Any:
-        return self.options.get(key, _DEFAULT_OPTIONS.get(key))
+        """The value of option ``key`` (:func:`load_config` fills every default in once)."""
+        if key in self.options:
+            return self.options[key]
+        return default_options().get(key)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -215,7 +244,7 @@ class ExperimentConfig:
                 for d in self.datasets
             ],
             "metrics": list(self.metrics),
-            "options": {**_DEFAULT_OPTIONS, **dict(self.options)},
+            "options": {**default_options(self.metrics), **dict(self.options)},
         }
 
 
@@ -296,18 +325,9 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
     bad = [m for m in metrics if m not in grid_metrics()]
     if bad:
         raise ValueError(_metric_problem(bad))
-    options = dict(raw.get("options") or {})
-    unknown_opts = sorted(set(options) - set(_DEFAULT_OPTIONS))
-    if unknown_opts:
-        raise ValueError(f"unknown option(s) {unknown_opts}; allowed: {sorted(_DEFAULT_OPTIONS)}")
+    options = _checked_options(dict(raw.get("options") or {}), metrics)
     from biaskit.embeddings.encoders import POOLING_METHODS
 
-    methods = options.get("methods", _DEFAULT_OPTIONS["methods"])
-    if isinstance(methods, str):
-        methods = [methods]
-    if any(m not in POOLING_METHODS for m in methods):
-        raise ValueError(f"options.methods must be taken from {POOLING_METHODS}, got {methods}")
-    options["methods"] = list(methods)
     models = []
     for d in _entries(raw.get("models"), "models"):
         name, path = str(d.pop("name")), str(d.pop("path"))
@@ -339,96 +359,59 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
     return ExperimentConfig(name, tuple(models), tuple(datasets), metrics, options, out_dir)
 
 
+def _checked_options(given: dict[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
+    """The options of a configuration, every default filled in once: those ``given`` (each known to
+    :func:`grid_options` and allowed by its :meth:`~biaskit.core.registry.Option.check`), then the defaults
+    of the grid's own options and of the options of ``metrics``."""
+    from biaskit.embeddings.encoders import POOLING_METHODS
+
+    known = grid_options()
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {unknown}; allowed: {sorted(known)} (a metric's own option is <metric>_<name>; "
+            "`python -m biaskit metrics --all-columns` lists them with their defaults)"
+        )
+    for key, value in given.items():
+        if key != "methods":
+            known[key].check(value, key)
+    methods = given.get("methods", known["methods"].default)
+    if isinstance(methods, str):
+        methods = [methods]
+    if any(m not in POOLING_METHODS for m in methods):
+        raise ValueError(f"options.methods must be taken from {POOLING_METHODS}, got {methods}")
+    return {**default_options(metrics), **given, "methods": list(methods)}
+
+
 # =============================================================================================
 # datasets
 # =============================================================================================
-def _guess_kind(path: str) -> str:
-    p = path.lower()
-    if p.startswith("crows:") or "crows" in Path(p).name:
-        return "crows"
-    if "/lpbs/" in p or p.startswith("lpbs:") or p.endswith("/lpbs"):
-        return "lpbs"
-    if p.startswith("may2019:weat") or "/weat/" in p or p.endswith("/words") or p.endswith(".txt"):
-        return "words"
-    return "sentences"
-
-
 def load_dataset(spec: str | DatasetSpec, *, random_state: int = 0) -> tuple[str, Any]:
     """Load a dataset; return ``(kind, data)``.
 
-    Identifiers: ``may2019:sent-weat7`` / ``bfh:de/SEAT/CW1_context`` / ``es:seat_math_arts``
-    (SEAT sentences -> :class:`~biaskit.metrics.seat.SEATQuery`), ``may2019:weat7`` /
-    ``bfh:de/WEAT/CW1`` / ``es:seat_math_arts/words`` (words -> ``WEATQuery``),
-    ``bfh:en/LPBS/LPBS_7``, ``es:seat_math_arts/lpbs`` (-> :class:`~biaskit.metrics.lpbs.LPBSQuery`), ``crows:en``,
-    ``crows:es`` (``crows:es-paraphrased``, ``crows:es-random``) -> a DataFrame with
-    ``sent_more, sent_less, bias_type``; or a file path.  ``DatasetSpec.sample`` draws a
-    random sample of CrowS pairs.
+    The registered dataset loaders (:func:`biaskit.core.registry.dataset_loaders`, declared by the metric
+    modules; ``python -m biaskit metrics --all-columns`` shows which kinds each metric reads) are asked in
+    turn; the first that claims the identifier or file path loads it: ``may2019:sent-weat7`` /
+    ``bfh:de/SEAT/CW1_context`` / ``es:seat_math_arts`` (SEAT sentences, kind ``"sentences"``),
+    ``may2019:weat7`` / ``bfh:de/WEAT/CW1`` / ``es:seat_math_arts/words`` (words, kind ``"words"``),
+    ``bfh:en/LPBS/LPBS_7``, ``es:seat_math_arts/lpbs`` (kind ``"lpbs"``), ``crows:en``, ``crows:es``
+    (``crows:es-paraphrased``, ``crows:es-random``; kind ``"crows"``), or a file path.
+    ``DatasetSpec.sample`` draws a random sample of CrowS pairs.
     """
     ds = spec if isinstance(spec, DatasetSpec) else DatasetSpec(str(spec), str(spec))
-    path = ds.path
-    kind = _guess_kind(path)
-    if kind == "crows":
-        return "crows", _load_crows(path, ds.sample, random_state)
-    if kind == "lpbs":
-        from biaskit.metrics.lpbs import load_lpbs
-
-        return "lpbs", load_lpbs(_user_file(path[5:] if path.startswith("lpbs:") else path))
-    from biaskit.metrics.seat import SEATQuery, load_seat
-
-    q = load_seat(_user_file(path))
-    return ("sentences" if isinstance(q, SEATQuery) else "words"), q
-
-
-def _user_file(path: str) -> str:
-    """A dataset given as a file path, resolved from the folder the user started in
-    (:func:`biaskit.core.paths.resolve_user_path`); an identifier (``may2019:weat7``, ``bfh:de/SEAT/CW1``,
-    ``es:...``: a ``source:`` prefix and no such file) stays as it is."""
-    if ":" in path and not resolve_user_path(path).exists():
-        return path
-    return str(resolve_user_path(path))
+    for loader in dataset_loaders():
+        if loader.fallback or loader.claims(ds.path):
+            kind, data = loader.load(ds.path, sample=ds.sample, random_state=random_state)
+            if kind not in loader.kinds:
+                raise ValueError(
+                    f"dataset loader {loader.name!r} gave kind {kind!r}, not one of {loader.kinds}"
+                )
+            return kind, data
+    raise ValueError(f"no dataset loader takes {ds.path!r}")  # pragma: no cover - the fallback takes all
 
 
 def dataset_path(cfg: ExperimentConfig, name: str) -> str:
     return next((d.path for d in cfg.datasets if d.name == name), name)
-
-
-def _load_crows(path: str, sample: int | None, random_state: int) -> pd.DataFrame:
-    from biaskit.data import datasets as bds
-
-    which = path.split(":", 1)[1] if path.lower().startswith("crows:") else path
-    if which == "en":
-        df, lang = bds.load_crows_pairs_en(), "en"
-    elif which in ("es", "es-original", "es-paraphrased", "es-random"):
-        variant = {"es": "original", "es-original": "original"}.get(which, which[3:])
-        df, lang = bds.load_crows_pairs_es(variant), "es"  # type: ignore[arg-type]
-    elif resolve_user_path(which).exists():
-        df, lang = pd.read_csv(resolve_user_path(which)), "?"
-        missing = [c for c in ("sent_more", "sent_less") if c not in df]
-        if missing:
-            raise ValueError(
-                f"{which}: a CrowS-Pairs file needs columns sent_more, sent_less (missing {missing})"
-            )
-    else:
-        raise ValueError(
-            f"unknown CrowS-Pairs dataset {path!r}; use crows:en, crows:es, crows:es-paraphrased, crows:es-random or a CSV path"
-        )
-    if "encoding_ok" in df:
-        bad = int((~df["encoding_ok"].astype(bool)).sum())
-        if bad:
-            logger.warning("%s: %d pair(s) with unrepairable encoding left out", path, bad)
-            df = df[df["encoding_ok"].astype(bool)]
-    if "bias_type" not in df:
-        df = df.assign(bias_type="(none)")
-    n_unl = int(df["bias_type"].isna().sum())
-    if n_unl:
-        logger.info("%s: %d pair(s) without a bias type are grouped as '(unlabelled)'", path, n_unl)
-        df = df.assign(bias_type=df["bias_type"].fillna("(unlabelled)"))
-    if sample is not None and sample < len(df):
-        df = df.sample(n=sample, random_state=random_state).sort_index()
-        logger.info("%s: random sample of %d pairs (random_state=%d)", path, sample, random_state)
-    df = df.reset_index(drop=True)
-    df.attrs["language"] = lang
-    return df
 
 
 # =============================================================================================
@@ -518,6 +501,7 @@ class Cell:
     dataset: DatasetSpec
     metric: str
     method: str
+    dataset_kind: str = ""
 
 
 def base_row(cfg: ExperimentConfig, cell: Cell, language: str = "") -> dict[str, Any]:
@@ -561,13 +545,16 @@ def run_cell(
         method=cell.method,
         options=_options(cfg, cell.model),
         language=lang,
+        metric=cell.metric,
+        dataset_kind=cell.dataset_kind,
     )
     return [{**row, **r} for r in _grid_of(cell.metric).runner()(call)]
 
 
 def _options(cfg: ExperimentConfig, model: ModelSpec) -> dict[str, Any]:
-    """Every grid option with its default filled in; a model's own ``methods`` replace the grid's."""
-    out = {k: cfg.option(k) for k in _DEFAULT_OPTIONS}
+    """The configuration's options (every default filled in by :func:`load_config`); a model's own
+    ``methods`` replace the grid's."""
+    out = {**default_options(), **dict(cfg.options)}
     if model.methods:
         out["methods"] = list(model.methods)
     return out
@@ -597,7 +584,7 @@ def grid_cells(
     langs = langs or {}
     for m in cfg.models:
         mk = m.resolved_kind
-        methods = list(m.methods or cfg.option("methods"))
+        options = _options(cfg, m)
         for d in cfg.datasets:
             dk = kinds[d.name]
             dl = langs.get(d.name, "")
@@ -613,8 +600,7 @@ def grid_cells(
                     why = grid.not_for.get(mk) or f"{metric} reads {', '.join(reads)} models, not {mk}"
                     skipped.append(f"{m.name} x {d.name} x {metric}: {why}")
                     continue
-                options = {**{k: cfg.option(k) for k in _DEFAULT_OPTIONS}, "methods": methods}
-                cells += [Cell(m, d, metric, meth) for meth in grid.cell_methods(mk, options)]
+                cells += [Cell(m, d, metric, meth, dk) for meth in grid.cell_methods(mk, options)]
     for d in cfg.datasets:
         if not any(kinds[d.name] in _grid_of(mt).dataset_kinds for mt in cfg.metrics):
             skipped.append(

@@ -29,6 +29,10 @@ logger = logging.getLogger("biaskit.studies.grid")
 # =============================================================================================
 # reporting
 # =============================================================================================
+#: the metrics whose table cell is their effect size d (the others show their statistic when they give no d)
+_WITH_EFFECT_SIZE = ("weat", "seat", "lpbs")
+
+
 def _test_label(df: pd.DataFrame) -> pd.Series:
     lab = df["dataset"].astype(str) + " | " + df["metric"].str.upper() + " | " + df["method"].astype(str)
     bt = df["bias_type"].fillna("").astype(str)
@@ -40,8 +44,9 @@ def summary_table(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Wide table (tests x models) of formatted cells, and a same-shaped boolean significance mask.
 
-    A cell reads ``"d (p)"`` for WEAT/SEAT/LPBS (``d`` = effect size), ``"B% (p)"`` for CrowS
-    (``B`` = B_CrowS in percent), ``"error"`` for a failed cell and ``""`` where the model was
+    A cell reads ``"d (p)"`` for WEAT/SEAT/LPBS (``d`` = effect size, or the statistic of a metric
+    without one), ``"B% (p)"`` for a metric with a score (CrowS-Pairs and its PLL readings: ``B`` =
+    B_CrowS in percent), ``"error"`` for a failed cell and ``""`` where the model was
     not run on that test.  p-values read as :func:`biaskit.core.results.format_p_value` writes them
     (``"0.023"``, ``"< 0.001"``; never e-notation).
     """
@@ -57,9 +62,13 @@ def summary_table(
             return "error"
         p = r["p_value"]
         ptxt = "" if not np.isfinite(p) else f" ({format_p_value(float(p), digits=max(3, digits + 1))})"
-        if r["metric"] == "crows":
+        if np.isfinite(r["score"]):
             return f"{r['score']:.1f}%{ptxt}"
-        v = r["effect_size"]
+        v = (
+            r["effect_size"]
+            if r["metric"] in _WITH_EFFECT_SIZE or np.isfinite(r["effect_size"])
+            else r["statistic"]
+        )
         return ("n/a" if not np.isfinite(v) else f"{v:.{digits}f}") + ptxt
 
     df["cell"] = df.apply(fmt, axis=1)
@@ -160,7 +169,7 @@ def plot_results(results: pd.DataFrame, *, alpha: float = 0.05, title: str = "")
 
     figs: dict[str, Any] = {}
     ok = results[results["status"] == "ok"]
-    eff = ok[ok["metric"] != "crows"]
+    eff = ok[ok["score"].isna()]  # CrowS-Pairs and its readings give a score, drawn below
     if not eff.empty:  # one panel per model; one row per test (dataset | metric), one bar per pooling method
         eff = eff.assign(test=eff["dataset"].astype(str) + " | " + eff["metric"].str.upper())
         models = list(dict.fromkeys(eff["model"]))
@@ -209,9 +218,12 @@ def plot_results(results: pd.DataFrame, *, alpha: float = 0.05, title: str = "")
         )
         fig.tight_layout(rect=(0, 0.8 / height, 1, 1))
         figs["effect_sizes"] = fig
-    cr = ok[(ok["metric"] == "crows") & (ok["bias_type"] != "all") & ok["score"].notna()]
-    if not cr.empty:  # one row per data set and bias type, one bar per model that ran on it
-        cr = cr.assign(test=cr["dataset"] + " | " + cr["bias_type"]).drop_duplicates(["test", "model"])
+    cr = ok[(ok["bias_type"] != "all") & ok["score"].notna()]
+    if not cr.empty:  # one row per data set (and reading) and bias type, one bar per model that ran on it
+        reading = np.where(cr["metric"] == "crows", "", " | " + cr["metric"].astype(str))
+        cr = cr.assign(test=cr["dataset"] + reading + " | " + cr["bias_type"]).drop_duplicates(
+            ["test", "model"]
+        )
         tests = sorted(set(cr["test"]))
         cr_models = list(dict.fromkeys(cr["model"]))
         colours = {m: plt.cm.tab10(k % 10) for k, m in enumerate(cr_models)}

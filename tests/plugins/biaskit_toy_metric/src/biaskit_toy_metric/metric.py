@@ -63,10 +63,9 @@ def gap_values(call: CalibrationCall) -> MetricValues:
 
 def example() -> TestResult:
     """The metric on biaskit's toy word vectors."""
-    from biaskit.metrics.toys import toy_query, toy_vectors
+    from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
 
-    q = toy_query()
-    return mean_cosine_gap(q.X, q.Y, q.A, q.B, toy_vectors(), n_permutations=200)
+    return mean_cosine_gap(TOY_X, TOY_Y, TOY_MALE, TOY_FEMALE, toy_vectors(), n_permutations=200)
 
 
 @metric(
