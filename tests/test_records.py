@@ -328,7 +328,10 @@ PROSE_REFERENCE = re.compile(
 #: code, formulas, links and pictures: ```...```, `...`, $...$, <tag>, (target) of a link, URLs and file paths
 PROSE_CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$|<[a-zA-Z/!][^>\n]*>|\]\([^)\s]*\)|https?://\S+|\b[\w.-]+(?:/[\w.*-]+)+", re.S)
 #: versions and addresses (0.1.3, Python 3.9, 127.0.0.1) and a citation's volume:pages (13:2943–2956)
-PROSE_VERSION = re.compile(r"\b\d+(?:\.\d+){2,}\b|\b(?:Python|version|v)\s?\d+(?:\.\d+)+|\b\d+:\d+(?:[–-]\d+)?\b")
+PROSE_VERSION = re.compile(
+    r"\b\d+(?:\.\d+){2,}\b|\b(?:Python|version|v)(?:\s+(?:below|above|from|to))?\s?[<>=]*\s?\d+(?:\.\d+)+"
+    r"|\b\d+:\d+(?:[–-]\d+)?\b"
+)
 #: statistical conventions, not measurements: "95 % interval", "at the 5 % level", "80 % power", "α = 0.05"
 PROSE_CONVENTION = re.compile(
     r"\b\d+(?:\.\d+)?\s?%\s(?:confidence\s|bootstrap\s|credible\s)?(?:intervals?|CIs?)\b|\b95\s?%\s?CI\b"
@@ -361,9 +364,9 @@ def prose_numbers(text: str) -> list[tuple[str, float, bool, bool]]:
     [('14,000', False, True), ('41', True, False), ('48 %', True, False)]
     """
     text = PROSE_CODE.sub(" ", text)
+    text = PROSE_REFERENCE.sub(lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text))
     text = PROSE_VERSION.sub(" ", text)
     text = PROSE_CONVENTION.sub(" ", text)
-    text = PROSE_REFERENCE.sub(lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text))
     text = re.sub(r"(?m)^(\s*(?:#+\s*[\w.′]*|\d+\.(?=\s)|[-*+](?=\s)))", lambda m: re.sub(r"\w", " ", m.group(1)), text)
     out = []
     for m in NUMBER.finditer(text):
