@@ -101,6 +101,7 @@ def test_head_log_probs_in_slices_with_shared_rows_equals_one_log_softmax(monkey
 
 
 # --------------------------------------------------------------------------------------- budgets agree
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["cp", "sz", "aul"])
 def test_masked_scores_do_not_depend_on_the_token_budget(mlm, pairs, metric):
     runs = [
@@ -246,6 +247,7 @@ def test_fused_activations_swap_and_restore(clm):
 
 
 # --------------------------------------------------------------------------------------- resume
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "metric", "patch"),
     [("mlm", "cp", (lm_masked, "masked_log_probs")), ("clm", "ll", (lm_causal, "causal_log_probs"))],

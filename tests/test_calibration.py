@@ -194,6 +194,7 @@ def plan():
 BUILTIN_STATIC = tuple(cm.key for m, cm in REGISTRY.calibration_measures("static") if m.package == "biaskit")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("s", [0.5, 0.8])
 def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
     """Seed 000 section 3.5.4's expectation, on the bundled planted word2vec and the planted corpus."""
@@ -213,6 +214,7 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
             assert ev.toward_planted and ev.p_value < 0.01 and ev.p_label < 0.01, m
 
 
+@pytest.mark.slow
 def test_run_calibration_tables_come_from_the_values_it_keeps(plan):
     """run_calibration's effect rows are :func:`evaluate` of the values it returns (``result.values``), which an
     analysis such as :func:`effects_by_item_group` reuses without scoring the models again."""
@@ -238,6 +240,7 @@ def test_run_calibration_tables_come_from_the_values_it_keeps(plan):
     assert result.summary.set_index("metric").loc[list(BUILTIN_STATIC), "found_at_0_8"].all()
 
 
+@pytest.mark.slow
 def test_bundled_language_model_controls(plan, one_torch_thread):
     """At s = 0.8 every directional masked-LM measure finds the plan with its own test and the label test (p < 0.01);
     at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
@@ -298,6 +301,7 @@ def test_bundled_controls_indirect_score_through_planted_names(plan, one_torch_t
     assert got[0.8].toward_planted and got[0.8].p_label < 0.01 and got[0.8].p_value < 0.01
 
 
+@pytest.mark.slow
 def test_bundled_causal_controls(plan, one_torch_thread):
     """The causal twins of the controls.  At s = 0.8 the log-likelihood, next-word and sentence-pair
     readings find the plan with their own test and the label test (p < 0.01); the thesis's KS test on the

@@ -311,6 +311,7 @@ def test_calibration_values_of_a_causal_model_match_direct_computation():
     assert 0 <= ev.effect <= 100 and ev.n == len(pairs)
 
 
+@pytest.mark.slow
 def test_scorer_perplexity_of_a_bundled_causal_model_equals_the_training_code(one_torch_thread):
     """biaskit.lm's ll (the scorer) and biaskit.training.pretrain.causal_perplexity are written independently."""
     from biaskit.training import recipes as tm

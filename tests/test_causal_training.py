@@ -180,6 +180,7 @@ def test_continued_training_starts_from_the_model(baseline, tmp_path):
     assert tok.bos_token == "[CLS]" and tok.eos_token == "[SEP]"
 
 
+@pytest.mark.slow
 def test_planted_pattern_becomes_more_likely(tmp_path):
     """After "the nurse said she ..." / "the pilot said he ..." text, the model prefers those pronouns."""
     rng = random.Random(0)

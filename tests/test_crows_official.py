@@ -319,6 +319,7 @@ def test_ties_follow_metric_py(lm_en):
     assert cs.n == 4 and cs.n_ties == 2
 
 
+@pytest.mark.slow
 def test_subset_with_unk_and_long_sentences_equals_the_official_scorer(lm_es, official_data, en_pairs):
     """Fast check on the compute-mode tokenizer: [UNK] pairs, the longest pairs, and every
     antistereo pair whose alignment depends on the order, scored exactly as metric.py."""

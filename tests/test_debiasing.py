@@ -351,6 +351,7 @@ def test_presets():
     assert db.CPU_REDUCED.config().epochs == 1 and db.CPU_REDUCED.config().learning_rate == 2e-5
 
 
+@pytest.mark.slow
 def test_fine_tune_many_in_processes_equals_serial(tiny, tmp_path, monkeypatch, caplog):
     from pathlib import Path
 
@@ -383,6 +384,7 @@ def test_fine_tune_many_in_processes_equals_serial(tiny, tmp_path, monkeypatch, 
         db.fine_tune_many(tiny, jobs, n_jobs=0)
 
 
+@pytest.mark.slow
 def test_fine_tune_many_loads_finished_runs_without_workers(tiny, tmp_path, monkeypatch, caplog):
     import concurrent.futures as cf
 
@@ -421,6 +423,7 @@ def test_fine_tune_many_loads_finished_runs_without_workers(tiny, tmp_path, monk
     assert [m.name for m in again] == [m.name for m in models]
 
 
+@pytest.mark.slow
 def test_fine_tune_many_evaluates_in_the_workers(tiny, tmp_path, monkeypatch, caplog):
     import functools
 

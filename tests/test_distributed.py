@@ -54,6 +54,7 @@ def test_sharded_incidence_is_identical_to_one_pass(corpus, k):
     np.testing.assert_array_equal(got.cooccurrence(GROUPS_R, GROUPS_C), one.cooccurrence(GROUPS_R, GROUPS_C))
 
 
+@pytest.mark.slow
 def test_sharded_counts_on_a_local_cluster_equal_one_pass_and_feed_pmi(corpus, cluster_client):
     from biaskit.studies.distributed import sharded_cooccurrence, sharded_incidence
 
@@ -85,6 +86,7 @@ def test_bad_shards_are_refused():
         sharded_incidence([[["a", "b"]], []])
 
 
+@pytest.mark.slow
 def test_shards_given_as_files_are_read_and_counted_by_the_workers(corpus, tmp_path):
     from biaskit.data.corpus import load_corpus
     from biaskit.studies.distributed import sharded_cooccurrence, sharded_incidence
@@ -149,6 +151,7 @@ def _assert_same_run(a, out_a, b, out_b):
     assert all((out_a / n).read_bytes() == (out_b / n).read_bytes() for n in plots)  # the same figures
 
 
+@pytest.mark.slow
 def test_grid_on_a_local_cluster_is_identical_to_the_local_run(grid, local_run, cluster_client, tmp_path):
     from biaskit.studies.grid import run_experiments
 
@@ -176,6 +179,7 @@ class _KillOnFirstTask:
             os._exit(1)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
     from distributed import Client, LocalCluster
     from distributed.diagnostics.plugin import WorkerPlugin
@@ -214,6 +218,7 @@ def test_grid_scheduler_choices_and_gpu_requests(grid, cluster_client):
     assert _gpu_resources(load_config(_config(grid, device="cpu")), _Offering()) is None
 
 
+@pytest.mark.slow
 def test_cli_run_with_a_dask_scheduler(grid, local_run, tmp_path, capsys):
     import yaml
 
@@ -249,6 +254,7 @@ def test_cli_run_with_a_dask_scheduler(grid, local_run, tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 # chunked scoring with the shared cache
 # ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_chunked_scoring_equals_one_process_and_resumes_from_the_shared_cache(
     cluster_client, tmp_path, monkeypatch
 ):
@@ -296,6 +302,7 @@ def test_chunked_scoring_refuses_bad_input():
         score_sentences_distributed("tiny-causal", ["a"], chunk_size=0, scheduler="dask")
 
 
+@pytest.mark.slow
 def test_the_default_install_never_imports_dask():
     """Dask is an optional extra: importing the runner and this module, and a local grid, do not load it."""
     import subprocess
@@ -308,6 +315,7 @@ def test_the_default_install_never_imports_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_cli_score_on_dask_equals_local_and_resumes(cluster_client, tmp_path, monkeypatch, capsys, caplog):
     from biaskit.__main__ import main
 

@@ -13,6 +13,7 @@ import json
 import pytest
 
 
+@pytest.mark.slow
 def test_gpu_script_dry_run_writes_every_section(tmp_path, one_torch_thread):
     from benchmarks import gpu
 

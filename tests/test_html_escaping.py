@@ -266,6 +266,7 @@ PASS_THROUGH = {
 }
 
 
+@pytest.mark.slow
 def test_every_repr_html_has_a_hostile_instance() -> None:
     """A new ``_repr_html_`` anywhere in biaskit fails here until it is added to HOSTILE_INSTANCES."""
     found = set(repr_html_classes())

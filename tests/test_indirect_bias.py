@@ -363,6 +363,7 @@ def test_ibs_equals_slow_reference_xlnet(xlnet, mode):
     np.testing.assert_allclose(d.loc[targets, feats].to_numpy(), d_ref.to_numpy(), rtol=0, atol=XL_TOL)
 
 
+@pytest.mark.slow
 def test_float32_batched_agrees_with_reference_to_float_precision():
     b = tiny_bridge_lm("bert", seed=3)  # float32 weights, as real checkpoints
     raw = _raw_sets()

@@ -25,6 +25,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+# every test needs the wheels built and installed into a fresh environment (the module fixture)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 QUICKSTART = ROOT / "docs" / "examples" / "quickstart.py"
 #: a cheap notebook for the installed run (quick=True)
@@ -112,7 +115,6 @@ def test_wheels_hold_the_code_and_the_data_apart(installed):
     assert manifest["files"]["data/models/en-mlm/model.safetensors"]["size"] > 1_000_000
 
 
-@pytest.mark.slow
 def test_biaskit_is_imported_from_the_new_environment_with_its_data(installed):
     code = (
         "import biaskit, biaskit_data, json\n"
@@ -132,7 +134,6 @@ def test_biaskit_is_imported_from_the_new_environment_with_its_data(installed):
     assert str(ROOT) not in json.dumps(out)
 
 
-@pytest.mark.slow
 def test_quickstart_runs_from_the_installed_wheels(installed):
     """The README's ten lines: WEAT on the bundled planted-skew vectors, CrowS-Pairs on en-mlm."""
     done = _run([str(installed["python"]), str(QUICKSTART)], cwd=installed["work"], env=installed["env"])
@@ -140,7 +141,6 @@ def test_quickstart_runs_from_the_installed_wheels(installed):
     assert "one-sample z test for a proportion" in done.stdout and "n = 200" in done.stdout
 
 
-@pytest.mark.slow
 def test_notebooks_command_and_one_notebook_run_in_a_folder_of_ones_own(installed):
     python, env, work = installed["python"], installed["env"], installed["work"]
     folder = work / "my notebooks"
@@ -170,7 +170,6 @@ def test_notebooks_command_and_one_notebook_run_in_a_folder_of_ones_own(installe
     assert list(out.parent.glob(f"{NOTEBOOK}_*.png")), "no figure beside the executed notebook"
 
 
-@pytest.mark.slow
 def test_a_damaged_data_file_is_refused_with_its_name(installed, tmp_path):
     """The installed files are checked against the manifest's sha256 (``BIASKIT_DATA_VERIFY=0`` skips it)."""
     code = "from biaskit.core.paths import wordlists_dir; print(wordlists_dir())"

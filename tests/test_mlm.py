@@ -47,6 +47,7 @@ def numpy_ref(lm):
 
 
 # ------------------------------------------------------------------------------ tiny model
+@pytest.mark.slow
 def test_tiny_model_is_deterministic_and_seeded():
     a, b, c = tiny_masked_lm(seed=0), tiny_masked_lm(seed=0), tiny_masked_lm(seed=1)
     assert a.tokenizer.get_vocab() == b.tokenizer.get_vocab()

@@ -322,6 +322,7 @@ def _tiny_notebook(path: Path, code: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_reproduce_command_runs_notebooks_in_order_and_stops_at_a_failure(tmp_path, capsys):
     from biaskit.__main__ import main
 

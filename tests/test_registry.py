@@ -252,6 +252,7 @@ def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
     assert "centroid_gap,Centroid gap (toy),word vectors" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_toy_metric_runs_through_the_calibration(toy):
     from biaskit.data.counterfactual import assign_directions
     from biaskit.studies import calibration as cal

@@ -201,6 +201,7 @@ def test_a_cache_record_without_checksum_or_garbage_is_not_used(tmp_path, caplog
 
 
 # --------------------------------------------------------------------------------------- the score command
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "metric", "budget", "base"),
     [

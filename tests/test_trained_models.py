@@ -28,6 +28,7 @@ def test_every_bundled_model_is_present_and_small():
     assert total < 60e6, f"bundled models take {total / 1e6:.1f} MB"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MLMS)
 def test_bundled_mlm_loads_and_reproduces_its_recorded_pppl(name, one_torch_thread):
     rec = tm.training_record(name)
@@ -39,6 +40,7 @@ def test_bundled_mlm_loads_and_reproduces_its_recorded_pppl(name, one_torch_thre
     assert (tm.model_path(name) / "model.safetensors").exists()
 
 
+@pytest.mark.slow
 def test_held_out_split_is_deterministic_and_disjoint():
     text = english_training_text()
     train, held = held_out_split(text.sentences)
@@ -83,6 +85,7 @@ def test_unknown_model_names_say_what_exists():
 
 
 # ----------------------------------------------------------------------------- bundled causal LMs
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CLMS)
 def test_bundled_clm_loads_and_reproduces_its_recorded_ppl(name, one_torch_thread):
     from safetensors import safe_open

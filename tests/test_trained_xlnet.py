@@ -33,6 +33,7 @@ def test_xlnet_is_bundled_small_and_half_precision():
     assert cfg["model_type"] == "xlnet" and (cfg["n_layer"], cfg["d_model"]) == (2, 128)
 
 
+@pytest.mark.slow
 def test_xlnet_reproduces_its_recorded_held_out_pppl(one_torch_thread):
     rec = tm.training_record(NAME)
     got = tm.check_xlnet_pppl(NAME)  # held-out sentences rebuilt from the source text (en-mlm's split)

@@ -497,6 +497,7 @@ def test_precision_must_be_float32_or_bfloat16():
         MLMTrainingConfig(precision="float16")
 
 
+@pytest.mark.slow
 def test_bfloat16_length_grouped_training_is_deterministic_resumes_and_learns(baseline, tokenizer, tmp_path):
     """The bundled recipes' speed settings keep every guarantee of the loop: determinism, bit-identical
     resuming, learning; they change the weights (other batches, other rounding), so they are recorded."""

@@ -471,6 +471,7 @@ def test_a_fine_tune_record_that_does_not_match_its_sha256_is_not_read(base, cac
     assert f"{path} is not read: its" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_python_process_never_imports_pickle_to_resume(tokenizer, tmp_path):
     """Belt and braces: resuming in a fresh interpreter with ``pickle.load`` / ``torch.load`` disabled works."""
     _crashed(tmp_path / "run", tokenizer)
