@@ -199,6 +199,7 @@ def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
     _assert_same_run(a, out_a, b, out)
 
 
+@pytest.mark.slow
 def test_grid_scheduler_choices_and_gpu_requests(grid, cluster_client):
     from biaskit.studies.grid import _gpu_resources, load_config, run_experiments
 

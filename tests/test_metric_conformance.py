@@ -183,6 +183,7 @@ def test_builtin_metric(name, check):
     check(m)
 
 
+@pytest.mark.slow
 def test_plugin_metric(toy_plugin):
     """The toy plug-in package's metric passes every check (tests/plugins/biaskit_toy_metric)."""
     plugin = [m for m in REGISTRY.values() if m.package == "biaskit-toy-metric"]

@@ -83,6 +83,7 @@ def test_the_forty_category_pairs_are_the_thesis_tables():
     assert len(set(CATEGORY_PAIRS)) == 40 and all(t != f for t, f in CATEGORY_PAIRS)
 
 
+@pytest.mark.slow
 def test_xlnet_tables_on_a_tiny_xlnet_match_a_direct_computation():
     """Table 3.5's first number is the Pearson r of direct and indirect scores (numpy here); the thesis's
     columns are its published values (read from the data file)."""
@@ -113,6 +114,7 @@ def _names(bridge) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the domain model of Table 5.4
+@pytest.mark.slow
 def test_medical_sentences_are_bugs_pubmed_and_covid_sentences():
     """Counted independently with pandas: BUG's rows from PubMed and Covid-19 papers, distinct after
     whitespace normalisation."""

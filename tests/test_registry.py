@@ -340,6 +340,7 @@ def test_every_metric_returns_a_test_result_or_a_result_that_summarises_itself()
 
 
 # ----------------------------------------------------------------------------------- a plug-in package
+@pytest.mark.slow
 def test_a_plugin_package_adds_its_metric_through_its_entry_point(toy_plugin):
     """tests/plugins/biaskit_toy_metric, pip-installed into a temporary folder: its entry point puts its
     metric into the registry, the CLI of a fresh process and the docs' registry page."""
