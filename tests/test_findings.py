@@ -396,3 +396,46 @@ def test_notebook_14_shows_the_split():
     cells = nbformat.read(ROOT / "notebooks" / "14_calibration.ipynb", as_version=4).cells
     code = "\n".join(c.source for c in cells if c.cell_type == "code")
     assert "effects_by_planted_direction" in code and "planted_direction_split" in code
+
+
+# ----------------------------------------------------------------------------- names are text, never HTML
+HOSTILE = '<img src=x onerror="alert(3)">'
+
+
+def test_a_hostile_word_or_model_name_stays_text_in_the_generated_sentences():
+    """A word list, a class or a model folder named with HTML gives sentences that show it as text when
+    rendered as Markdown (JupyterLab, the report): nothing live, and the name readable."""
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    class Live(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.found: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            if tag in ("script", "img", "iframe") or any(name.startswith("on") for name, _ in attrs):
+                self.found.append(tag)
+
+    render = MarkdownIt("commonmark", {"html": True}).render  # raw HTML allowed, as Jupyter allows it
+
+    rows = [{"label": HOSTILE, "d": 2.0, "published_d": -1.999}, {"label": "b", "d": -2.0, "published_d": 2.0}]
+    records = [dict(r, profession=HOSTILE) if i == 0 else r for i, r in enumerate(GENDER_RECORDS)]
+    texts = [
+        F.one_word_weat(rows, table="the word-level column"),
+        F.gender_specific_words(records, model=HOSTILE),
+        F.gender_specific_words(GENDER_RECORDS, model=HOSTILE),
+    ]
+    for text in texts:
+        page = render(text)
+        checker = Live()
+        checker.feed(page)
+        assert checker.found == [], (text, page)
+        assert "&lt;img" in page  # shown, as text
+
+
+def test_ordinary_names_are_unchanged_by_the_escaping():
+    """Apostrophes and plain words pass through: the stored sentences of a real run are the same."""
+    rows = [{"label": "men's words", "d": 2.0, "published_d": -1.999}]
+    assert "(men's words)" in F.one_word_weat(rows, table="t")

@@ -24,10 +24,12 @@ the run does not reproduce, it says which.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from biaskit.core.html import markdown_code
 from biaskit.report.debiasing_findings import CAUSAL_METHOD_WORDS, causal_debiasing, debiasing_sentences
 from biaskit.report.notebook_output import p_phrase
 
@@ -68,8 +70,16 @@ LABEL_FREE_PAIR_SETS: dict[str, str] = {
 }
 
 
+def _text(value: object) -> str:
+    """A word, a class or a set name as sentence text: ``& < >`` written as character references, so a
+    sentence shown as Markdown (in JupyterLab or the report) never turns a name into live HTML; every
+    other character, apostrophes included, is kept as it is."""
+    return html.escape(str(value), quote=False)
+
+
 def _words(items: Sequence[str], conj: str = "and") -> str:
-    """'a', 'a and b', 'a, b and c' (``conj="or"``: 'a or b')."""
+    """'a', 'a and b', 'a, b and c' (``conj="or"``: 'a or b'); the items are sentence parts, so names in
+    them went through :func:`_text` already."""
     items = list(items)
     if not items:
         return "none"
@@ -88,7 +98,7 @@ def _signed(x: float, digits: int = 3) -> str:
 
 def _short(name: str) -> str:
     """A class name of seed 003 as the prose writes it (``Coverage_Related`` -> ``Coverage``)."""
-    return name.removesuffix("_Related")
+    return _text(name.removesuffix("_Related"))
 
 
 # ----------------------------------------------------------------------------- notebook 12
@@ -126,7 +136,7 @@ def dpccb_named_pairs(dpccb: Mapping[str, Any]) -> str:
         def flagged_pair(r: Mapping[str, Any]) -> str:
             n = support.get(r["source"], 0)
             few = (
-                f"; `{r['source']}` has {n} test question{'' if n == 1 else 's'}, too few for a rate"
+                f"; {markdown_code(r['source'])} has {n} test question{'' if n == 1 else 's'}, too few for a rate"
                 if n < 10
                 else ""
             )
@@ -187,14 +197,14 @@ def one_word_weat(rows: Sequence[Mapping[str, Any]], *, table: str) -> str:
         text += (
             "; the statistics are not reproduced ("
             + "; ".join(
-                f"{r['label']}: {_num(float(r['statistic']), 4)} here, {_num(float(r['published_statistic']))} printed"
+                f"{_text(r['label'])}: {_num(float(r['statistic']), 4)} here, {_num(float(r['published_statistic']))} printed"
                 for r in with_stat
             )
             + ")"
         )
     text += (
         f", and the sign of d differs from the printed one in {len(flipped)} of {len(rows)}"
-        + (f" ({_words([str(r['label']) for r in flipped])})" if 0 < len(flipped) <= 4 else "")
+        + (f" ({_words([_text(r['label']) for r in flipped])})" if 0 < len(flipped) <= 4 else "")
         + "."
     )
     return text
@@ -232,7 +242,7 @@ def reinforcement(table: Mapping[str, Mapping[str, float]], published: Mapping[s
             ]
         )
         parts.append(
-            f"{word} {_path(steps)}"
+            f"{_text(word)} {_path(steps)}"
             + (f" (not toward BERT_base's {_num(vals[0], 2)} at {where})" if bad else "")
         )
     text = (
@@ -248,7 +258,7 @@ def reinforcement(table: Mapping[str, Mapping[str, float]], published: Mapping[s
         vals = [float(col[c]) for c in steps]
         bad = _steps_not_toward_she(vals)
         here.append(
-            f"{word} {_path(vals)}" + (" (toward *she* at every step)" if not bad else " (not at every step)")
+            f"{_text(word)} {_path(vals)}" + (" (toward *she* at every step)" if not bad else " (not at every step)")
         )
     if here:
         text += ". Here (CDS, then ×1, ×2, ...): " + "; ".join(here)
@@ -310,7 +320,7 @@ def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -
     )
     n = len(recs)
     text = (
-        f"Before fine-tuning, `{model}` puts {len(before)} of the {n} gender-specific words on the right side"
+        f"Before fine-tuning, {markdown_code(model)} puts {len(before)} of the {n} gender-specific words on the right side"
     )
     if worst is not None:
         text += (
@@ -360,7 +370,7 @@ def label_free(
         name = labels.get(cat, cat)
         va, vb = row.get(a), row.get(b)
         nums = f"ASLD {float(va):.2f} vs {float(vb):.2f}, " if va is not None and vb is not None else ""
-        item = f"{name} ({nums}{p_phrase(p)})"
+        item = f"{_text(name)} ({nums}{p_phrase(p)})"
         (sep if p is not None and p < alpha else not_sep).append(item)
     overall = p_phrase(label_free["test_biased_vs_unbiased"].get("p_value"))
     if not sep:
@@ -409,9 +419,9 @@ def asld_sample_size(rows: Sequence[Mapping[str, Any]], *, draws: int = 5) -> st
         sizes |= {int(r["n"]) for r in rs}
         means = [float(r["asld_mean"]) for r in rs]
         name = LABEL_FREE_PAIR_SETS.get(cat, cat)
-        parts.append(f"from {_num(min(means), 2)} to {_num(max(means), 2)} for {name}")
+        parts.append(f"from {_num(min(means), 2)} to {_num(max(means), 2)} for {_text(name)}")
         last = rs[-1]
-        spreads.append(f"{_num(float(last['asld_sd']), 2)} around {_num(float(last['asld_mean']), 2)} for {name}")
+        spreads.append(f"{_num(float(last['asld_sd']), 2)} around {_num(float(last['asld_mean']), 2)} for {_text(name)}")
     lo, hi = min(sizes), max(sizes)
     return (
         f"Over subset sizes {lo}-{hi}, the mean ASLD of {draws} random subsets goes "
@@ -508,21 +518,21 @@ def planted_direction_split(
     """
     r = next((x for x in rows if x["metric"] == metric and math.isclose(float(x["planted"]), planted)), None)
     if r is None:
-        return f"{label} was not measured at s = {planted:g}."
+        return f"{_text(label)} was not measured at s = {planted:g}."
     m, f, pooled, fem = (float(r[k]) for k in ("male_planted", "female_planted", "pooled", "toward_female"))
     if r["kind"] == "sign":
         lean, side = (fem, "she") if fem >= 50 else (100 - fem, "he")
         both = [x for x in rows if x["kind"] == "sign" and math.isclose(float(x["planted"]), planted)]
         n_both = sum(1 for x in both if float(x["male_planted"]) > 50 and float(x["female_planted"]) > 50)
         return (
-            f"At s = {planted:g}, {label} prefers the planted gender in {f:.1f} % of the {r['n_female']} items of the "
+            f"At s = {planted:g}, {_text(label)} prefers the planted gender in {f:.1f} % of the {r['n_female']} items of the "
             f"female-planted professions but in {m:.1f} % of the {r['n_male']} of the male-planted ones; the model "
             f"prefers *{side}* in {lean:.1f} % of all items whatever the plan, and the pooled {pooled:.1f} % mixes that "
             "lean with the plan. A pooled percentage is read with its two sides: the plan shows on both only where "
             f"both exceed 50 % ({n_both} of the {len(both)} share-of-items measures at this s)."
         )
     return (
-        f"At s = {planted:g}, {label} leans toward the planted gender by {f:.3f} on the female-planted professions "
+        f"At s = {planted:g}, {_text(label)} leans toward the planted gender by {f:.3f} on the female-planted professions "
         f"and {m:.3f} on the male-planted ones (pooled {pooled:.3f}; toward *she* whatever the plan: {fem:+.3f})."
     )
 
