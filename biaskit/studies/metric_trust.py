@@ -129,6 +129,7 @@ __all__ = [
     "run_trust_study",
     "study_specs",
     "training_key",
+    "code_state",
     # the statistics (biaskit.studies.metric_trust_stats), re-exported for the notebook and the tests
     "DETECTION_SHARE",
     "N_BOOT",
@@ -164,7 +165,7 @@ RECORD_WHAT = (
 #: the cache folder of the retrained models and of every model's measurements
 CACHE_FOLDER = "metric-trust"
 #: version of a cached measurement's layout (a change makes every model be measured again, never retrained)
-MEASURE_FORMAT = 1
+MEASURE_FORMAT = 2
 
 
 def default_record_dir() -> Path | None:
@@ -606,9 +607,16 @@ def run_model(
             _load(spec, folder), spec, alpha=alpha, n_resamples=n_resamples, n_splits=n_splits
         )
         measure_seconds = time.perf_counter() - t1
-        _write_sealed_json(mfile, mkey, {"measures": measures, "measure_seconds": measure_seconds})
+        code = code_state()
+        _write_sealed_json(
+            mfile, mkey, {"measures": measures, "measure_seconds": measure_seconds, "code": code}
+        )
     else:
-        measures, measure_seconds = cached["measures"], cached.get("measure_seconds")
+        measures, measure_seconds, code = (
+            cached["measures"],
+            cached.get("measure_seconds"),
+            cached.get("code"),
+        )
     return {
         "kind": spec.kind,
         "recipe": spec.recipe,
@@ -620,6 +628,9 @@ def run_model(
         "held_out": facts.get("held_out"),
         "train_seconds": facts.get("train_seconds"),
         "measure_seconds": measure_seconds,
+        # the code that measured it: a record rewritten from the cache may come from a later commit
+        "measured_at_commit": (code or {}).get("git_commit"),
+        "measured_with_uncommitted_changes": bool((code or {}).get("uncommitted")),
         "trained_now": trained,
         "measured_now": cached is None,
         "task_wall_seconds": (time.perf_counter() - t0) if (trained or cached is None) else None,
@@ -653,6 +664,26 @@ def _machine() -> dict[str, Any]:
     }
 
 
+def code_state() -> dict[str, Any]:
+    """The git commit of the checkout and the files of the package that differ from it (modified or not yet
+    committed ``biaskit/`` files: the code that ran is the commit plus those), ``None`` / ``[]`` outside a
+    checkout."""
+
+    def git(*args: str) -> str | None:
+        try:
+            res = subprocess.run(
+                ["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, check=False, timeout=30
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return res.stdout if res.returncode == 0 else None
+
+    commit = (git("rev-parse", "HEAD") or "").strip() or None
+    status = git("status", "--porcelain", "--untracked-files=all", "--", "biaskit") or ""
+    changed = sorted(line[3:].strip() for line in status.splitlines() if line[3:].strip().endswith(".py"))
+    return {"git_commit": commit, "uncommitted": changed}
+
+
 def _versions() -> dict[str, Any]:
     import gensim
     import torch
@@ -660,17 +691,11 @@ def _versions() -> dict[str, Any]:
 
     from biaskit.core.paths import package_version
 
-    commit = None
-    try:
-        res = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-        )
-        commit = res.stdout.strip() or None
-    except OSError:
-        pass
+    code = code_state()
     return {
         "biaskit": package_version(),
-        "git_commit": commit,
+        "git_commit": code["git_commit"],
+        "uncommitted_package_files": code["uncommitted"],
         "python": platform.python_version(),
         "numpy": np.__version__,
         "torch": torch.__version__,
@@ -910,9 +935,27 @@ class TrustRecord:
                 f"s = {', '.join(f'{s:g}' for s in p['skews'])}), recorded {m.get('finished') or m.get('updated')} on "
                 f"{m['machine']['cpu']} ({m['machine']['cores']} cores), {_duration(m['wall_seconds'])} of wall "
                 f"time, commit {str(m['versions'].get('git_commit'))[:10]}"
+                + (
+                    f" with {len(m['versions']['uncommitted_package_files'])} package file(s) not yet committed"
+                    if m["versions"].get("uncommitted_package_files")
+                    else ""
+                )
+                + _training_note(self.models, m["kinds"])
                 + ("" if m["complete"] else " (incomplete: the run was stopped; the same command resumes it)")
             )
         return "; ".join(parts) + "."
+
+
+def _training_note(models: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> str:
+    """``"; 20 models retrained (43 min of training in all, 5 of them in this run)"``."""
+    mine = [m for m in models if m["kind"] in kinds and not m["bundled"]]
+    if not mine:
+        return ""
+    total = sum(float(m.get("train_seconds") or 0.0) for m in mine)
+    now = sum(bool(m.get("trained_now")) for m in mine)
+    return (
+        f"; {len(mine)} models retrained ({_duration(total)} of training in all, {now} of them in this run)"
+    )
 
 
 def _duration(seconds: float) -> str:
