@@ -443,8 +443,13 @@ def _json_values(paths) -> set[float]:
 
 
 def _kept_records() -> list[Path]:
-    """Committed records of one-off runs (``records/**/*.json``) and the bundled models' ``training.json``."""
-    return sorted((ROOT / "records").rglob("*.json")) + sorted((ROOT / "data" / "models").glob("*/training.json"))
+    """Committed records of one-off runs (``records/**/*.json``, the one-off measurements of ``docs/records``:
+    timings, benchmarks, fine-tuning, training notes) and the bundled models' ``training.json``."""
+    return (
+        sorted((ROOT / "records").rglob("*.json"))
+        + [RECORDS / f"{name}.json" for name in ONE_OFF if (RECORDS / f"{name}.json").is_file()]
+        + sorted((ROOT / "data" / "models").glob("*/training.json"))
+    )
 
 
 def notebook_markdown(path: Path) -> str:
