@@ -113,12 +113,13 @@ CHECK_NOTEBOOK = "explorers_check.ipynb"
 #: gender, countries x beverages or gender), then two table views and two scatter views, each after its
 #: static figure as notebook 13 shows them
 _CHECK_SETUP = """\
+import io
 import os
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from IPython.display import display
+from IPython.display import Image, display
 
 from biaskit.report import explorers as ex
 
@@ -157,6 +158,14 @@ for model in ("m-a", "m-b"):
 store = ex.ScoreStore(pd.DataFrame(rows, columns=["model", "target_category", "feature_category", "target",
                                                   "feature", "ibs"]), results)
 
+
+def show_static(fig):
+    \"\"\"The static figure a cell shows before its live view (a PNG, whatever the matplotlib backend).\"\"\"
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=60)
+    plt.close(fig)
+    display(Image(buf.getvalue()))
+
 if os.environ.get("BIASKIT_TEST_FIGUREWIDGET"):
     # the rendering the explorers had before: each plot a plotly FigureWidget (an anywidget model)
     import plotly.graph_objects as go
@@ -193,18 +202,14 @@ def _check_view_cell(kind: str, n: int) -> str:
     if kind == "table":
         return f"""\
 table{n} = ex.TableExplorer(store, model="m-a", target_category="occupation", feature_category="trait")
-fig = table{n}.figure()
-display(fig)
-plt.close(fig)
+show_static(table{n}.figure())
 table{n}.widget(rows_per_page=5, columns_per_page=6)"""
     return f"""\
 scatter{n} = ex.ScatterExplorer(store, model="m-a", target_category="occupation", feature_category="trait",
                                method="ISOMAP")
 scatter{n}.colour_by("gender", "woman")
 scatter{n}.set(query="nurse")
-fig = scatter{n}.figure()
-display(fig)
-plt.close(fig)
+show_static(scatter{n}.figure())
 scatter{n}.widget()"""
 
 
@@ -597,16 +602,34 @@ class Explorer:
         return act
 
     def colour_menu(self, entry: str) -> Any:
-        """Choose ``entry`` in the Colour by menu drawn inside the scatter plot (plotly.js, no kernel)."""
+        """Choose ``entry`` in the Colour by menu drawn inside the scatter plot (plotly.js, no kernel); a long
+        menu is a scroll box, which the reader scrolls with the mouse wheel until the entry shows."""
 
         def act() -> None:
             fig = self.main.locator(".js-plotly-plot").first
-            fig.evaluate("e => e.scrollIntoView({block: 'center'})")  # the menu opens below its header
-            fig.locator(".updatemenu-header").first.click()
+            fig.evaluate("e => e.scrollIntoView({block: 'center'})")
+            header = fig.locator(".updatemenu-header").first
+            header.click()
             self.page.wait_for_timeout(500)  # plotly.js fades the entries in
-            fig.locator(
+            item = fig.locator(
                 ".updatemenu-dropdown-button", has_text=re.compile(f"^{re.escape(entry)}$")
-            ).first.click()
+            ).first
+            for _ in range(60):
+                fig.evaluate("e => e.scrollIntoView({block: 'center'})")  # the wheel scrolls the page too
+                ib, hb = item.bounding_box(), header.bounding_box()
+                assert ib and hb, f"no entry {entry!r} in the Colour by menu"
+                x, y = ib["x"] + ib["width"] / 2, ib["y"] + ib["height"] / 2
+                shown = item.evaluate(
+                    "(e, [x, y]) => { const t = document.elementFromPoint(x, y); return !!t && e.contains(t); }",
+                    [x, y],
+                )
+                if shown:
+                    self.page.mouse.click(x, y)
+                    return
+                self.page.mouse.move(hb["x"] + hb["width"] / 2, hb["y"] + hb["height"] * 2.5)  # over the list
+                self.page.mouse.wheel(0, -60 if ib["y"] < hb["y"] else 60)
+                self.page.wait_for_timeout(150)
+            raise AssertionError(f"could not scroll the Colour by menu to {entry!r}")
 
         return act
 

@@ -551,6 +551,7 @@ def test_table_widget_sort_menus_details_exports_and_reset():
         ("none", ""),
     )
     assert not w.details.figures() and "No cell chosen" in w.details_title.value and not w.last_error
+    assert w.dd_order.value == 1 and w.dd_order.disabled  # a new sort starts by score, as the first click
     assert w.busy_log[-1] == "Resetting the view" and w.busy_line.value == ""
 
 

@@ -134,7 +134,6 @@ def plotly_bundle(fig: Any, *, filename: str, description: str) -> dict[str, Any
     spec = json.loads(pio.to_json(fig, validate=False))
     spec["config"] = {
         "displaylogo": False,
-        "responsive": True,
         "toImageButtonOptions": {"format": "png", "filename": slug(filename), "scale": 2},
     }
     return {PLOTLY_MIME: spec, "text/plain": description}
@@ -524,7 +523,8 @@ class TableWidget(_LiveView):
             self._set_options(
                 self.dd_sort, self._sort_options(), (s.axis, s.attribute) if s.phase else ("none", "")
             )
-            self.dd_order.value = s.phase if s.phase else self.dd_order.value
+            # alphabetical: Order goes back to "by score", the first of the thesis's clicks
+            self.dd_order.value = s.phase if s.phase else 1
             self.dd_order.disabled = not s.phase
             self.search.value = ex_.query
 
