@@ -79,7 +79,7 @@ def escape_markdown(value: object) -> str:
 
 
 def markdown_code(value: object) -> str:
-    """``str(value)`` as a Markdown inline code span: `` `results/my run/` ``.
+    """``str(value)`` as a Markdown inline code span (``results/my run/`` between single backticks).
 
     The fence is one backtick longer than the longest run of backticks inside the text (CommonMark
     section 6.1), so the text cannot close the span; a line break becomes a space.  Inside a code

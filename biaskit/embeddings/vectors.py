@@ -655,7 +655,7 @@ def load_vectors(
         available for ``"fasttext-bin"`` (the model is read whole; ``ValueError``).
     encoding, unicode_errors:
         Text decoding; ``unicode_errors="strict"`` reports the line of an invalid byte (and an
-        encoding that decodes it).  Text files are split into lines on the byte ``\n``, so UTF-16 /
+        encoding that decodes it).  Text files are split into lines on the newline byte, so UTF-16 /
         UTF-32 files are refused (``ValueError`` saying how to convert them to UTF-8).
     errors:
         What a malformed line of a text file does: ``"raise"`` (default) stops with a

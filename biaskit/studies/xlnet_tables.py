@@ -44,7 +44,8 @@ __all__ = [
 
 #: the thesis's target categories (seed 004 section 3.4, Tables 3.6 and A.1-A.4)
 TARGET_CATEGORIES: tuple[str, ...] = ("beverage", "country", "occupation", "sport")
-#: the 40 (target, feature) category pairs of Tables 3.6 and A.1-A.4: each target against every other category
+#: the 40 category pairs (target category, feature category) of Tables 3.6 and A.1-A.4, each target
+#: category against every other category
 CATEGORY_PAIRS: tuple[tuple[str, str], ...] = tuple(
     (tc, fc) for tc in TARGET_CATEGORIES for fc in ib.CATEGORY_LABELS if fc != tc
 )

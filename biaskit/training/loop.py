@@ -88,7 +88,7 @@ CHECKPOINT_DIR = "checkpoint"
 #: a checkpoint is ``checkpoint/state-<step, 9 digits>.safetensors`` (:func:`save_checkpoint`)
 CHECKPOINT_PREFIX = "state-"
 CHECKPOINT_SUFFIX = ".safetensors"
-#: the checkpoint file of biaskit before safetensors checkpoints: a pickle, which can run code when read.
+#: the checkpoint file of biaskit before safetensors checkpoints, a pickle (which can run code when read).
 #: It is never read (:func:`load_checkpoint` says so in a WARNING) and is removed by the next checkpoint
 LEGACY_CHECKPOINT = "state.pt"
 #: the cache key of a checkpoint's sha256 sidecar (:func:`biaskit.core.io.write_cache_checksum`); the run

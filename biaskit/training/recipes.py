@@ -26,9 +26,10 @@ default run of every notebook measures a real (if small) model:
     word2vec on the same five corpora (one file per skew), kept to the words the static metrics
     need, so WEAT, DirectBias and PMI are calibrated on the same plan.
 
-The planted controls are bundled with training seed 0.  The same recipes with another training seed (same
-corpus, same starting model): :func:`recipe` ``(name, seed=k)`` and :func:`planted_w2v_vectors` ``(s, seed=k)``,
-used by :mod:`biaskit.studies.metric_trust` to see how much a measure moves from seed to seed.
+    The planted controls are bundled with training seed 0.  The same recipes with another training
+    seed (same corpus, same starting model) are :func:`recipe` ``(name, seed=k)`` and
+    :func:`planted_w2v_vectors` ``(s, seed=k)``, used by :mod:`biaskit.studies.metric_trust` to see how
+    much a measure moves from seed to seed.
 ``en-clm-balanced``, ``en-clm``, ``en-clm-planted-sXX`` (:data:`CLM_NAMES`)
     The **causal twins** (:func:`biaskit.training.pretrain.train_causal_lm`: GPT-2 layout, Radford et al.
     2019, same 2 x 128 size and the very tokenizer of ``en-mlm-balanced``, ``[CLS]`` as BOS and
