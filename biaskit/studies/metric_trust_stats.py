@@ -586,11 +586,10 @@ def trust_findings(st: TrustStatistics) -> list[str]:
             top = det.set_index("measure").loc[none, "max_s"].max()
             text += f" {_names(none, labels)} reach that at no planted strength up to s = {top:g}."
         if seeds_needed:
-            text += (
-                " ("
-                + "; ".join(f"with {k} seeds that is at least {v} of {k}" for k, v in seeds_needed.items())
-                + ".)"
+            text += " " + "; ".join(
+                f"With {k} seeds, that means at least {v} of {k}" for k, v in seeds_needed.items()
             )
+            text += "."
         out.append(text)
     fa = st.false_alarms
     if "flagged" in fa.columns and fa["flagged"].notna().any():
