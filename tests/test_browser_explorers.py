@@ -167,9 +167,14 @@ def show_static(fig):
     display(Image(buf.getvalue()))
 
 if os.environ.get("BIASKIT_TEST_FIGUREWIDGET"):
-    # the rendering the explorers had before: each plot a plotly FigureWidget (an anywidget model)
-    import plotly.graph_objects as go
+    # the rendering the explorers had before: each plot a plotly FigureWidget (an anywidget model), built
+    # with a placeholder and then updated in place by messages, its restorable state kept equal to what it
+    # shows (what the old views' _restyle and sync_figure_state did)
+    from copy import deepcopy
+
     import ipywidgets as w
+    import plotly.graph_objects as go
+
     from biaskit.report import explorer_widgets as ew
 
     _bundle = ew.plotly_bundle
@@ -185,11 +190,27 @@ if os.environ.get("BIASKIT_TEST_FIGUREWIDGET"):
             self.out.add_class("bk-plot")
             self.out.add_class(css_class)
             self.bundles = []
+            self.fig = go.FigureWidget(go.Figure(go.Scatter(x=[0.0], y=[0.0])))
 
         def show(self, bundles):
-            old = list(self.out.children)
             self.bundles = list(bundles)
-            self.out.children = [go.FigureWidget(b["_figure"]) for b in self.bundles]
+            figs = [b["_figure"] for b in self.bundles]
+            old = [c for c in self.out.children if c is not self.fig]
+            if figs:
+                new = figs[0]
+                if [t.type for t in self.fig.data] == [t.type for t in new.data]:
+                    for trace, fresh in zip(self.fig.data, new.data):
+                        props = fresh.to_plotly_json()
+                        props.pop("type", None)
+                        trace.update(props, overwrite=True)
+                else:
+                    self.fig.data = []
+                    self.fig.add_traces(list(new.data))
+                self.fig.update_layout(new.layout.to_plotly_json(), overwrite=True)
+                with self.fig.hold_sync():
+                    self.fig._widget_data = deepcopy(self.fig._data)
+                    self.fig._widget_layout = deepcopy(self.fig._layout_obj._props)
+            self.out.children = ([self.fig] if figs else []) + [go.FigureWidget(f) for f in figs[1:]]
             for c in old:
                 c.close()
 
@@ -875,6 +896,8 @@ def test_notebook_13_explorers_in_jupyterlab(lab: Lab, browser: Any, tmp_path: P
         assert "Error displaying widget" not in text and "Traceback" not in text
         nb.shot("notebook13_reopened_without_kernel")
     finally:
+        nb.shot("notebook13_end")
+        print("console:", nb.console[-20:])
         nb.close()
 
 

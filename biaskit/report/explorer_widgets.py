@@ -76,11 +76,12 @@ NONE = "(none)"
 _ERROR_STYLE = "color:#b00020;font-family:system-ui,sans-serif;margin:2px 0"
 _NOTE_STYLE = "color:#57606a;font-family:system-ui,sans-serif;margin:2px 0"
 
-#: The CSS of a live view.  A busy view dims its plots.  The two kernel lines are hidden unless the notebook's
+#: The CSS of a live view.  A busy view dims its plots and the lines that describe them (they still describe
+#: the previous view until the new one is drawn).  The two kernel lines are hidden unless the notebook's
 #: kernel status (JupyterLab's execution indicator in the same notebook panel) says the kernel is busy -- a
 #: choice made now waits for it -- or not running -- the controls do nothing until the cells run again.
 _VIEW_CSS = """<style>
-.bk-explorer.bk-busy .bk-plot { opacity: 0.35; transition: opacity 0.2s; }
+.bk-explorer.bk-busy :is(.bk-plot, .bk-status, .bk-legend, .bk-downloads) { opacity: 0.35; transition: opacity 0.2s; }
 .bk-explorer .bk-busy-line { color: #8a5a00; font-family: system-ui, sans-serif; margin: 2px 0; font-weight: 600; }
 .bk-explorer .bk-kernel-line { display: none; font-family: system-ui, sans-serif; margin: 2px 0; }
 .jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator[data-status='busy']) .bk-explorer:not(.bk-busy) .bk-kernel-busy { display: block; color: #8a5a00; }
