@@ -656,6 +656,7 @@ def plot_effect_vs_strength(rows: pd.DataFrame, *, ncol: int = 4):
     import matplotlib.pyplot as plt
 
     info = _measures(rows)
+    ncol = max(1, min(ncol, len(info)))
     nrow = max(1, math.ceil(len(info) / ncol))
     fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 2.8 * nrow), squeeze=False)
     for ax, r in zip(axes.ravel(), info.itertuples(), strict=False):
@@ -682,7 +683,8 @@ def plot_effect_vs_strength(rows: pd.DataFrame, *, ncol: int = 4):
 
 def plot_agreement(st: TrustStatistics):
     """Heatmap of Kendall's τ between every pair of measures (pairs of different model kinds, paired by
-    strength and seed, are marked with a dot); grey: not computed.  Returns the matplotlib figure."""
+    strength and seed, are marked with a dot); grey: not computed.  Rows name each measure and its key,
+    columns its key.  Returns the matplotlib figure."""
     import matplotlib.pyplot as plt
 
     keys = list(st.measures["measure"])
@@ -706,9 +708,10 @@ def plot_agreement(st: TrustStatistics):
             if i != j and np.isfinite(mat[i, j]):
                 ax.text(j, i, f"{mat[i, j]:.2f}" + ("·" if cross[i, j] else ""), ha="center", va="center",
                         fontsize=6, color="white" if abs(mat[i, j]) > 0.6 else "black")  # fmt: skip
-    short = [labels[k] if len(labels[k]) <= 28 else labels[k][:26] + "…" for k in keys]
-    ax.set_xticks(range(n), short, rotation=70, ha="right", fontsize=7)
-    ax.set_yticks(range(n), short, fontsize=7)
+    ax.set_xticks(range(n), keys, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(
+        range(n), [f"{labels[k][:40]}{'…' if len(labels[k]) > 40 else ''} ({k})" for k in keys], fontsize=7
+    )
     fig.colorbar(im, ax=ax, shrink=0.7, label="Kendall's τ over the models")
     ax.set_title(
         "Do the measures rank the models alike? (· : different model kinds, paired by s and seed)", fontsize=9
