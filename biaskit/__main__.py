@@ -785,6 +785,12 @@ def _register_trust_study(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler dask")
     p.add_argument("--device", default="auto", help="training device: auto (CUDA when present), cpu or cuda")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads per model (default: torch's own count; 1 is faster on a machine busy with other work)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_trust_study)
 
@@ -800,6 +806,7 @@ def _cmd_trust_study(args: argparse.Namespace) -> int:
         scheduler=args.scheduler,
         n_workers=args.workers,
         device=args.device,
+        threads=args.threads,
         progress=not args.no_progress,
     )
     print(record.provenance())

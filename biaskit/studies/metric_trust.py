@@ -388,6 +388,8 @@ def _train_lm(spec: ModelSpec, folder: Path, key: str, *, device: str, progress:
         "final_loss": res.final_loss,
         "weights_sha256": {f.name: sha256_file(f) for f in sorted(saved.glob("*.safetensors"))},
         "held_out": {**quality, "sentences": len(held)},
+        # the thread count changes the rounding; a run resumed from a checkpoint may have begun with another
+        "torch_threads": torch.get_num_threads(),
     }
     _write_sealed_json(folder / "trained.json", key, facts)
     shutil.rmtree(work, ignore_errors=True)  # checkpoints: the sealed float16 model is what the study keeps
@@ -574,14 +576,26 @@ def run_model(
     measurements found for its weights and settings are not recomputed (``"trained"`` / ``"measured"`` say
     whether this call did either).
     """
-    from biaskit.core.paths import cache_dir
-
     if cache_folder is not None:
         os.environ["BIASKIT_CACHE_DIR"] = cache_folder
-    if threads is not None:
-        import torch
+    import torch
 
+    before = torch.get_num_threads()
+    if threads is not None:
         torch.set_num_threads(threads)
+    try:
+        return _run_model(spec, alpha=alpha, n_resamples=n_resamples, n_splits=n_splits, device=device,
+                          progress=progress)  # fmt: skip
+    finally:
+        torch.set_num_threads(before)
+
+
+def _run_model(
+    spec: ModelSpec, *, alpha: float, n_resamples: int, n_splits: int, device: str, progress: bool
+) -> dict[str, Any]:
+
+    from biaskit.core.paths import cache_dir
+
     folder = model_dir(cache_dir(), spec)
     t0 = time.perf_counter()
     trained = False
@@ -628,6 +642,7 @@ def run_model(
         "held_out": facts.get("held_out"),
         "train_seconds": facts.get("train_seconds"),
         "measure_seconds": measure_seconds,
+        "torch_threads_training": facts.get("torch_threads"),
         # the code that measured it: a record rewritten from the cache may come from a later commit
         "measured_at_commit": (code or {}).get("git_commit"),
         "measured_with_uncommitted_changes": bool((code or {}).get("uncommitted")),
@@ -732,6 +747,7 @@ def run_trust_study(
     n_resamples: int = 200,
     n_splits: int = N_SPLITS,
     device: str = "cpu",
+    threads: int | None = None,
     progress: bool = True,
     on_model: Callable[[dict[str, Any]], None] | None = None,
 ) -> TrustRecord:
@@ -745,6 +761,8 @@ def run_trust_study(
     (:func:`biaskit.studies.distributed.cluster_client`); the workers must see this process's cache folder.
     The record is rewritten after every finished model (``complete`` false until the last), so a killed run
     leaves a valid partial record; the same command resumes (finished models come from the cache).
+    ``threads``: torch threads for training and scoring (default: torch's own count here, 1 on a Dask worker);
+    on a machine busy with other work one thread per process is several times faster than two that contend.
     ``on_model`` is called with each finished row.
     """
     from biaskit.core.paths import cache_dir
@@ -767,6 +785,7 @@ def run_trust_study(
         "n_splits": n_splits,
         "split_seed": 0,
         "device": device,
+        "torch_threads": threads,
         "scheduler": scheduler if isinstance(scheduler, str) else type(scheduler).__name__,
         "seed_meaning": "training seed of the recipe (weights of new layers, batch order, masking, word2vec "
         "initial vectors and negative sampling); the planted corpus and the starting model are the same for "
@@ -774,7 +793,13 @@ def run_trust_study(
     }
     earlier = _unfinished(paths, parameters)
     rows: list[dict[str, Any]] = []
-    settings = {"alpha": alpha, "n_resamples": n_resamples, "n_splits": n_splits, "device": device}
+    settings = {
+        "alpha": alpha,
+        "n_resamples": n_resamples,
+        "n_splits": n_splits,
+        "device": device,
+        "threads": threads,
+    }
 
     def write(finished: bool) -> None:
         for path in dict.fromkeys(paths.values()):
@@ -831,7 +856,8 @@ def run_trust_study(
                     n_resamples=n_resamples,
                     n_splits=n_splits,
                     device=device,
-                    progress=False,
+                    threads=threads,
+                    progress=progress,
                 )
             )
     else:
@@ -880,11 +906,10 @@ def _run_on_dask(
                 run_model,
                 spec,
                 cache_folder=cache,
-                threads=1,
                 pure=False,
                 retries=1,
                 key=f"biaskit-trust-{spec.name}-{spec.kind}-{os.getpid()}",
-                **settings,
+                **{**settings, "threads": settings.get("threads") or 1},
             )
             for spec in specs
         ]
