@@ -175,8 +175,9 @@ def test_a_noise_measure_detects_nothing_and_raises_false_alarms_at_alpha_an_ora
     assert sens.loc["oracle", "ci_low"] <= 1.0 <= sens.loc["oracle", "ci_high"]
     assert sens.loc["noise", "ci_low"] < 0 < sens.loc["noise", "ci_high"]
     sentences = " ".join(mt.trust_findings(st))
-    assert "from s = 0.6: oracle" in sentences and "from s = 0.9: weak" in sentences
-    assert "noise reach that at no planted strength up to s = 0.9" in sentences
+    assert "From s = 0.6: oracle." in sentences and "From s = 0.9: weak." in sentences
+    assert "At no planted strength up to s = 0.9: noise." in sentences
+    assert "That is at least 32 of 40 seeds." in sentences  # 80 % of the 40 seeds of every planted strength
 
 
 def test_what_cannot_be_computed_gets_its_reason():
@@ -384,13 +385,13 @@ def test_statistics_of_the_committed_record_agree_with_independent_implementatio
     rel = st.reliability.set_index("measure")
     checked = 0
     for m, sub in rows.groupby("measure"):
-        df = sub[["s", "seed", "effect"]]
-        if (
-            df.groupby("seed")["effect"].nunique().max() <= 1
-            and df.groupby("s")["effect"].nunique().max() <= 1
-        ):
+        # the strengths x seeds table of the seeds with a model at every strength
+        complete = sub.groupby("seed")["s"].nunique() == sub["s"].nunique()
+        df = sub[sub["seed"].isin(complete[complete].index)][["s", "seed", "effect"]]
+        if df["seed"].nunique() < 2 or df["s"].nunique() < 2:
+            assert pd.isna(rel.loc[m, "icc"]) and "icc" in st.reasons[m], m
             continue
-        if sub.groupby("s")["effect"].nunique().max() == 1:  # identical over seeds (a corpus measure)
+        if df.groupby("s")["effect"].nunique().max() == 1:  # identical over seeds (a corpus measure)
             assert rel.loc[m, "icc"] == pytest.approx(1.0)
             continue
         assert rel.loc[m, "icc"] == pytest.approx(anova_icc_2_1(df), abs=1e-10), m
@@ -408,10 +409,12 @@ def test_statistics_of_the_committed_record_agree_with_independent_implementatio
     # every statistic of every measure is there or has a reason
     for m in st.measures["measure"]:
         why = st.reasons.get(m, {})
-        assert rel.loc[m, "icc"] is not None or "icc" in why
-        assert rel.loc[m, "split_half_sb"] is not None or "split_half" in why
+        assert pd.notna(rel.loc[m, "icc"]) or "icc" in why, m
+        assert pd.notna(rel.loc[m, "split_half_sb"]) or "split_half" in why, m
         det = st.detection.set_index("measure").loc[m]
-        assert det["max_s"] is not None or "detection" in why
+        assert pd.notna(det["max_s"]) or "detection" in why, m
+        sens = st.sensitivity.set_index("measure").loc[m]
+        assert pd.notna(sens["per_sd"]) or "sensitivity" in why, m
 
 
 def test_saved_statistics_rebuild_the_same_sentences():

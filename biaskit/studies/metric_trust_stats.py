@@ -459,6 +459,8 @@ def trust_statistics(
     models = per_model.groupby("kind", sort=False).agg(
         models=("seed", "size"), seeds=("seed", "nunique"), strengths=("s", "nunique")
     )
+    per_s = per_model.groupby(["kind", "s"], sort=False).size().groupby(level=0, sort=False)
+    models["min_seeds"], models["max_seeds"] = per_s.min(), per_s.max()
     return TrustStatistics(
         measures=_measures(rows),
         spread=spread_table(rows),
@@ -536,11 +538,13 @@ def ranked_table(st: TrustStatistics) -> pd.DataFrame:
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _names(keys: Sequence[str], labels: Mapping[str, str]) -> str:
-    items = [f"{labels.get(k, k)}" for k in keys]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+    """The measures' labels, separated by semicolons (a label may hold a comma)."""
+    return "; ".join(f"{labels.get(k, k)}" for k in keys)
 
 
 def _range_text(df: pd.DataFrame, col: str, labels: Mapping[str, str]) -> str:
@@ -559,7 +563,10 @@ def trust_findings(st: TrustStatistics) -> list[str]:
     out = []
     mod = st.models
     parts = [
-        f"{int(r.models)} {r.kind} models ({int(r.seeds)} seeds x {int(r.strengths)} strengths)"
+        f"{_count(int(r.models), r.kind + ' model')} ({_count(int(r.seeds), 'seed')} x {_count(int(r.strengths), 'strength')})"
+        if int(r.models) == int(r.seeds) * int(r.strengths)
+        else f"{_count(int(r.models), r.kind + ' model')} ({_count(int(r.strengths), 'strength')}, "
+        f"{int(r.min_seeds)} to {int(r.max_seeds)} seeds each)"
         for r in mod.itertuples()
     ]
     out.append(f"The record holds {len(st.measures)} measures on " + "; ".join(parts) + ".")
@@ -574,20 +581,20 @@ def trust_findings(st: TrustStatistics) -> list[str]:
     if len(directional):
         groups = []
         for s_val, g in found.groupby("detectable_from"):
-            groups.append(f"from s = {s_val:g}: {_names(list(g['measure']), labels)}")
+            groups.append(f"From s = {s_val:g}: {_names(list(g['measure']), labels)}.")
         none = [m for m in directional if m in set(det["measure"]) and m not in set(found["measure"])
                 and "detection" not in st.reasons.get(m, {})]  # fmt: skip
         text = (
             f"With its own test at α = {st.alpha:g}, {len(found)} of {len(directional)} directional measures find the "
             f"planted direction in at least {st.share:.0%} of the seeds"
         )
-        text += (": " + "; ".join(groups) + ".") if groups else "."
+        text += ". " + " ".join(groups) if groups else "."
         if none:
             top = det.set_index("measure").loc[none, "max_s"].max()
-            text += f" {_names(none, labels)} reach that at no planted strength up to s = {top:g}."
+            text += f" At no planted strength up to s = {top:g}: {_names(none, labels)}."
         if seeds_needed:
-            text += " " + "; ".join(
-                f"With {k} seeds, that means at least {v} of {k}" for k, v in seeds_needed.items()
+            text += " That is at least " + ", or ".join(
+                f"{v} of {k} seed{'s' if k > 1 else ''}" for k, v in seeds_needed.items()
             )
             text += "."
         out.append(text)
@@ -595,8 +602,11 @@ def trust_findings(st: TrustStatistics) -> list[str]:
     if "flagged" in fa.columns and fa["flagged"].notna().any():
         fa = fa[fa["flagged"].notna()]
         flagged = fa[fa["flagged"] > 0]
-        n = int(fa["n_seeds"].max())
-        text = f"On the balanced controls (s = 0.5, {n} seeds), "
+        counts = sorted({int(k) for k in fa["n_seeds"]})
+        seeds = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+        text = (
+            f"On the balanced controls (s = 0.5, {seeds} seed{'s' if counts[-1] > 1 else ''} per measure), "
+        )
         if flagged.empty:
             text += f"no measure's own test flagged a bias in any seed ({len(fa)} measures)."
         else:
