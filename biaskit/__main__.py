@@ -750,7 +750,6 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 # --- end fetch ------------------------------------------------------------------------------
 
 
-
 # --- trust-study (owner: biaskit/studies/metric_trust.py) -------------------------------------
 def _register_trust_study(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(

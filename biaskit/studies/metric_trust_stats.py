@@ -23,6 +23,7 @@ __all__ = [
     "DETECTION_SHARE",
     "N_BOOT",
     "TrustStatistics",
+    "plain_number",
     "detection_table",
     "false_alarm_table",
     "icc",
@@ -485,6 +486,15 @@ def _fmt(x: Any, digits: int = 2) -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
 
 
+def plain_number(x: Any) -> str:
+    """Three significant digits in fixed-point notation (``0.0000411``, ``2.10``), never e-notation."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    if x == 0:
+        return "0"
+    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
+
+
 def ranked_table(st: TrustStatistics) -> pd.DataFrame:
     """One row per measure, best first: the smallest strength its own test detects in at least 80 % of the
     seeds (smaller first; measures that detect none, then those with no test of direction, last), then fewer
@@ -528,9 +538,7 @@ def ranked_table(st: TrustStatistics) -> pd.DataFrame:
                 "—" if pd.isna(v) else f"{v:.1%}"
                 for v in t.get("fpr_label_within", pd.Series(np.nan, index=t.index))
             ],
-            "seed SD (pooled over s)": [
-                _fmt(v, 4) if v is not None and abs(v) < 10 else _fmt(v, 1) for v in t["pooled_sd"]
-            ],
+            "seed SD (pooled over s)": [plain_number(v) for v in t["pooled_sd"]],
             "sensitivity (seed SDs per 0.1 of s)": [_fmt(v, 1) for v in t["per_sd"]],
             "ICC(2,1) across seeds": [_fmt(v) for v in t["icc"]],
             "split-half reliability (Spearman-Brown)": [_fmt(v) for v in t["split_half_sb"]],
