@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -23,11 +24,30 @@ def _clock(seconds: float) -> str:
     return f"{minutes} min {sec} s" if minutes else f"{sec} s"
 
 
+def cpu_name() -> str:
+    """The processor's model name (``/proc/cpuinfo`` on Linux; ``platform.processor()`` elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _load() -> str:
+    try:
+        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv or argv.index("--") != 1:
         print(__doc__, file=sys.stderr)
         return 2
     what, command = argv[0], argv[2:]
+    load_before = _load()
     t0 = time.perf_counter()
     status = subprocess.run(command, check=False).returncode
     seconds = time.perf_counter() - t0
@@ -42,10 +62,16 @@ def main(argv: list[str]) -> int:
             "wall clock": _clock(seconds),
             "cache": "as found",
             "when": datetime.date.today().isoformat(),
-            "source": f"scripts/record_timing.py on {platform.node() or 'this machine'} ({platform.processor() or platform.machine()})",
+            "source": (
+                f"scripts/record_timing.py on {platform.node() or 'this machine'}: {os.cpu_count()}-core "
+                f"{cpu_name()}; load average (1, 5, 15 min) {load_before} at the start, {_load()} at the end"
+            ),
         }
     )
-    RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    from biaskit.core.io import atomic_write  # written whole or not at all
+
+    with atomic_write(RECORD) as f:
+        f.write(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     print(f"{what}: {_clock(seconds)} -> {RECORD}")
     return 0
 

@@ -826,7 +826,9 @@ def test_explorers_never_go_dead(lab: Lab, browser: Any, tmp_path: Path) -> None
         nb.shot("reopened_without_kernel")
         print(f"controls checked: {counts}")
         assert all(n >= 4 * 10 for n in counts.values()), counts
-    finally:
+    finally:  # the last screenshot and the console, kept for a failure
+        nb.shot("end")
+        print("console:", nb.console[-20:])
         nb.close()
 
 
