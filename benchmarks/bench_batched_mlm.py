@@ -18,7 +18,7 @@ computations in the tests, kept here so that tests and benchmarks stay independe
   (``target_pooled``, batches of 32) vs one sentence per pass of the full masked LM with
   ``output_hidden_states`` (``tests/test_encoders.py::_manual``).
 
-Models: :func:`biaskit._testing.tiny_masked_lm` (random BERT, 2 layers x 64 hidden, WordPiece
+Models: :func:`biaskit.lm.builtin.tiny_masked_lm` (random BERT, 2 layers x 64 hidden, WordPiece
 vocabulary trained on the metric's own sentences) and :func:`biaskit.metrics.indirect_bias.tiny_bridge_lm`
 (1 layer x 16 hidden, as in the tests).  Such models are overhead-bound: the ratios show what
 batching removes (per-call Python/tokeniser/framework cost and the full-vocabulary output layer

@@ -2,14 +2,10 @@
 
 Nothing in ``biaskit`` imports this module; tests and ``benchmarks/`` do.  The random-weight models used
 with them live in :mod:`biaskit.lm.builtin` (:func:`~biaskit.lm.builtin.tiny_masked_lm`,
-:func:`~biaskit.lm.builtin.tiny_causal_lm`); ``biaskit._testing.tiny_masked_lm`` and ``tiny_tokenizer``
-still work for one release, with a ``DeprecationWarning``.
+:func:`~biaskit.lm.builtin.tiny_causal_lm`).
 """
 
 from __future__ import annotations
-
-import warnings
-from typing import Any
 
 import numpy as np
 import torch
@@ -17,22 +13,6 @@ import torch
 from biaskit.lm.base import MaskedLM
 
 __all__ = ["NumpyBertReference", "reference_fill_blank", "reference_pair_scores"]
-
-_MOVED = {"tiny_masked_lm", "tiny_tokenizer"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"biaskit._testing.{name} is deprecated and will be removed in the next release: "
-            f"use biaskit.lm.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        from biaskit.lm import builtin
-
-        return getattr(builtin, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # =============================================================================================

@@ -304,6 +304,12 @@ def test_deprecated_shims_are_gone_and_nothing_uses_them():
     for old in ("biaskit.mlm", "biaskit.reporting", "biaskit.testing"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
+    # names that moved before the first release are not kept under their old names
+    from biaskit import _testing
+    from biaskit.studies import replay
+
+    for module, name in ((_testing, "tiny_masked_lm"), (_testing, "tiny_tokenizer"), (replay, "published_values")):
+        assert not hasattr(module, name), f"{module.__name__}.{name} is still there"
     repo = ROOT.parent
     for p in [*sorted((repo / "notebooks").glob("*.ipynb")), *sorted((repo / "benchmarks").glob("*.py"))]:
         text = p.read_text(encoding="utf-8")

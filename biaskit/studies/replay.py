@@ -25,7 +25,7 @@ function               thesis
 The functions take the score tables as arguments (defaulting to the bundled thesis
 scores), so the same code runs on scores computed with :mod:`biaskit.lm`
 ("compute" mode of notebooks 07 and 08).  The published values live, for display
-only, in ``data/thesis-scores/published_ch4.json`` (:func:`published_values`); no
+only, in ``data/thesis-scores/published_ch4.json`` (:func:`load_published`); no
 computation reads them.
 """
 
@@ -53,7 +53,6 @@ __all__ = [
     "load_thesis_scores",
     "paraphrase_difference_tests",
     "pll_distributions",
-    "published_values",
     "replay_all",
     "robustness_diffs",
     "scores_dir",
@@ -480,11 +479,6 @@ def load_published() -> dict[str, Any]:
     if not path.exists():
         raise FileNotFoundError(f"{path} not found (set BIASKIT_DATA_DIR if you moved the data folder)")
     return read_json_file(path, "published values")
-
-
-def published_values() -> Mapping[str, Any]:
-    """Alias of :func:`load_published`."""
-    return load_published()
 
 
 # --------------------------------------------------------------------------- score sets
