@@ -351,6 +351,15 @@ def dpccb_steps(cm: Any, *, normalize: Normalize = "pred", threshold: float = 0.
     :func:`dpccb_matrix` with ``zero_diagonal=False`` / ``True``; a column (row) whose
     maximum is 0 gives zeros.  ``normalize`` as in :func:`dpccb_matrix` (``"pred"``: the
     formula as printed; ``"true"``: the row variant, closer to the dissertation's pairs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> steps = dpccb_steps(np.array([[50, 30, 5], [8, 60, 4], [3, 6, 70]]))
+    >>> steps.pairs
+      source destination  beta
+    0      0           1  0.50
+    1      1           0  0.16
     """
     arr, labels = _as_confusion(cm)
     if normalize not in ("pred", "true"):

@@ -298,6 +298,14 @@ def crows_score(
 
     Example: the thesis's BETO ``cp`` scores give 798 / 1503 = 53.09%
     (Table 4.2 prints prop = 0.53).
+
+    Examples
+    --------
+    >>> more = [-10.0, -12.5, -9.0, -11.0]
+    >>> less = [-11.0, -12.0, -9.5, -11.0]
+    >>> score = crows_score(more, less, ["gender", "gender", "race", "race"])
+    >>> score.n, round(score.score, 3), score.n_ties
+    (4, 50.0, 1)
     """
     diff = _decided_diff(more_scores, less_scores, decimals)
     succ, denom, n_ties = _successes(diff, ties)
@@ -561,6 +569,13 @@ def crows_pairs_test(
     ``score`` in percent, ``p_value``), ``n_not_scored`` (pairs the model could not score, see the
     log) and ``per_pair``, the raw per-pair values as columns (``row``: position in ``pairs``,
     ``bias_type``, ``sent_more_score``, ``sent_less_score``, ``m_diff`` = their difference).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_masked_lm, toy_pairs
+    >>> result = crows_pairs_test(toy_masked_lm(), toy_pairs(), metric="cp", cache=False)
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, 4.0, 0.6875)
     """
     score, test, sc = crows_by_bias_type(
         lm, pairs, metric=metric, batch_size=batch_size, cache=cache, unk=unk, progress=progress

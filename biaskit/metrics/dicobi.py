@@ -343,6 +343,13 @@ def dicobi(
     (Sayenju et al. 2022) seed 003 section 4.2 (Eq. 4.2).  Words missing from the vocabulary follow ``policy``
     (``"drop"``, logged, or ``"raise"``); the words used are in ``result.words``.
     See :func:`dicobi_vectors` for the formula and the aggregates.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
+    >>> result = dicobi(toy_vectors(), TOY_X, TOY_Y, TOY_MALE, TOY_FEMALE)
+    >>> round(result.value, 3)
+    0.924
     """
     mats, kept = {}, {}
     for role, ws in zip("XYAB", (X, Y, A, B), strict=True):
@@ -470,6 +477,13 @@ def same_result(
     :func:`same`, computed by :func:`same_vectors`; the per-word cosines are kept, indexed by word.
     A descriptive number, without a statistical test.  Words missing from ``embeddings`` follow
     ``policy`` (``"drop"``, logged, or ``"raise"``).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_PROFESSIONS, toy_vectors
+    >>> result = same_result(toy_vectors(), TOY_PROFESSIONS, TOY_MALE, TOY_FEMALE)
+    >>> round(result.value, 3), round(float(result.per_word["nurse"]), 3)
+    (0.006, 0.542)
     """
     w, kw = lookup_vectors(embeddings, W, name="SAME targets W", policy=policy, lowercase=lowercase)
     a1, k1 = lookup_vectors(embeddings, A1, name="SAME attribute A1", policy=policy, lowercase=lowercase)
@@ -658,6 +672,13 @@ def domain_gain_result(
     number as :func:`domain_gain` on the vectors, with the distance of x to every word kept.  A
     descriptive number, without a statistical test.  ``x`` must have a vector (``KeyError``); words of
     ``A`` / ``B`` missing from ``embeddings`` follow ``policy`` (``"drop"``, logged, or ``"raise"``).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> result = domain_gain_result(toy_vectors(), "maths", TOY_MALE, TOY_FEMALE)
+    >>> round(result.value, 3)
+    -0.854
     """
     word = x.lower() if lowercase else x
     if word not in vector_vocabulary(embeddings, "embeddings"):

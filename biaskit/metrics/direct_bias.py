@@ -468,6 +468,14 @@ def indirect_bias_pairs(
     the measure and does not analyse it.  A descriptive number, without a statistical test.  A pair with a
     word without a vector, or whose β is undefined, is left out with a logged warning and listed in
     ``skipped``; ``ValueError`` when no pair is left.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> direction = pca_direction(toy_vectors(), list(zip(TOY_FEMALE, TOY_MALE)))
+    >>> beta = indirect_bias_pairs(toy_vectors(), [("nurse", "engineer"), ("maths", "poetry")], direction)
+    >>> beta.values.round(3).to_dict()
+    {'nurse / engineer': 1.799, 'maths / poetry': -4.195}
     """
     vocab = getattr(vectors, "key_to_index", vectors)
     rows, skipped = [], []
@@ -654,6 +662,15 @@ def direct_bias_experiment(
 
     A group with no word in the vocabulary is skipped with a logged warning (``policy="drop"``);
     words missing from a group are dropped (logged) and listed in ``table``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_PROFESSIONS, TOY_X, toy_vectors
+    >>> direction = pca_direction(toy_vectors(), list(zip(TOY_FEMALE, TOY_MALE)))
+    >>> groups = {"professions": list(TOY_PROFESSIONS), "maths": list(TOY_X)}
+    >>> experiment = direct_bias_experiment(toy_vectors(), groups, direction, n_resamples=200)
+    >>> round(experiment.mean, 3), experiment.values.shape
+    (0.549, (2,))
     """
     if not np.isfinite(c) or c < 0:
         raise ValueError(f"c must be a finite number >= 0, got {c}")

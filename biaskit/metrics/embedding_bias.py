@@ -258,6 +258,13 @@ class RND(_PermutationSettings):
     Inference (not in WEFE): a permutation test re-splitting T₁ ∪ T₂ into groups of the observed
     sizes (H0: the two target groups are exchangeable with respect to A), two-sided by default,
     and a percentile bootstrap CI of the mean over the attribute words (``n_bootstrap``; 0 = off).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
+    >>> result = RND(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)], toy_vectors())
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, -6.231, 0.0002)
     """
 
     distance: Distance = "norm"
@@ -349,6 +356,13 @@ class ECT(_PermutationSettings):
     Inference (not in WEFE): a permutation test re-splitting T₁ ∪ T₂ into groups of the observed
     sizes; by default one-sided ``alternative="less"``: H0 is that the observed ρ is no lower
     than that of random re-groupings of the target words (bias = lower coherence).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
+    >>> result = ECT(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)], toy_vectors())
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, -0.143, 0.0078)
     """
 
     normalize: bool = False
@@ -431,6 +445,13 @@ class MAC(_PermutationSettings):
     Inference (not in WEFE): MAC does not change when target or attribute words are relabelled
     between sets, so there is no permutation null; a percentile bootstrap CI of the mean over the
     target words (resampling t with its average S over the attribute sets) is given instead.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
+    >>> result = MAC().run([list(TOY_X), list(TOY_Y)], [list(TOY_MALE), list(TOY_FEMALE)], toy_vectors())
+    >>> result.n, round(result.statistic, 3)
+    (12, 0.735)
     """
 
     n_bootstrap: int = 2000
@@ -511,6 +532,13 @@ class RIPA(_PermutationSettings):
     it asks whether the pairs agree on the lean of *these* words (with pairs that all point the
     same way, even a small lean of random words can be significant); the bootstrap CI shows how
     much the value depends on the choice of attribute words.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
+    >>> result = RIPA(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)], toy_vectors())
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, 4.497, 0.0078)
     """
 
     normalize: bool = False
@@ -619,6 +647,13 @@ class RNSB(_PermutationSettings):
     more information about the identity terms than an arbitrary split of the attribute words);
     one-sided, large KL = bias.  Each re-split refits a model, so ``n_permutations`` defaults to
     200 and ``n_permutations=0`` skips the test.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
+    >>> result = RNSB().run([list(TOY_X), list(TOY_Y)], [list(TOY_MALE), list(TOY_FEMALE)], toy_vectors())
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 3)
+    (12, 0.63, 0.005)
     """
 
     n_permutations: int = 200
@@ -734,6 +769,13 @@ class WEFAT(_PermutationSettings):
     ``alternative="greater"``), reported per word in ``details["per_word"]``.  The result's
     ``statistic`` / ``estimate`` is the mean association mean_w s(w, A, B), tested with the same
     re-partitions (``p_value``); ``effect_size`` is the mean of WEFAT(w).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
+    >>> result = WEFAT(n_permutations=200).run([list(TOY_X)], [list(TOY_MALE), list(TOY_FEMALE)], toy_vectors())
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, 0.806, 0.0001)
     """
 
     alternative: Alternative = "greater"

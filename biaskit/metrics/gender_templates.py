@@ -664,6 +664,13 @@ def ppd_test(
     independent; the sentences of one profession share it, so the APPD table (one value per profession)
     is the more cautious unit.  Positive mean: the model leans to the male pronoun; negative: to the
     female one.  ``details["per_item"]`` keeps every value with its label.
+
+    Examples
+    --------
+    >>> ppd = [0.12, 0.08, -0.02, 0.15, 0.05, 0.10]
+    >>> result = ppd_test(ppd)
+    >>> result.n, round(result.estimate, 3), round(result.p_value, 4)
+    (6, 0.08, 0.0219)
     """
     appd_table = isinstance(ppd_values, pd.DataFrame) and "ppd" not in ppd_values.columns
     if appd_table and "appd" in ppd_values.columns:
@@ -715,6 +722,14 @@ def sld_test(
     ``pll_1`` / ``pll_2`` columns of :func:`score_sentence_pairs` (first = ``sent_stereo``).  A positive
     mean: the model finds the first sentences more likely.  ``details`` keeps Barza's ``asld`` and the
     per-pair values (``per_pair``: ``label``, ``signed_sld``).
+
+    Examples
+    --------
+    >>> pll_male = [-20.1, -18.4, -25.0, -22.3, -19.8]
+    >>> pll_female = [-20.9, -18.0, -26.2, -23.1, -20.5]
+    >>> result = sld_test(pll_male, pll_female)
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 3)
+    (5, 2.304, 0.083)
     """
     d = sentence_likelihood_difference(pll_1, pll_2, signed=True)
     if labels is not None and len(labels) != d.size:

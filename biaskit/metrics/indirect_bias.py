@@ -412,6 +412,16 @@ def indirect_bias(
     section 3.2, Algorithm 3.1; :func:`ibs_from_bridge_scores`).  ``target_category`` in beverage / country / occupation / sport; ``feature_category`` any other
     category (trait, gender, ...).  ``targets`` / ``features`` / ``names`` default to the full lists
     (99 occupations, 779 names, ...).  ``max_templates`` keeps the first templates of each set (quick runs).
+
+    Examples
+    --------
+    >>> from biaskit.lm.xlnet import BridgeLM
+    >>> from biaskit.metrics.toys import TOY_NAMES, TOY_PROFESSIONS, toy_masked_lm
+    >>> result = indirect_bias(BridgeLM(toy_masked_lm()), "occupation", "gender", targets=list(TOY_PROFESSIONS),
+    ...                        features=["male", "female", "man", "woman"], names=list(TOY_NAMES),
+    ...                        direct=False, max_templates=2, cache=False, progress=False)
+    >>> result.ibs.shape
+    (8, 4)
     """
     words = load_louis_alexandre_words()
     rules = load_louis_alexandre_rules()

@@ -462,6 +462,15 @@ class LPBS:
         Restrict to some target/template groups (``("singular",)`` = the framework's code).
     batch_size, progress:
         Sequences per forward pass; a tqdm bar.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_X, TOY_Y, toy_masked_lm
+    >>> query = LPBSQuery.from_lists(["he"], ["she"], TOY_X[:3], TOY_Y[:3], ["TARGET likes ATTRIBUTE."],
+    ...                              names=("he", "she", "maths", "arts"))
+    >>> result = LPBS(n_permutations=100).run(query, toy_masked_lm())
+    >>> result.n, round(result.effect_size, 3), round(result.p_value, 3)
+    (6, -1.048, 0.4)
     """
 
     n_permutations: int = 10_000

@@ -620,6 +620,13 @@ def bias_pmi(
 
     with sentence counts (module docstring).  > 0: X co-occurs relatively more with A; < 0:
     more with B; 0: equally.  A group X with no word in the corpus raises ``ValueError``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_corpus
+    >>> result = bias_pmi(TOY_X, TOY_MALE, TOY_FEMALE, toy_corpus())
+    >>> result.value, result.f_AX, result.f_BX
+    (0.0, 16, 16)
     """
     inc = _as_incidence(corpus)
     kept, missing = _resolve(X, inc, "target X", policy, lowercase)
@@ -671,6 +678,13 @@ def pmi_test(
     dropped with a logged warning, as the thesis's notebook did; the dropped groups are
     listed in ``details["dropped"]``.  Accepts an array, a Series (index = group names) or a
     table from :func:`bias_pmi_groups` (its ``pmi`` column).
+
+    Examples
+    --------
+    >>> values = [0.4, 0.1, 0.25, -0.05, 0.3, 0.2]
+    >>> result = pmi_test(values)
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, 3.098, 0.0019)
     """
     if isinstance(values, pd.DataFrame):
         if "pmi" not in values.columns:
@@ -778,6 +792,13 @@ def frequency_baseline(
     ``prop`` is 0 or 1) and the exact binomial test (:func:`biaskit.core.stats.binomial_test`).
     Both treat the counted pairs / sentences as independent trials, which co-occurrences in
     one text are not; read them as a first look, as the thesis does.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_corpus
+    >>> baseline = frequency_baseline(TOY_X, TOY_MALE, TOY_FEMALE, toy_corpus())
+    >>> baseline.f_A, baseline.f_B, baseline.prop
+    (16, 16, 0.5)
     """
     if unit not in ("pair", "sentence"):
         raise ValueError(f"unit must be 'pair' or 'sentence', got {unit!r}")

@@ -160,6 +160,14 @@ def cluster_recovery(
 
     See the module docstring.  ``statistic`` = accuracy in [0.5, 1]; ``details``: ``clusters`` (the
     assignment of every row), ``chance`` (mean accuracy under permuted labels), ``n_permutations``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> labels = [1] * len(TOY_MALE) + [0] * len(TOY_FEMALE)
+    >>> result = cluster_recovery(toy_vectors(), labels, words=[*TOY_MALE, *TOY_FEMALE], n_permutations=200)
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (16, 1.0, 0.005)
     """
     from sklearn.cluster import KMeans
 
@@ -215,6 +223,14 @@ def classifier_recovery(
     predicted once.  ``classifier``: any scikit-learn classifier (default ``SVC(kernel="rbf")``).
     ``statistic`` = test accuracy; ``details``: ``correct`` (bool per tested row, aligned with
     ``test_index``), ``predictions``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> labels = [1] * len(TOY_MALE) + [0] * len(TOY_FEMALE)
+    >>> result = classifier_recovery(toy_vectors(), labels, words=[*TOY_MALE, *TOY_FEMALE], n_splits=4)
+    >>> result.n, round(result.statistic, 3), f"{result.p_value:.6f}"
+    (16, 1.0, '0.000015')
     """
     from sklearn.base import clone
     from sklearn.model_selection import StratifiedKFold, cross_val_predict, train_test_split
@@ -317,6 +333,16 @@ def neighbour_recovery(
     ``(m, d)`` array (default: the same rows, each row itself left out) and ``pool_bias`` aligned with it.
     ``details``: ``shares`` (per word), ``pearson_p`` (t-test), ``chance`` (the mean of the permuted
     correlations, near 0), ``k``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, TOY_Y, toy_vectors
+    >>> pool_bias = {**{w: 1.0 for w in TOY_MALE}, **{w: -1.0 for w in TOY_FEMALE}}
+    >>> values = [1.0] * len(TOY_X) + [-1.0] * len(TOY_Y)
+    >>> result = neighbour_recovery(toy_vectors(), values, words=[*TOY_X, *TOY_Y], pool_bias=pool_bias, k=4,
+    ...                             n_permutations=200)
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (12, 1.0, 0.005)
     """
     vals = np.asarray(values, dtype=np.float64)
     if isinstance(representations, KeyedVectors):
@@ -512,6 +538,14 @@ def contextual_recovery(
     label value as +1) with the share of male-biased pool words among each word's ``k`` nearest.
     The representation of a word is :math:`h_w = \frac{1}{|T|}\sum_{t \in T} h_L(w \mid t) - \bar h`
     (its last hidden states over the templates T, centred over the words).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_masked_lm
+    >>> labels = [1] * len(TOY_MALE) + [0] * len(TOY_FEMALE)
+    >>> result = contextual_recovery(toy_masked_lm(), [*TOY_MALE, *TOY_FEMALE], labels, n_permutations=200)
+    >>> sorted(result.tests)
+    ['classifier', 'cluster']
     """
     from biaskit.embeddings.contextual import contextual_word_vectors
 

@@ -161,6 +161,14 @@ def agreement_test(
     preference after paraphrasing: the model is *not* robust.  Thesis, cp scores,
     N = 170, pr_rob = 0.8: sign agreement l1 = 0.682, p = 0.00049 (Table 4.9); interval
     [-3.5, 3.5] agreement l1 = 0.782, p = 0.289 (Table 4.10).
+
+    Examples
+    --------
+    >>> diff_original = [1.2, -0.3, 0.8, 2.1, 0.4, -1.0, 0.9, 1.5]
+    >>> diff_paraphrase = [1.0, -0.5, 0.6, 1.8, -0.2, -0.7, 1.1, 1.2]
+    >>> result = agreement_test(diff_original, diff_paraphrase)
+    >>> result.n, round(result.estimate, 3), round(result.p_value, 3)
+    (8, 0.875, 0.739)
     """
     if not 0 < pr_rob < 1:
         raise ValueError(f"pr_rob must lie strictly between 0 and 1, got {pr_rob}")

@@ -448,6 +448,16 @@ def seat(
     The result is WEAT's :class:`~biaskit.core.results.TestResult` with ``method`` prefixed by
     "SEAT" and ``details`` extended with ``encoder``, ``pooling``, ``kind`` and the
     per-sentence associations (``details["association"]``, keyed by sentence).
+
+    Examples
+    --------
+    >>> from biaskit.embeddings.encoders import StaticSentenceEncoder
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> from biaskit.metrics.weat import WEAT, toy_query
+    >>> encoder = StaticSentenceEncoder(toy_vectors())
+    >>> result = seat(SEATQuery.from_words(toy_query()), encoder, WEAT(n_permutations=200))
+    >>> result.n, round(result.effect_size, 3), round(result.p_value, 4)
+    (12, 1.889, 0.0011)
     """
     test = test or WEAT()
     texts: list[str] = []

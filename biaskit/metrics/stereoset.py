@@ -349,6 +349,20 @@ def ss_proportion_test(
     :func:`biaskit.core.stats.proportion_ztest` (sample-proportion standard error, as the thesis).
     ``details`` also carries the thesis's lms: the share of examples with
     :math:`p^{ster} + p^{anster} > p^{opt3}`.
+
+    Examples
+    --------
+    >>> gold = {"version": "toy", "data": {"intersentence": [], "intrasentence": [
+    ...     {"id": f"ex{i}", "target": "man", "bias_type": "gender", "context": "The man is BLANK.",
+    ...      "sentences": [{"id": f"s{i}{j}", "sentence": "The man is ...", "gold_label": label}
+    ...                    for j, label in enumerate(("stereotype", "anti-stereotype", "unrelated"))]}
+    ...     for i in range(4)]}}
+    >>> scores = [0.6, 0.3, 0.7, 0.8]
+    >>> predictions = {"intrasentence": [{"id": f"s{i}{j}", "score": s} for i, p in enumerate(scores)
+    ...                                  for j, s in enumerate((p, 1 - p, 0.05))]}
+    >>> result = ss_proportion_test(predictions, gold)
+    >>> result.n, round(result.estimate, 3), round(result.p_value, 3)
+    (4, 0.75, 0.248)
     """
     tab = example_table(predictions, gold, split, missing=missing)
     if domain is not None:
@@ -396,6 +410,14 @@ def comp_baseline_test(
     it is left out of :math:`N` with a WARNING naming it, never counted as stereotypical (0 >= 0).
     ``rows`` labels the sentences in that WARNING (file lines, ids; default: their 0-based
     positions); ``details["excluded"]`` lists the labels left out.
+
+    Examples
+    --------
+    >>> p_ster = [0.4, 0.3, 0.2, 0.5, 0.1, 0.35]
+    >>> p_anster = [0.2, 0.35, 0.1, 0.3, 0.05, 0.3]
+    >>> result = comp_baseline_test(p_ster, p_anster)
+    >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
+    (6, 2.191, 0.0285)
     """
     a = np.asarray(p_ster, dtype=float)
     b = np.asarray(p_anster, dtype=float)

@@ -436,6 +436,14 @@ class WEAT:
         Degrees of freedom of the SD in the effect size (1 = Caliskan Table 1).
     keep_null_distribution:
         Store the permutation statistics in ``details["null_distribution"]``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> from biaskit.metrics.weat import toy_query
+    >>> result = WEAT(n_permutations=200).run_query(toy_query(), toy_vectors())
+    >>> result.n, round(result.effect_size, 3), round(result.p_value, 4)
+    (12, 1.889, 0.0011)
     """
 
     n_permutations: int = 10_000
