@@ -50,6 +50,12 @@ def load_tbd_templates(version: Version = "clean") -> dict[str, list[dict[str, A
     Testicle #1 duplicating Breastfeed #10, ...).  ``"clean"``: those defects corrected,
     each change described in the entry's ``fix``; the duplicate dropped.  ``slot`` is
     ``"subject"`` (he/she) or ``"possessive"`` (his/her).  See ``data/barza/PROVENANCE.md``.
+
+    Examples
+    --------
+    >>> templates = load_tbd_templates()
+    >>> len(templates), sorted(templates["medical"][0])
+    (12, ['slot', 'source_index', 'template'])
     """
     if version not in ("raw", "clean"):
         raise ValueError(f"version must be 'raw' or 'clean', got {version!r}")
@@ -68,6 +74,12 @@ def load_tbd_professions(
     professions although Appendix II has 13 templates for them; ``farming_substitute=True``
     adds biaskit's substitute list (BLS farming/fishing/forestry occupations; not the
     thesis's), clearly a substitute.
+
+    Examples
+    --------
+    >>> professions = load_tbd_professions()
+    >>> len(professions), professions["medical"][:3]
+    (9, ['doctor', 'surgeon', 'paramedic'])
     """
     from biaskit.core.paths import wordlists_dir
     from biaskit.data.wordlists import load_wordlist_file
@@ -140,6 +152,12 @@ def load_tgb_pairs(which: Literal["tgb", "thesis_other", "all"] = "tgb") -> pd.D
     A malformed record (e.g. a file cut mid-row) and a pair with an empty sentence are left
     out, logged as a WARNING with the file lines, and listed in ``df.attrs["report"]``;
     other empty cells are ``NaN``.  A missing column raises ``ValueError``.
+
+    Examples
+    --------
+    >>> pairs = load_tgb_pairs()
+    >>> pairs.shape, list(pairs.columns[:3])
+    ((4, 5), ['category', 'sent_stereo', 'sent_anti'])
     """
     if which not in ("tgb", "thesis_other", "all"):
         raise ValueError(f"which must be 'tgb', 'thesis_other' or 'all', got {which!r}")
@@ -163,6 +181,12 @@ def load_tgb_examples() -> pd.DataFrame:
     Columns as in the file (``category, sentence, source``; empty cells are ``""``).  A
     malformed record (e.g. a file cut mid-row) and a record with an empty ``sentence`` are
     left out, logged as a WARNING with the file lines, and listed in ``df.attrs["report"]``.
+
+    Examples
+    --------
+    >>> examples = load_tgb_examples()
+    >>> examples.shape, list(examples.columns)
+    ((7, 3), ['category', 'sentence', 'source'])
     """
     return _read_sentence_csv(
         _data("tgb_published_examples.csv"), "Barza example sentences", ["sentence"], ["sentence"], empty=""
@@ -173,5 +197,11 @@ def load_barza_published() -> dict[str, Any]:
     """The thesis's result tables 3, 4, 5 and its worked examples, verbatim (``data/barza/published_results.json``).
 
     Invalid JSON raises ``ValueError`` naming the file, line and column.
+
+    Examples
+    --------
+    >>> published = load_barza_published()
+    >>> sorted(k for k in published if not k.startswith("_"))
+    ['table3_asld_models', 'table4_asld_corpus', 'table5_appd_gender_words', 'worked_examples']
     """
     return read_json_file(_data("published_results.json"), "Barza published results")

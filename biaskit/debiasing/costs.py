@@ -31,7 +31,14 @@ __all__ = ["AnalogyQuestion", "analogy_accuracy", "load_google_analogies", "simi
 
 @dataclass(frozen=True)
 class AnalogyQuestion:
-    """One analogy ``a : b :: c : d`` of a section (``"family"``, ``"gram1-adjective-to-adverb"``, ...)."""
+    """One analogy ``a : b :: c : d`` of a section (``"family"``, ``"gram1-adjective-to-adverb"``, ...).
+
+    Examples
+    --------
+    >>> question = AnalogyQuestion("family", "he", "she", "boy", "girl")
+    >>> question.section, question.d
+    ('family', 'girl')
+    """
 
     section: str
     a: str
@@ -41,7 +48,14 @@ class AnalogyQuestion:
 
 
 def load_google_analogies(path: str | Path | None = None, *, lowercase: bool = True) -> list[AnalogyQuestion]:
-    """The Google analogy questions (gensim's ``questions-words.txt`` unless ``path`` is given)."""
+    """The Google analogy questions (gensim's ``questions-words.txt`` unless ``path`` is given).
+
+    Examples
+    --------
+    >>> questions = load_google_analogies()
+    >>> len(questions), questions[0]
+    (19544, AnalogyQuestion(section='capital-common-countries', a='athens', b='greece', c='baghdad', d='iraq'))
+    """
     if path is None:
         from gensim.test.utils import datapath
 
@@ -79,6 +93,15 @@ def analogy_accuracy(
     Returns ``accuracy``, ``n`` (answered), ``n_oov`` (left out), ``accuracy_family`` and ``n_family``
     (the gendered section: *king : queen :: man : woman*, which equalising pairs along the gender
     direction makes easier), ``accuracy_other`` and ``n_other`` (every other section).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> questions = [AnalogyQuestion("family", "he", "she", "boy", "girl"),
+    ...              AnalogyQuestion("family", "man", "woman", "father", "mother")]
+    >>> scores = analogy_accuracy(toy_vectors(), questions)
+    >>> scores["n"], round(scores["accuracy"], 3)
+    (2, 0.0)
     """
     qs = load_google_analogies() if questions is None else list(questions)
     kti = vectors.key_to_index
@@ -120,7 +143,20 @@ def analogy_accuracy(
 
 
 def similarity_cost(spaces: dict[str, KeyedVectors], benchmark: str = "simlex999") -> pd.DataFrame:
-    """Spearman rho with the human ratings of ``benchmark`` (pairs in the vocabulary) for each space."""
+    """Spearman rho with the human ratings of ``benchmark`` (pairs in the vocabulary) for each space.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biaskit.debiasing.glpp import load_similarity_benchmark
+    >>> from biaskit.embeddings.vectors import from_dict
+    >>> rng = np.random.default_rng(0)
+    >>> words = {w for a, b, _ in load_similarity_benchmark("simlex999")[:40] for w in (a, b)}
+    >>> random_space = from_dict({w: rng.normal(size=8) for w in sorted(words)})
+    >>> similarity_cost({"random": random_space}).round(3)
+        space    rho  p_value  pairs
+    0  random -0.045    0.749     54
+    """
     from biaskit.debiasing.glpp import word_similarity_spearman
 
     rows = []

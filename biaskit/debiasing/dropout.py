@@ -44,6 +44,13 @@ def with_dropout(lm, hidden: float = WEBSTER_HIDDEN_DROPOUT, attention: float = 
 
     BERT-like configs: ``hidden_dropout_prob`` / ``attention_probs_dropout_prob``; GPT-2 configs:
     ``resid_pdrop`` and ``embd_pdrop`` / ``attn_pdrop``.  The copy's fingerprint includes the rates.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_masked_lm
+    >>> lm = with_dropout(toy_masked_lm(), hidden=0.3, attention=0.2)
+    >>> lm.model.config.hidden_dropout_prob, lm.model.config.attention_probs_dropout_prob
+    (0.3, 0.2)
     """
     from biaskit.lm import CausalLM, MaskedLM
 
@@ -82,7 +89,17 @@ def dropout_debias(
 ):
     """Continue training ``lm`` (masked: masked-LM objective; causal: next-token) on ``sentences`` with
     Webster et al.'s dropout rates (cached by model, text and settings, the rates included); the returned
-    model's configuration keeps ``lm``'s own rates."""
+    model's configuration keeps ``lm``'s own rates.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_SENTENCES, toy_masked_lm
+    >>> from biaskit.training.fine_tune import FineTuneConfig
+    >>> base = toy_masked_lm()
+    >>> lm = dropout_debias(base, TOY_SENTENCES[:4], config=FineTuneConfig(max_steps=2, batch_size=2))
+    >>> type(lm).__name__, lm.model.config.hidden_dropout_prob == base.model.config.hidden_dropout_prob
+    ('MaskedLM', True)
+    """
     from biaskit.lm import CausalLM, MaskedLM
     from biaskit.training.fine_tune import fine_tune
 

@@ -208,6 +208,14 @@ def knn_graph(
     x_j or x_j among those of x_i, else 0.  Rows of ``X`` are the points.  ``sigma2`` is sigma^2
     (1 in the seed), ``"median"`` for the median squared kNN distance, or ``inf`` for 0/1 weights.
     Returns the symmetric sparse ``S`` (CSR, no diagonal) and the sigma^2 used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(10, 4))
+    >>> S, sigma2 = knn_graph(X, n_neighbors=3)
+    >>> S.shape, (S != S.T).nnz, sigma2
+    ((10, 10), 0, 1.0)
     """
     n = X.shape[0]
     if not 1 <= n_neighbors < n:
@@ -287,6 +295,14 @@ class GLPP(TransformerMixin, BaseEstimator):
     affinity_ : sparse (N, N) S.  degrees_ : (N,) diagonal of D.
     local_scatter_, degree_scatter_, global_scatter_ : (M, M) W L W^T, W D W^T and C (C after scaling).
     lhs_matrix_, rhs_matrix_ : (M, M) A = W L W^T - eta C and the regularised B.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> X = toy_vectors().vectors
+    >>> glpp = GLPP(n_components=2, n_neighbors=5).fit(X)
+    >>> glpp.transform(X).shape, glpp.inverse_transform(glpp.transform(X)).shape
+    ((36, 2), (36, 24))
     """
 
     def __init__(
@@ -502,6 +518,15 @@ def apply_to_keyed_vectors(
 
     ``words`` (default: every word of ``kv``) keep their order (and so their frequency rank); a
     ``count`` attribute of ``kv`` is copied.  Missing words follow the OOV ``policy``.
+
+    Examples
+    --------
+    >>> from sklearn.decomposition import PCA
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> kv = toy_vectors()
+    >>> low = apply_to_keyed_vectors(PCA(n_components=3).fit(kv.vectors), kv)
+    >>> low.vector_size, len(low) == len(kv)
+    (3, True)
     """
     X, kept = _kv_matrix(kv, words, policy=policy, name="words to project")
     Y = np.asarray(transformer.transform(X))
@@ -535,6 +560,14 @@ def reconstruction_error(
 
     ``relative=True`` divides by ||X - center||_F (``center`` defaults to the column means of X), so
     that 0 is a perfect reconstruction and 1 is as bad as reconstructing every word by the mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[3.0, 0.0], [0.0, 4.0]])
+    >>> zeros = np.zeros_like(X)
+    >>> reconstruction_error(X, zeros), round(reconstruction_error(X, zeros, relative=True), 3)
+    (5.0, 1.414)
     """
     X = np.asarray(X, dtype=np.float64)
     X_rec = np.asarray(X_rec, dtype=np.float64)
@@ -561,6 +594,15 @@ def neighbour_preservation(
     For every row i: |kNN_high(i) ∩ kNN_low(i)| / k, with exact kNN (self excluded) under ``metric``
     ("euclidean" or "cosine") in the two spaces; the mean over points (or the per-point array).
     1 = every neighbourhood kept, k/(N-1) = what a random map keeps on average.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(30, 5))
+    >>> neighbour_preservation(X, X, n_neighbors=5)
+    1.0
+    >>> round(neighbour_preservation(X, X[:, :2], n_neighbors=5), 3)
+    0.4
     """
     X_high = np.asarray(X_high, dtype=np.float64)
     X_low = np.asarray(X_low, dtype=np.float64)
@@ -605,6 +647,15 @@ def frequency_predictability(
     3.4.2, "Criticism"); seed 000 section 3.6.3 asks whether GLPP reduces that dependence.  Compare
     spaces of the same dimension (a PCA with the same m is the natural control).  Returns
     ``{"r2": mean, "r2_sd": sd over folds, "n": words used}``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> kv = toy_vectors()
+    >>> frequencies = {w: 1000 / (rank + 1) for rank, w in enumerate(kv.index_to_key)}
+    >>> result = frequency_predictability(kv, frequencies, n_splits=3)
+    >>> sorted(result)
+    ['n', 'r2', 'r2_sd']
     """
     from sklearn.linear_model import Ridge
     from sklearn.model_selection import KFold, cross_val_score
@@ -640,6 +691,13 @@ def window_split(
 
     ``n_test`` test words X_test are drawn uniformly at random from the first ``n_window + n_test``
     words; the window W is the remaining ``n_window`` (so x_i not in W, as the seed requires).
+
+    Examples
+    --------
+    >>> vocabulary = [f"w{i}" for i in range(20)]
+    >>> window, test = window_split(vocabulary, n_window=10, n_test=4)
+    >>> len(window), len(test), set(window) & set(test)
+    (10, 4, set())
     """
     words = list(words)
     if n_window < 1 or n_test < 1 or n_window + n_test > len(words):
@@ -688,6 +746,12 @@ def load_similarity_benchmark(name: str = "wordsim353") -> list[tuple[str, str, 
     that is not UTF-8 raise ``ValueError`` naming the file and the line (and, for a bad score,
     the column).  Blank lines, a missing line break at the end of the file (its last line may
     be cut off) and a file that is not the documented version (sha256) are logged as a WARNING.
+
+    Examples
+    --------
+    >>> pairs = load_similarity_benchmark("wordsim353")
+    >>> len(pairs), pairs[0]
+    (353, ('love', 'sex', 6.77))
     """
     path = _benchmark_path(name)
     raw = path.read_bytes()
@@ -761,6 +825,15 @@ def word_similarity_spearman(
     The standard intrinsic evaluation of Wang et al. (2022) (seed 000 section 3.3.6 asks whether the
     refined space keeps the semantic relations).  Pairs with a word missing from ``kv`` are left out
     with a logged warning; their number is in ``details["n_oov_pairs"]``.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_vectors
+    >>> ratings = [("he", "him", 9.0), ("she", "her", 8.5), ("maths", "algebra", 8.0),
+    ...            ("he", "poetry", 1.0), ("art", "physics", 2.0)]
+    >>> result = word_similarity_spearman(toy_vectors(), ratings)
+    >>> result.n, round(result.statistic, 3)
+    (5, 0.8)
     """
     from biaskit.core.stats import correlation
 

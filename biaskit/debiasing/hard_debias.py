@@ -68,6 +68,11 @@ def case_forms(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """Each pair in its lower, Title and UPPER forms, in that order, duplicates dropped (first kept).
 
     Bolukbasi's ``debias.py`` and WEFE's ``HardDebias`` equalise these candidates.
+
+    Examples
+    --------
+    >>> case_forms([("he", "she"), ("He", "She")])
+    [('he', 'she'), ('He', 'She'), ('HE', 'SHE')]
     """
     out: dict[tuple[str, str], None] = {}
     for a, b in pairs:
@@ -100,6 +105,16 @@ class HardDebias:
     gender_specific_ : frozenset of the words that are not neutralised.
     equalize_pairs_ : the case-form pairs with both words in the vocabulary, in equalising order.
     equalize_vectors_ : (n_pairs, 2, d) their unit vectors at fit time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> debiaser = HardDebias(n_components=1).fit(toy_vectors(), list(zip(TOY_MALE, TOY_FEMALE)))
+    >>> debiased = debiaser.transform(toy_vectors())
+    >>> nurse = debiased["nurse"] / np.linalg.norm(debiased["nurse"])
+    >>> f"{abs(float(nurse @ debiaser.direction_.vector)):.3f}"
+    '0.000'
     """
 
     def __init__(self, n_components: int = 10, *, policy: OOVPolicy = "drop") -> None:
@@ -223,7 +238,15 @@ def hard_debias(
     *,
     n_components: int = 10,
 ) -> KeyedVectors:
-    """``HardDebias(n_components).fit(vectors, ...).transform(vectors)`` (Bolukbasi et al. 2016)."""
+    """``HardDebias(n_components).fit(vectors, ...).transform(vectors)`` (Bolukbasi et al. 2016).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> debiased = hard_debias(toy_vectors(), list(zip(TOY_MALE, TOY_FEMALE)), n_components=1)
+    >>> len(debiased) == len(toy_vectors()), debiased.vector_size
+    (True, 24)
+    """
     return HardDebias(n_components).fit(vectors, definitional_pairs, equalize_pairs, gender_specific).transform(
         vectors
     )

@@ -67,7 +67,15 @@ __all__ = ["INLP", "held_out_rows", "nullspace_intersection_projection", "rowspa
 
 
 def rowspace_projection(W: np.ndarray) -> np.ndarray:
-    """Orthogonal projection on the row space of ``W`` (k x d): :math:`B B^T`, ``B = orth(W^T)``."""
+    """Orthogonal projection on the row space of ``W`` (k x d): :math:`B B^T`, ``B = orth(W^T)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = rowspace_projection(np.array([[1.0, 1.0, 0.0]]))
+    >>> P.shape, round(float(np.trace(P)), 3), bool(np.allclose(P @ P, P))
+    ((3, 3), 1.0, True)
+    """
     W = np.atleast_2d(np.asarray(W, dtype=np.float64))
     if np.allclose(W, 0):
         return np.zeros((W.shape[1], W.shape[1]))
@@ -76,7 +84,17 @@ def rowspace_projection(W: np.ndarray) -> np.ndarray:
 
 
 def nullspace_intersection_projection(rowspace_projections: Sequence[np.ndarray], dim: int) -> np.ndarray:
-    """Projection on the intersection of the nullspaces: :math:`I - \\mathrm{proj}_{\\mathrm{row}(\\sum_i R_i)}`."""
+    """Projection on the intersection of the nullspaces: :math:`I - \\mathrm{proj}_{\\mathrm{row}(\\sum_i R_i)}`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R1 = rowspace_projection(np.array([[1.0, 0.0, 0.0]]))
+    >>> R2 = rowspace_projection(np.array([[0.0, 1.0, 0.0]]))
+    >>> P = nullspace_intersection_projection([R1, R2], 3)
+    >>> bool(np.allclose(P, np.diag([0.0, 0.0, 1.0])))
+    True
+    """
     if not rowspace_projections:
         return np.eye(dim)
     Q = np.sum(rowspace_projections, axis=0)
@@ -114,6 +132,14 @@ class INLP:
     accuracies_ : accuracy of each classifier on the evaluation data, before its direction is removed.
     chance_ : the accuracy of always guessing the larger class of the evaluation data.
     stopped_ : why the loop ended before ``n_iterations`` (``None`` when it ran them all).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, toy_vectors
+    >>> X = toy_vectors()[list(TOY_MALE + TOY_FEMALE)]
+    >>> inlp = INLP(n_iterations=3).fit(X, [1] * len(TOY_MALE) + [0] * len(TOY_FEMALE))
+    >>> inlp.projection_.shape, len(inlp.rowspace_projections_) <= 3
+    ((24, 24), True)
     """
 
     def __init__(
@@ -304,7 +330,15 @@ class INLP:
 
 def held_out_rows(y: np.ndarray, share: float, *, random_state: int = 0) -> np.ndarray:
     """A boolean mask keeping ``share`` of each class of ``y`` out (at least one row per class, and at
-    least one left in), drawn with ``numpy.random.default_rng(random_state)``."""
+    least one left in), drawn with ``numpy.random.default_rng(random_state)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = held_out_rows(np.array([0, 0, 0, 0, 1, 1, 1, 1]), 0.25)
+    >>> int(mask.sum()), mask.dtype.name
+    (2, 'bool')
+    """
     y = np.asarray(y)
     rng = np.random.default_rng(random_state)
     out = np.zeros(y.size, dtype=bool)

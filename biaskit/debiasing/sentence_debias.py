@@ -58,6 +58,16 @@ def project_hidden_states(lm, projection: np.ndarray, *, name: str):
     most scorers read) and on the input of the LM head (biaskit's masked scorer evaluates the last
     layer itself for speed and feeds the head directly, :func:`biaskit.lm.masked.mlm_head`).  A state
     that passes both is projected twice, which changes nothing because :math:`M^2 = M`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from biaskit.metrics.toys import toy_masked_lm
+    >>> lm = toy_masked_lm()
+    >>> size = lm.model.config.hidden_size
+    >>> debiased = project_hidden_states(lm, np.eye(size), name="identity")
+    >>> type(debiased).__name__, debiased is lm
+    ('MaskedLM', False)
     """
     import torch
 
@@ -116,7 +126,16 @@ def project_hidden_states(lm, projection: np.ndarray, *, name: str):
 def counterfactual_sentence_pairs(n: int = 1000, *, seed: int = 0) -> list[tuple[str, str]]:
     """``n`` GAP sentences with a gendered word and their CDS swap, ``(original, swapped)``
     (:func:`biaskit.debiasing.cds.cds_gap_corpus`; the GAP sentences held out from the bundled models are
-    kept out)."""
+    kept out).
+
+    Examples
+    --------
+    >>> original, swapped = counterfactual_sentence_pairs(2)[0]
+    >>> original
+    'He is currently the wide receivers coach for Bowling Green.'
+    >>> swapped
+    'She is currently the wide receivers coach for Bowling Green.'
+    """
     from biaskit.debiasing.cds import cds_gap_corpus
 
     corpus = cds_gap_corpus(min(4 * n, 3000), seed=seed)
@@ -128,7 +147,14 @@ def counterfactual_sentence_pairs(n: int = 1000, *, seed: int = 0) -> list[tuple
 
 def gendered_sentences(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """The sentences of ``pairs`` that mention one gender only (CDS lexicon), as ``(male, female)``
-    (each pair gives one of each when its original does)."""
+    (each pair gives one of each when its original does).
+
+    Examples
+    --------
+    >>> pairs = [("He is a nurse.", "She is a nurse."), ("The sun is up.", "The sun is up.")]
+    >>> gendered_sentences(pairs)
+    (['He is a nurse.'], ['She is a nurse.'])
+    """
     import re
 
     from biaskit.data.counterfactual import load_gender_lexicon
@@ -155,7 +181,16 @@ def gendered_sentences(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], lis
 @dataclass
 class SentenceDebias:
     """Liang et al. (2020) SentenceDebias: remove the first ``n_components`` directions of the
-    counterfactual differences of sentence representations (module docstring)."""
+    counterfactual differences of sentence representations (module docstring).
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_masked_lm
+    >>> pairs = [("He likes maths.", "She likes maths."), ("The boy is here.", "The girl is here.")]
+    >>> debiaser = SentenceDebias(n_components=1).fit(toy_masked_lm(), pairs)
+    >>> debiaser.components_.shape[0], type(debiaser.apply(toy_masked_lm())).__name__
+    (1, 'MaskedLM')
+    """
 
     n_components: int = 1
 
@@ -224,6 +259,15 @@ def fit_sentence_inlp(
     INLP stops when its classifier is at chance on them (the authors' held-out stopping rule), and
     ``inlp.held_out_probe_`` holds :meth:`~biaskit.debiasing.inlp.INLP.held_out_probe` on them (a fresh
     linear probe: what a linear classifier can still read after the projection); ``None`` without a split.
+
+    Examples
+    --------
+    >>> from biaskit.metrics.toys import toy_masked_lm
+    >>> male = ["He likes maths.", "The boy is here.", "His father is here."]
+    >>> female = ["She likes maths.", "The girl is here.", "Her mother is here."]
+    >>> inlp = fit_sentence_inlp(toy_masked_lm(), male, female, n_iterations=2)
+    >>> type(inlp).__name__, inlp.projection_.shape[0] == inlp.projection_.shape[1]
+    ('INLP', True)
     """
     if not male or not female:
         raise ValueError("INLP needs male and female sentences")
