@@ -6,9 +6,10 @@ per test so that pytest-xdist spreads them: the modules of the registered metric
 :mod:`biaskit.data`, found by walking the packages.  The examples read the toy inputs of
 :mod:`biaskit.metrics.toys` and the bundled data, so they are small, offline and fast.
 
-The ``test_*_have_examples`` tests check that every registered metric's entry point, every ``load_*``
-function of :mod:`biaskit.data` and every public function or class of :mod:`biaskit.debiasing` (its
-modules' ``__all__``) shows an example (``>>>``) in its docstring.
+The ``test_*_have_examples`` tests check that every registered metric's entry point (of biaskit itself;
+a plug-in package documents its own), every ``load_*`` function of :mod:`biaskit.data` (its modules'
+``__all__``, or the functions a module without ``__all__`` defines) and every public function or class
+of :mod:`biaskit.debiasing` (its modules' ``__all__``) shows an example (``>>>``) in its docstring.
 """
 
 from __future__ import annotations
@@ -46,11 +47,20 @@ DOCTEST_MODULES = sorted(
 )
 
 
-def _public(module_name: str) -> list[tuple[str, object]]:
-    """The functions and classes a module lists in ``__all__`` (constants and aliases left out)."""
+def _public(module_name: str, *, without_all: bool = False) -> list[tuple[str, object]]:
+    """The functions and classes a module lists in ``__all__`` (constants and aliases left out).
+
+    With ``without_all``, a module that has no ``__all__`` gives the functions and classes it defines
+    whose names do not start with ``_``.
+    """
     module = importlib.import_module(module_name)
-    objects = [(name, getattr(module, name)) for name in getattr(module, "__all__", ())]
-    return [(n, o) for n, o in objects if inspect.isfunction(o) or inspect.isclass(o)]
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, o in vars(module).items() if not n.startswith("_")] if without_all else []
+        names = [n for n in names if getattr(vars(module)[n], "__module__", None) == module_name]
+    objects = [(name, getattr(module, name)) for name in names]
+    # inspect.unwrap: a function behind functools.lru_cache counts as a function
+    return [(n, o) for n, o in objects if inspect.isfunction(inspect.unwrap(o)) or inspect.isclass(o)]
 
 
 @pytest.mark.parametrize("module_name", DOCTEST_MODULES)
@@ -63,9 +73,8 @@ def test_docstring_examples_run(module_name: str) -> None:
         if test.examples:
             runner.run(test, out=report.append)
     result = runner.summarize(verbose=False)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} doctests of {module_name} failed:\n" + (
-        "".join(report)
-    )
+    failed = f"{result.failed} of {result.attempted} doctests of {module_name} failed:\n"
+    assert result.failed == 0, failed + "".join(report)
 
 
 def test_metrics_have_examples() -> None:
@@ -81,7 +90,7 @@ def test_loaders_have_examples() -> None:
     missing = [
         f"loader {module_name}.{name}"
         for module_name in _package_modules(biaskit.data)
-        for name, obj in _public(module_name)
+        for name, obj in _public(module_name, without_all=True)
         if name.startswith("load_") and ">>>" not in (inspect.getdoc(obj) or "")
     ]
     assert not missing, "no example (>>>) in the docstring of:\n" + "\n".join(missing)

@@ -393,6 +393,12 @@ def load_stopwords(name: str = "snowball-es") -> frozenset[str]:
     ``"snowball-es"`` is the Snowball project's Spanish stop list (308 words; BSD licence;
     see ``wordlists/PROVENANCE.md``), the list behind NLTK's ``stopwords.words('spanish')``
     that the thesis used.  Lines are ``word | comment``; comment-only lines are skipped.
+
+    Examples
+    --------
+    >>> stopwords = load_stopwords("snowball-es")
+    >>> len(stopwords), "de" in stopwords, "parlamento" in stopwords
+    (308, True, False)
     """
     if name not in _STOPWORD_FILES:
         raise KeyError(f"unknown stop-word list {name!r}; bundled lists: {sorted(_STOPWORD_FILES)}")

@@ -87,6 +87,12 @@ def load_gender_lexicon(path: str | None = None) -> GenderLexicon:
     ``gender_specific_contexts``.  A word that appears on both sides, or twice on one side with
     different counterparts, raises ``ValueError`` (only *her*, the counterpart of both *him* and
     *his*, is allowed twice: it is resolved by context).
+
+    Examples
+    --------
+    >>> lexicon = load_gender_lexicon()
+    >>> lexicon.to_female["he"], lexicon.to_female["king"]
+    ('she', 'queen')
     """
     from biaskit.core.paths import resolve_user_path, wordlists_dir
 
@@ -155,6 +161,13 @@ def swap_gender(
     ``to="male"`` / ``"female"`` only rewrites the words of the other gender (so "he and his
     wife" with ``to="female"`` becomes "she and her wife").  Case is kept; see the module
     docstring for *her* / *his*.
+
+    Examples
+    --------
+    >>> swap_gender("He thanked his mother.")
+    ('She thanked her father.', 3)
+    >>> swap_gender("he and his wife", to="female")
+    ('she and her wife', 2)
     """
     lex = lexicon or load_gender_lexicon()
     out: list[str] = []
@@ -186,7 +199,13 @@ def swap_gender(
 def sentence_gender(
     sentence: str, *, names: bool = True, lexicon: GenderLexicon | None = None
 ) -> Gender | None:
-    """The majority gender of the gendered words in ``sentence`` (None: none, or a tie)."""
+    """The majority gender of the gendered words in ``sentence`` (None: none, or a tie).
+
+    Examples
+    --------
+    >>> sentence_gender("She said that her brother is here."), sentence_gender("The sun is up.")
+    ('female', None)
+    """
     lex = lexicon or load_gender_lexicon()
     male = female = 0
     for m in _WORD_RE.finditer(sentence):
@@ -232,6 +251,12 @@ def cds(
     CDS-GAP), ``p=0.5`` is Hall Maudslay et al. (2019)'s substitution.  The draw is per sentence
     from ``numpy.random.default_rng(seed)``.  Swapped sentences with a sex-specific context word
     ("pregnant", "birth", ...) are listed in ``nonsense`` and logged as a WARNING with their count.
+
+    Examples
+    --------
+    >>> result = cds(["He is a doctor.", "The sun is up.", "She likes her job."], p=1.0)
+    >>> result.sentences, result.n_swapped
+    (['She is a doctor.', 'The sun is up.', 'He likes his job.'], 2)
     """
     if not 0 <= p <= 1:
         raise ValueError("p must be in [0, 1]")

@@ -136,6 +136,12 @@ def gap_split(fraction: float = 0.01) -> tuple[list[str], list[str]]:
 
     :func:`biaskit.data.training_text.held_out_split` decides per sentence (a hash), so the GAP sentences
     held out here are exactly those held out from ``en-mlm`` (same salt and fraction).
+
+    Examples
+    --------
+    >>> train, held_out = gap_split()
+    >>> len(train) > len(held_out) > 0, set(train).isdisjoint(held_out)
+    (True, True)
     """
     from biaskit.data.training_text import held_out_split, read_gap_sentences
 
@@ -158,6 +164,12 @@ def cds_gap_corpus(
     ``exclude_held_out`` the GAP sentences held out from the bundled English models
     (:func:`gap_split`) are left out, with a logged count.  The nonsense swaps are counted and
     logged by :func:`biaskit.data.counterfactual.cds`.
+
+    Examples
+    --------
+    >>> corpus = cds_gap_corpus(n=3, seed=0)
+    >>> type(corpus).__name__, len(corpus.sentences)
+    ('CDSCorpus', 3)
     """
     from biaskit.data.counterfactual import cds
 
@@ -190,6 +202,12 @@ def neutral_held_out_sentences(max_n: int = 300, *, fraction: float = 0.01) -> l
     The cost of debiasing is the rise of pseudo-perplexity on text that CDS does not touch.  The
     held-out split is the bundled models' (:func:`biaskit.data.training_text.held_out_split`), and the GAP
     part is kept out of :func:`cds_gap_corpus`, so neither the base model nor the fine-tune saw them.
+
+    Examples
+    --------
+    >>> sentences = neutral_held_out_sentences(max_n=5)
+    >>> len(sentences)
+    5
     """
     from biaskit.data.counterfactual import load_gender_lexicon
     from biaskit.data.training_text import held_out_split, read_bold_wikipedia_sentences
@@ -213,6 +231,12 @@ def load_reinforcement_sentences(word: str) -> list[str]:
     were written for it (``data/barza/reinforcement_sentences.json``, origin and checks in
     ``data/barza/PROVENANCE.md``): each uses the word with a female pronoun, and none is a TBE
     evaluation sentence.
+
+    Examples
+    --------
+    >>> sentences = load_reinforcement_sentences("pregnant")
+    >>> len(sentences), all("pregnant" in s.lower() for s in sentences)
+    (50, True)
     """
     from biaskit.core.paths import data_dir
 
@@ -228,6 +252,11 @@ def reinforced_corpus(corpus: Sequence[str], extra: Sequence[str], times: int) -
 
     BERT_GAP_50 / _100 / _150 of Table 5 are ``times`` = 1 / 2 / 3; the fine-tune shuffles the
     examples, so the order here does not matter.
+
+    Examples
+    --------
+    >>> reinforced_corpus(["He is a nurse.", "She is a pilot."], ["She is pregnant."], times=2)
+    ['He is a nurse.', 'She is a pilot.', 'She is pregnant.', 'She is pregnant.']
     """
     if times < 0:
         raise ValueError("times must be >= 0")
@@ -284,6 +313,12 @@ def size_matched(groups: Mapping[str, Sequence[str]], *, seed: int = 0) -> dict[
     A corpus's size changes how far fine-tuning moves a model; the thesis compares Jigsaw's
     toxic and severe-toxic subsets (about 10x apart) without matching them.  Matching removes
     that confound.
+
+    Examples
+    --------
+    >>> groups = size_matched({"toxic": ["a", "b", "c", "d"], "severe": ["x", "y"]}, seed=0)
+    >>> {name: len(texts) for name, texts in groups.items()}
+    {'toxic': 2, 'severe': 2}
     """
     if not groups:
         raise ValueError("no groups")
@@ -382,6 +417,12 @@ def sbe_evaluation_pairs(*, tbd_instances: pd.DataFrame | None = None, crows: bo
       sentence pairs that differ in the gendered words and state or contradict a stereotype,
       closest to the thesis's sexism categories;
     * ``thesis pairs``: the 10 pairs printed in the thesis (:func:`load_tgb_pairs` ``"all"``).
+
+    Examples
+    --------
+    >>> pairs = sbe_evaluation_pairs()
+    >>> sorted(pairs["category"].unique())
+    ['occupation (TBD)', 'stereotypes (CrowS-Pairs gender)', 'thesis pairs']
     """
     from biaskit.metrics import gender_templates as gt
 
@@ -413,6 +454,12 @@ def professions_in_corpus(professions: Sequence[str], sentences: Sequence[str]) 
 
     Seed 002 draws the professions that occur in the fine-tuning corpus inside a rectangle
     (Figs. 8-9, 14-19) to ask whether debiasing reaches professions the corpus never mentions.
+
+    Examples
+    --------
+    >>> sentences = ["The nurse is here.", "Two nurses and a doctor.", "The pilot left."]
+    >>> professions_in_corpus(["nurse", "doctor", "engineer"], sentences)
+    {'nurse': 2, 'doctor': 1, 'engineer': 0}
     """
     text = "\n".join(sentences).lower()
     out = {}
@@ -599,6 +646,13 @@ def curve_sample(corpus: Sequence[str], n: int, k: int, *, seed: int = 0) -> lis
     ``n`` sentences without replacement, in corpus order, from ``numpy.random.default_rng([seed, n, k])``:
     the draw of :func:`learning_curve`, so a recorded run (:mod:`biaskit.studies.learning_curve_record`)
     fine-tunes on the very sentences, and finds the very cached models, that the notebook does.
+
+    Examples
+    --------
+    >>> corpus = [f"sentence {i}" for i in range(10)]
+    >>> sample = curve_sample(corpus, n=3, k=0, seed=0)
+    >>> len(sample), sample == curve_sample(corpus, n=3, k=0, seed=0)
+    (3, True)
     """
     if not 0 < n <= len(corpus):
         raise ValueError(f"n = {n} is not in 1..{len(corpus)} (the corpus size)")
