@@ -55,7 +55,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy import stats as sps
@@ -204,6 +204,58 @@ class _PermutationSettings:
     random_state: int | None = 0
     oov_policy: OOVPolicy = "drop"
 
+    #: how many target and attribute sets the metric takes: a count, or ``(minimum, None)``
+    TARGET_SETS: ClassVar[int | tuple[int, None]] = 2
+    ATTRIBUTE_SETS: ClassVar[int | tuple[int, None]] = 1
+
+    def _sets(
+        self,
+        target_sets: Sequence[Sequence[str]],
+        attribute_sets: Sequence[Sequence[str]],
+        vectors: Any,
+        target_names: Sequence[str] | None,
+        attribute_names: Sequence[str] | None,
+    ) -> tuple[_Sets, _Sets]:
+        """The target and attribute sets checked against :attr:`TARGET_SETS` / :attr:`ATTRIBUTE_SETS`, named,
+        and filtered by the OOV policy in the vocabulary of ``vectors`` (:func:`_resolve_sets`)."""
+        vocab = vector_vocabulary(vectors)
+        metric = type(self).__name__
+        return (
+            _resolve_sets(
+                target_sets, target_names, "target", self.TARGET_SETS, vocab, self.oov_policy, metric
+            ),
+            _resolve_sets(
+                attribute_sets,
+                attribute_names,
+                "attribute",
+                self.ATTRIBUTE_SETS,
+                vocab,
+                self.oov_policy,
+                metric,
+            ),
+        )
+
+    @staticmethod
+    def _result(
+        value: float,
+        perm: PermutationResult | None,
+        T: _Sets,
+        A: _Sets,
+        *,
+        details: dict[str, Any],
+        p_value: float | None = None,
+        **fields: Any,
+    ) -> TestResult:
+        """The metric's :class:`TestResult`: ``value`` as statistic and estimate, the permutation test's p
+        (unless ``p_value`` is given), and ``details`` between the permutation entries and the sets'."""
+        return TestResult(
+            statistic=value,
+            estimate=value,
+            p_value=p_value if p_value is not None else (perm.p_value if perm else None),
+            details={**_perm_details(perm), **details, **_sets_details(T, A)},
+            **fields,
+        )
+
     def run_query(self, query: Any, vectors: Any) -> TestResult:
         """:meth:`run` on a WEFE-like query (``target_sets``, ``attribute_sets`` and their names)."""
         t, a, tn, an = _query_parts(query)
@@ -284,9 +336,7 @@ class RND(_PermutationSettings):
     ) -> TestResult:
         if self.distance not in ("norm", "cos"):
             raise ValueError(f"distance must be 'norm' or 'cos', got {self.distance!r}")
-        vocab = vector_vocabulary(vectors)
-        T = _resolve_sets(target_sets, target_names, "target", 2, vocab, self.oov_policy, "RND")
-        A = _resolve_sets(attribute_sets, attribute_names, "attribute", 1, vocab, self.oov_policy, "RND")
+        T, A = self._sets(target_sets, attribute_sets, vectors, target_names, attribute_names)
         t1 = _matrix(vectors, T.words[0], "RND targets", self.normalize)
         t2 = _matrix(vectors, T.words[1], "RND targets", self.normalize)
         a = _matrix(vectors, A.words[0], "RND attributes", self.normalize)
@@ -303,24 +353,23 @@ class RND(_PermutationSettings):
         perm = self._perm(value, null_stats, _target_resplits(pool.shape[0], t1.shape[0]), self.alternative)
         ci, conf = _bootstrap(per_word, self.n_bootstrap, self.confidence, self.random_state)
         n1, n2 = T.names
-        return TestResult(
-            statistic=value,
-            p_value=perm.p_value if perm else None,
+        return self._result(
+            value,
+            perm,
+            T,
+            A,
             method=_with_test(f"RND ({self.distance})", perm, "re-splits of the targets"),
             alternative=self.alternative,
             n=len(A.words[0]),
-            estimate=value,
             ci=ci,
             confidence=conf,
             null_value=0.0,
             h0=f"the words of '{A.names[0]}' are as close to '{n1}' as to '{n2}'",
             h1=f"the words of '{A.names[0]}' are closer to one of '{n1}', '{n2}'",
             details={
-                **_perm_details(perm),
                 "distance": self.distance,
                 "normalize": self.normalize,
                 "per_word": dict(zip(A.words[0], per_word.tolist(), strict=True)),
-                **_sets_details(T, A),
             },
         )
 
@@ -377,9 +426,7 @@ class ECT(_PermutationSettings):
         target_names: Sequence[str] | None = None,
         attribute_names: Sequence[str] | None = None,
     ) -> TestResult:
-        vocab = vector_vocabulary(vectors)
-        T = _resolve_sets(target_sets, target_names, "target", 2, vocab, self.oov_policy, "ECT")
-        A = _resolve_sets(attribute_sets, attribute_names, "attribute", 1, vocab, self.oov_policy, "ECT")
+        T, A = self._sets(target_sets, attribute_sets, vectors, target_names, attribute_names)
         if len(A.words[0]) < 3:
             raise ValueError(
                 f"ECT needs at least 3 attribute words for a rank correlation, got {len(A.words[0])}"
@@ -407,22 +454,21 @@ class ECT(_PermutationSettings):
 
         perm = self._perm(value, null_stats, _target_resplits(pool.shape[0], t1.shape[0]), self.alternative)
         n1, n2 = T.names
-        return TestResult(
-            statistic=value,
-            p_value=perm.p_value if perm else None,
+        return self._result(
+            value,
+            perm,
+            T,
+            A,
             method=_with_test("ECT (Spearman)", perm, "re-splits of the targets"),
             alternative=self.alternative,
             n=len(A.words[0]),
-            estimate=value,
             null_value=1.0,
             h0=f"'{n1}' and '{n2}' rank the words of '{A.names[0]}' as coherently as random regroupings",
             h1=f"'{n1}' and '{n2}' rank the words of '{A.names[0]}' less coherently (bias)",
             details={
-                **_perm_details(perm),
                 "similarity": {
                     w: {n1: float(x), n2: float(y)} for w, x, y in zip(A.words[0], c1, c2, strict=True)
                 },
-                **_sets_details(T, A),
             },
         )
 
@@ -454,6 +500,9 @@ class MAC(_PermutationSettings):
     (12, 0.735)
     """
 
+    TARGET_SETS: ClassVar[int | tuple[int, None]] = (1, None)
+    ATTRIBUTE_SETS: ClassVar[int | tuple[int, None]] = (1, None)
+
     n_bootstrap: int = 2000
     confidence: float = 0.95
 
@@ -466,11 +515,7 @@ class MAC(_PermutationSettings):
         target_names: Sequence[str] | None = None,
         attribute_names: Sequence[str] | None = None,
     ) -> TestResult:
-        vocab = vector_vocabulary(vectors)
-        T = _resolve_sets(target_sets, target_names, "target", (1, None), vocab, self.oov_policy, "MAC")
-        A = _resolve_sets(
-            attribute_sets, attribute_names, "attribute", (1, None), vocab, self.oov_policy, "MAC"
-        )
+        T, A = self._sets(target_sets, attribute_sets, vectors, target_names, attribute_names)
         scores: dict[str, dict[str, dict[str, float]]] = {}
         per_target: list[np.ndarray] = []
         attr_units = [
@@ -487,13 +532,14 @@ class MAC(_PermutationSettings):
         allS = np.vstack(per_target)
         value = float(allS.mean())
         ci, conf = _bootstrap(allS.mean(axis=1), self.n_bootstrap, self.confidence, self.random_state)
-        return TestResult(
-            statistic=value,
-            p_value=None,
+        return self._result(
+            value,
+            None,
+            T,
+            A,
             method="MAC (mean average cosine distance)"
             + (", percentile bootstrap CI over target words" if ci else ""),
             n=int(allS.shape[0]),
-            estimate=value,
             ci=ci,
             confidence=conf,
             h0="target and attribute words are unrelated (cosine distance about 1)",
@@ -504,7 +550,6 @@ class MAC(_PermutationSettings):
                     tn: dict(zip(A.names, s.mean(axis=0).tolist(), strict=True))
                     for tn, s in zip(T.names, per_target, strict=True)
                 },
-                **_sets_details(T, A),
             },
         )
 
@@ -561,9 +606,7 @@ class RIPA(_PermutationSettings):
                     f"RIPA needs two paired target sets of equal size, got {len(target_sets[0])} and "
                     f"{len(target_sets[1])} words"
                 )
-        vocab = vector_vocabulary(vectors)
-        T = _resolve_sets(target_sets, target_names, "target", 2, vocab, self.oov_policy, "RIPA")
-        A = _resolve_sets(attribute_sets, attribute_names, "attribute", 1, vocab, self.oov_policy, "RIPA")
+        T, A = self._sets(target_sets, attribute_sets, vectors, target_names, attribute_names)
         if len(T.words[0]) != len(T.words[1]):
             raise ValueError(
                 "RIPA: the paired target sets have unequal sizes after de-duplication / dropping "
@@ -587,27 +630,26 @@ class RIPA(_PermutationSettings):
         )
         ci, conf = _bootstrap(per_word, self.n_bootstrap, self.confidence, self.random_state)
         n1, n2 = T.names
-        return TestResult(
-            statistic=value,
-            p_value=perm.p_value if perm else None,
+        return self._result(
+            value,
+            perm,
+            T,
+            A,
             method=_with_test("RIPA", perm, "swap patterns", "sign-flip permutation test"),
             alternative=self.alternative,
             n=len(A.words[0]),
-            estimate=value,
             ci=ci,
             confidence=conf,
             null_value=0.0,
             h0=f"the words of '{A.names[0]}' lean neither to '{n1}' nor to '{n2}'",
             h1=f"the words of '{A.names[0]}' lean to '{n1}' or to '{n2}'",
             details={
-                **_perm_details(perm),
                 "normalize": self.normalize,
                 "per_word": {
                     w: {"mean": float(m), "std": float(s)}
                     for w, m, s in zip(A.words[0], per_word, scores.std(axis=1), strict=True)
                 },
                 "per_pair": {f"{p}-{q}": float(v) for (p, q), v in zip(pairs, s_pair, strict=True)},
-                **_sets_details(T, A),
             },
         )
 
@@ -656,6 +698,9 @@ class RNSB(_PermutationSettings):
     (12, 0.63, 0.005)
     """
 
+    TARGET_SETS: ClassVar[int | tuple[int, None]] = (2, None)
+    ATTRIBUTE_SETS: ClassVar[int | tuple[int, None]] = 2
+
     n_permutations: int = 200
     normalize: bool = False
     holdout: bool = True
@@ -697,9 +742,7 @@ class RNSB(_PermutationSettings):
     ) -> TestResult:
         if int(self.n_iterations) < 1:
             raise ValueError(f"n_iterations must be >= 1, got {self.n_iterations}")
-        vocab = vector_vocabulary(vectors)
-        T = _resolve_sets(target_sets, target_names, "target", (2, None), vocab, self.oov_policy, "RNSB")
-        A = _resolve_sets(attribute_sets, attribute_names, "attribute", 2, vocab, self.oov_policy, "RNSB")
+        T, A = self._sets(target_sets, attribute_sets, vectors, target_names, attribute_names)
         for ws, nm in zip(A.words, A.names, strict=True):
             if self.holdout and len(ws) < 2:
                 raise ValueError(
@@ -728,24 +771,23 @@ class RNSB(_PermutationSettings):
         method = "RNSB (logistic regression, KL from uniform)"
         if perm:
             method += f", permutation test ({perm.label('re-splits of the attributes')})"
-        return TestResult(
-            statistic=value,
-            p_value=perm.p_value if perm else None,
+        return self._result(
+            value,
+            perm,
+            T,
+            A,
             method=method,
             alternative="greater",
             n=len(tw),
-            estimate=value,
             null_value=0.0,
             h0=f"'{A.names[1]}' vs '{A.names[0]}' separates the target words no more than a random split",
             h1=f"some target words are more '{A.names[1]}' than others (bias)",
             details={
-                **_perm_details(perm),
                 "negative_probability": dict(zip(tw, probs.tolist(), strict=True)),
                 "negative_distribution": dict(zip(tw, (probs / probs.sum()).tolist(), strict=True)),
                 "estimator_params": dict(self.estimator_params),
                 "holdout": self.holdout,
                 "n_iterations": int(self.n_iterations),
-                **_sets_details(T, A),
             },
         )
 
@@ -778,6 +820,9 @@ class WEFAT(_PermutationSettings):
     (6, 0.806, 0.0001)
     """
 
+    TARGET_SETS: ClassVar[int | tuple[int, None]] = (1, None)
+    ATTRIBUTE_SETS: ClassVar[int | tuple[int, None]] = 2
+
     alternative: Alternative = "greater"
     ddof: int = 1
 
@@ -790,9 +835,7 @@ class WEFAT(_PermutationSettings):
         target_names: Sequence[str] | None = None,
         attribute_names: Sequence[str] | None = None,
     ) -> TestResult:
-        vocab = vector_vocabulary(vectors)
-        T = _resolve_sets(target_sets, target_names, "target", (1, None), vocab, self.oov_policy, "WEFAT")
-        A = _resolve_sets(attribute_sets, attribute_names, "attribute", 2, vocab, self.oov_policy, "WEFAT")
+        T, A = self._sets(target_sets, attribute_sets, vectors, target_names, attribute_names)
         words = [w for ws in T.words for w in ws]
         set_of = {w: nm for ws, nm in zip(T.words, T.names, strict=True) for w in ws}
         na, nb = len(A.words[0]), len(A.words[1])
@@ -844,14 +887,15 @@ class WEFAT(_PermutationSettings):
             what=res.what,
         )
         a_name, b_name = A.names
-        return TestResult(
-            statistic=value,
-            p_value=perm.p_value,
+        return self._result(
+            value,
+            perm,
+            T,
+            A,
             method=f"WEFAT, permutation test ({perm.label()})",
             alternative=self.alternative,
             n=len(words),
             effect_size=float(np.nanmean(eff)) if np.any(np.isfinite(eff)) else None,
-            estimate=value,
             null_value=0.0,
             h0=f"the target words are as close to '{a_name}' as to '{b_name}'",
             h1=(
@@ -862,7 +906,6 @@ class WEFAT(_PermutationSettings):
                 else f"the target words lean to '{a_name}' or '{b_name}'"
             ),
             details={
-                **_perm_details(perm),
                 "ddof": self.ddof,
                 "per_word": {
                     w: {
@@ -873,7 +916,6 @@ class WEFAT(_PermutationSettings):
                     }
                     for w, si, ei, pi in zip(words, s, eff, p_word, strict=True)
                 },
-                **_sets_details(T, A),
             },
         )
 
