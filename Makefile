@@ -7,13 +7,14 @@ PIP := $(PY) -m pip
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 KERNEL := python3
 
-.PHONY: setup test test-fast test-install reproduce lint bench data-full report docs dist clean help
+.PHONY: setup test test-fast test-browser test-install reproduce lint bench data-full report docs dist clean help
 
 help:
 	@echo "make setup      create $(VENV) and install the pinned stack (torch 2.13.0 CPU)"
 	@echo "make reproduce  execute every notebook with papermill into results/ (offline defaults)"
 	@echo "make test       make lint, then the whole test suite on $(TEST_WORKERS) cores (pytest-xdist)"
-	@echo "make test-fast  the tests not marked slow, on $(TEST_WORKERS) cores: the inner loop"
+	@echo "make test-fast  the tests not marked slow (nor widget_restore), on $(TEST_WORKERS) cores: the inner loop"
+	@echo "make test-browser  the explorers in JupyterLab through Run All, reload and reopen (about 10 min)"
 	@echo "make lint       ruff check and ruff format --check"
 	@echo "make bench      benchmarks (vectorised vs naive reference, and vs peer tools), ratios printed"
 	@echo "make bench-gpu  GPU figures in one JSON (results/gpu_benchmarks.json), at most 8 minutes"
@@ -49,10 +50,18 @@ PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadgroup
 LINTED := biaskit tests benchmarks scripts
 
 test: lint
-	$(PY) -m pytest $(PYTEST_PARALLEL)
+	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not widget_restore"
 
 test-fast: $(PY)
-	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow"
+	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow and not widget_restore"
+
+# The explorers driven in JupyterLab with headless Chromium through Run All, a reload and a reopen (the
+# tests marked widget_restore, about 10 minutes).  Not part of `make test`: on this project's busy 2-core
+# machine JupyterLab's widget manager sometimes fails to restore the views after a reload or a reopen
+# (the views never appear, or the console says "widget model not found"), so the test fails in some runs;
+# its failures keep a screenshot and the console messages, each tagged with the step that was running.
+test-browser: $(PY)
+	$(PY) -m pytest -m widget_restore tests/test_browser_explorers.py
 
 # TODO(format): the format check only reports until the tree has been formatted once (`ruff format
 # $(LINTED)`); then delete its ` || echo ...` so that an unformatted file fails `make lint` and `make test`.

@@ -385,8 +385,11 @@ class Page:
         self.page = self.ctx.new_page()
         self.page.set_default_timeout(60_000)  # generous: a loaded CI machine, not a speed check
         self.console: list[str] = []
-        self.page.on("console", lambda m: self.console.append(m.text) if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
+        self.phase = "opening"  # what the test was doing, written before each console error
+        self.page.on(
+            "console", lambda m: self.console.append(f"[{self.phase}] {m.text}") if m.type == "error" else None
+        )
+        self.page.on("pageerror", lambda e: self.console.append(f"[{self.phase}] uncaught: {e}"))
         self.shots = shots
         self.n = 0
         self.page.goto(lab.notebook_url(name))
@@ -408,6 +411,7 @@ class Page:
     def run_all(self, timeout_s: float = 600) -> None:
         """Run all cells (the Run menu) and wait until the kernel is idle and every cell has run."""
         p = self.page
+        self.phase = "run all"
         deadline = time.monotonic() + timeout_s
         for _attempt in range(
             3
@@ -435,6 +439,7 @@ class Page:
     def save(self) -> None:
         """Save the notebook (Ctrl+S) and wait until JupyterLab says it is saved."""
         p = self.page
+        self.phase = "save"
         p.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
         p.keyboard.press("Control+s")
         _wait_for(p, lambda: p.locator(".jp-mod-dirty").count() == 0, "the notebook to be saved")
@@ -442,6 +447,7 @@ class Page:
 
     def reload(self) -> None:
         """Reload the browser page; the notebook comes back from its saved file, the kernel keeps running."""
+        self.phase = "reload"
         self.page.reload()
         self.page.wait_for_selector(".jp-Notebook .jp-Cell", state="attached")
         self.page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
@@ -551,6 +557,7 @@ class Explorer:
         """Use one control (``action``) and wait until each plot area in ``changes`` shows something else
         (and has settled); fail with what the widget shows if it does not, or on an error line."""
         p = self.page
+        self.nb.phase = f"{self.name}: {label}"
         p.mouse.move(1, 1)  # no hover label in the fingerprint
         before = {k: _signature(a) for k, a in self.areas().items()}
         t0 = time.monotonic()
@@ -780,6 +787,7 @@ def _round(nb: Page, label: str, *, first_round: bool) -> int:
     return sum(ex.steps for ex in views)
 
 
+@pytest.mark.widget_restore
 def test_explorers_never_go_dead(lab: Lab, browser: Any, tmp_path: Path) -> None:
     """After Run All, a reload and a reopen (kernel running), every plot answers every control, and the
     console never says a widget model failed to start."""
@@ -832,6 +840,7 @@ def test_explorers_never_go_dead(lab: Lab, browser: Any, tmp_path: Path) -> None
         nb.close()
 
 
+@pytest.mark.widget_restore
 def test_notebook_13_explorers_in_jupyterlab(lab: Lab, browser: Any, tmp_path: Path) -> None:
     """Notebook 13 itself (quick): its two explorers answer their controls after Run All and after a reload;
     reopened without a kernel each shows its static figure and the line saying which cells to run."""
