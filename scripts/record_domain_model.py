@@ -21,9 +21,15 @@ from biaskit.studies.domain_model_record import default_record_dir, run_domain_m
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None, help="record folder (default: records/domain_model of the repository)")
-    ap.add_argument("--general", default="en-mlm", help="the general masked model (default: the bundled en-mlm)")
-    ap.add_argument("--sentences", type=int, default=0, help="medical sentences to fine-tune on (0: all 26,517)")
+    ap.add_argument(
+        "--out", default=None, help="record folder (default: records/domain_model of the repository)"
+    )
+    ap.add_argument(
+        "--general", default="en-mlm", help="the general masked model (default: the bundled en-mlm)"
+    )
+    ap.add_argument(
+        "--sentences", type=int, default=0, help="medical sentences to fine-tune on (0: all 26,517)"
+    )
     ap.add_argument("--epochs", type=int, default=1, help="passes over the sentences")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -41,7 +47,11 @@ def main(argv: list[str]) -> int:
         progress=not args.no_progress,
     )
     print(record.provenance())
-    print(record.table[["x", "general", "domain", "zone_from", "zone_to", "tendency"]].round(3).to_string(index=False))
+    print(
+        record.table[["x", "general", "domain", "zone_from", "zone_to", "tendency"]]
+        .round(3)
+        .to_string(index=False)
+    )
     print(f"domain model folder (cache): {record.meta['parameters']['domain_model_folder']}")
     return 0
 

@@ -21,12 +21,20 @@ from biaskit.studies.mt_gender_record import default_record_dir, run_mt_gender_r
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None, help="record folder (default: records/mt_gender of the repository)")
-    ap.add_argument("--model", default="en-mlm", help="masked model to fine-tune (default: the bundled en-mlm)")
-    ap.add_argument("--sentences", type=int, default=0, help="0: all 3,888 (the study); else a sample of that size")
+    ap.add_argument(
+        "--out", default=None, help="record folder (default: records/mt_gender of the repository)"
+    )
+    ap.add_argument(
+        "--model", default="en-mlm", help="masked model to fine-tune (default: the bundled en-mlm)"
+    )
+    ap.add_argument(
+        "--sentences", type=int, default=0, help="0: all 3,888 (the study); else a sample of that size"
+    )
     ap.add_argument("--epochs", type=int, default=3, help="passes over the sentences (Bartl et al.: 3)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample (notebook 15's)")
-    ap.add_argument("--batch-size", type=int, default=64, help="sentences per scoring batch of the template test")
+    ap.add_argument(
+        "--batch-size", type=int, default=64, help="sentences per scoring batch of the template test"
+    )
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     out = args.out if args.out else default_record_dir()

@@ -121,7 +121,9 @@ def private_imports(found: list[Import], helpers: set[str] = TEST_HELPERS) -> li
     for i in found:
         if i.name and i.name.startswith("_") and not i.name.startswith("__"):
             out.append(f"{i.source}:{i.line} imports the private name {i.target}.{i.name}")
-        if i.target in helpers or any(p.startswith("_") and not p.startswith("__") for p in i.target.split(".")):
+        if i.target in helpers or any(
+            p.startswith("_") and not p.startswith("__") for p in i.target.split(".")
+        ):
             if i.source not in helpers:
                 out.append(f"{i.source}:{i.line} imports the private module {i.target}")
     return sorted(out)
@@ -193,7 +195,9 @@ def biaskit_graph():
 def test_every_module_lives_in_a_layer_folder(biaskit_graph):
     mods = biaskit_graph[0]
     loose = sorted(
-        m for m in mods if folder_of(m, mods, LAYERS) == "biaskit" and m not in {"biaskit", "biaskit.__main__"}
+        m
+        for m in mods
+        if folder_of(m, mods, LAYERS) == "biaskit" and m not in {"biaskit", "biaskit.__main__"}
     )
     assert loose == sorted(TEST_HELPERS), "root modules other than the CLI and the private test helpers"
     assert {folder_of(m, mods, LAYERS) for m in mods} == set(LAYERS)
@@ -251,7 +255,9 @@ def test_an_upward_import_inside_a_function_is_reported(tmp_path):
             "low/d.py": "def f():\n    from pkg.high.c import b\n    return b\n",
         },
     )
-    assert upward_imports(found, mods, TOY_LAYERS) == ["pkg.low.d:2 imports pkg.high.c (pkg.high is above pkg.low)"]
+    assert upward_imports(found, mods, TOY_LAYERS) == [
+        "pkg.low.d:2 imports pkg.high.c (pkg.high is above pkg.low)"
+    ]
 
 
 def test_a_type_checking_import_is_not_a_dependency(tmp_path):
@@ -268,21 +274,32 @@ def test_a_type_checking_import_is_not_a_dependency(tmp_path):
 def test_a_cycle_between_folders_of_one_layer_is_reported(tmp_path):
     _, _, module_graph, folder_graph = _toy(
         tmp_path,
-        {"mid/b.py": "from pkg.midb.e import Z\n", "midb/e.py": "Z = 0\ndef f():\n    from pkg.mid.g import W\n", "mid/g.py": "W = 1\n"},
+        {
+            "mid/b.py": "from pkg.midb.e import Z\n",
+            "midb/e.py": "Z = 0\ndef f():\n    from pkg.mid.g import W\n",
+            "mid/g.py": "W = 1\n",
+        },
     )
     assert cycles(folder_graph) == [["pkg.mid", "pkg.midb"]]
     assert cycles(module_graph) == []  # no module cycle: the folders alone go round
 
 
 def test_a_module_cycle_is_reported(tmp_path):
-    _, _, module_graph, _ = _toy(tmp_path, {"mid/b.py": "from pkg.mid.g import W\nV = 0\n", "mid/g.py": "from pkg.mid.b import V\nW = 1\n"})
+    _, _, module_graph, _ = _toy(
+        tmp_path,
+        {"mid/b.py": "from pkg.mid.g import W\nV = 0\n", "mid/g.py": "from pkg.mid.b import V\nW = 1\n"},
+    )
     assert cycles(module_graph) == [["pkg.mid.b", "pkg.mid.g"]]
 
 
 def test_a_private_import_across_modules_is_reported(tmp_path):
     _, found, _, _ = _toy(
         tmp_path,
-        {"mid/b.py": "from pkg.low.a import X, _hidden\n", "_testing.py": "", "high/c.py": "import pkg._testing\n"},
+        {
+            "mid/b.py": "from pkg.low.a import X, _hidden\n",
+            "_testing.py": "",
+            "high/c.py": "import pkg._testing\n",
+        },
     )
     assert private_imports(found, {"pkg._testing"}) == [
         "pkg.high.c:1 imports the private module pkg._testing",
@@ -292,7 +309,9 @@ def test_a_private_import_across_modules_is_reported(tmp_path):
 
 def test_relative_imports_are_resolved(tmp_path):
     mods, found, _, _ = _toy(tmp_path, {"low/d.py": "from ..high import c\n", "high/c.py": ""})
-    assert upward_imports(found, mods, TOY_LAYERS) == ["pkg.low.d:1 imports pkg.high.c (pkg.high is above pkg.low)"]
+    assert upward_imports(found, mods, TOY_LAYERS) == [
+        "pkg.low.d:1 imports pkg.high.c (pkg.high is above pkg.low)"
+    ]
 
 
 # --- the deprecated shims are gone, the lazy names of biaskit.lm resolve ----------------------------
@@ -308,7 +327,11 @@ def test_deprecated_shims_are_gone_and_nothing_uses_them():
     from biaskit import _testing
     from biaskit.studies import replay
 
-    for module, name in ((_testing, "tiny_masked_lm"), (_testing, "tiny_tokenizer"), (replay, "published_values")):
+    for module, name in (
+        (_testing, "tiny_masked_lm"),
+        (_testing, "tiny_tokenizer"),
+        (replay, "published_values"),
+    ):
         assert not hasattr(module, name), f"{module.__name__}.{name} is still there"
     repo = ROOT.parent
     for p in [*sorted((repo / "notebooks").glob("*.ipynb")), *sorted((repo / "benchmarks").glob("*.py"))]:

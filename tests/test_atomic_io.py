@@ -241,7 +241,9 @@ def test_a_shared_cache_is_accepted_only_when_declared(tmp_path: Path, monkeypat
     assert "writable by everyone" in bio.cache_file_problem(path, "k")
 
 
-def test_a_folder_everyone_can_write_is_refused_even_when_declared_shared(tmp_path: Path, monkeypatch) -> None:
+def test_a_folder_everyone_can_write_is_refused_even_when_declared_shared(
+    tmp_path: Path, monkeypatch
+) -> None:
     folder = tmp_path / "open"
     folder.mkdir()
     os.chmod(folder, 0o777)

@@ -387,7 +387,8 @@ class Page:
         self.console: list[str] = []
         self.phase = "opening"  # what the test was doing, written before each console error
         self.page.on(
-            "console", lambda m: self.console.append(f"[{self.phase}] {m.text}") if m.type == "error" else None
+            "console",
+            lambda m: self.console.append(f"[{self.phase}] {m.text}") if m.type == "error" else None,
         )
         self.page.on("pageerror", lambda e: self.console.append(f"[{self.phase}] uncaught: {e}"))
         self.shots = shots

@@ -282,7 +282,10 @@ def test_calibration_values_of_a_causal_model_match_direct_computation():
     from biaskit.studies import calibration_values as cal_values
 
     texts = [
-        cal_values._fill(t, w, g) for t in cal.PAIR_TEMPLATES for w in ("nurse", "pilot") for g in ("male", "female")
+        cal_values._fill(t, w, g)
+        for t in cal.PAIR_TEMPLATES
+        for w in ("nurse", "pilot")
+        for g in ("male", "female")
     ]
     texts += [
         b.replace("{t}", w).replace("[MASK]", p)

@@ -196,7 +196,9 @@ def test_study_rows_for_a_causal_control(one_torch_thread):
         assert sld["vs_control"] == pytest.approx(sld["after"] - ctrl["after"])
         assert sld["vs_control_low"] <= sld["vs_control"] <= sld["vs_control_high"]
         # the magnitude companion of the sign count reads the same pairs' log-likelihood differences
-        assert g.loc["causal_ll_mean", "companion_of"] == "causal_ll" and g.loc["causal_ll_mean", "before"] > 0
+        assert (
+            g.loc["causal_ll_mean", "companion_of"] == "causal_ll" and g.loc["causal_ll_mean", "before"] > 0
+        )
         assert res.fitted[f"causal LM: {method}"][0.8]["steps"] == 3
         assert res.fitted[f"causal LM: {method}"][0.8]["objective"] == "causal"
     before = e8[e8["measure"] == "causal_sld"]["before"]
@@ -226,7 +228,10 @@ def test_causal_finding_sentence_follows_its_numbers():
              {"method": "sentence_debias", "planted": 0.8, "held_out_perplexity": 93.49}]  # fmt: skip
     text = causal_debiasing(rows, costs, planted=0.8)
     assert "CDS fine-tuning: intact on all 2 causal measures (83% to 98% of the planted effect left)" in text
-    assert "1 of 2 recovery tests still find the plan above the balanced control, held-out perplexity 92.7 → 99.9" in text
+    assert (
+        "1 of 2 recovery tests still find the plan above the balanced control, held-out perplexity 92.7 → 99.9"
+        in text
+    )
     assert "SentenceDebias: intact on 1 and hidden on 1 of the 2 causal measures" in text
     assert "(4% to 16% of the planted effect left), 2 of 2 recovery tests still find the plan above" in text
     assert "SentenceDebias: intact on 1 and hidden on 1 of the 2 causal measures (4% to 16%" in text

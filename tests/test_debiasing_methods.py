@@ -232,7 +232,9 @@ def test_inlp_is_deterministic_and_stops_below_min_accuracy():
         INLP(3).fit(X, np.zeros(len(y)))
 
 
-def toy_held_out(seed: int, n: int = 600, d: int = 20) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def toy_held_out(
+    seed: int, n: int = 600, d: int = 20
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The gender written along one direction, (2, 1, 0, ...), in two halves (the class means differ only
     along it, and the noise is the same in both classes, so nothing linear is left once it is removed)."""
     rng = np.random.default_rng(seed)
@@ -255,14 +257,18 @@ def test_inlp_stops_when_the_held_out_accuracy_is_at_chance(caplog, seed):
     assert inlp.chance_ == pytest.approx(chance)
     assert inlp.accuracies_[-1] <= chance and all(a > chance for a in inlp.accuracies_[:-1])
     assert 1 <= inlp.rank_removed_ <= 6 and inlp.rank_removed_ == len(inlp.accuracies_) - 1
-    assert "at chance" in inlp.stopped_ and "at chance" in caplog.text and "direction(s) removed" in caplog.text
+    assert (
+        "at chance" in inlp.stopped_ and "at chance" in caplog.text and "direction(s) removed" in caplog.text
+    )
     # the planted direction is (almost) gone from the projected space
     m = np.zeros(X.shape[1])
     m[:2] = [2, 1]
     m /= np.linalg.norm(m)
     assert np.linalg.norm(inlp.projection_ @ m) < 0.3
     # without the stop it goes on removing directions of noise
-    assert INLP(15, stop_at_chance=False).fit(X, y, X_dev=Xd, y_dev=yd).rank_removed_ >= inlp.rank_removed_ + 5
+    assert (
+        INLP(15, stop_at_chance=False).fit(X, y, X_dev=Xd, y_dev=yd).rank_removed_ >= inlp.rank_removed_ + 5
+    )
 
 
 def test_inlp_at_chance_from_the_first_step_removes_nothing(caplog):
@@ -287,7 +293,9 @@ def test_inlp_refuses_to_remove_every_dimension(caplog):
     with caplog.at_level("WARNING", logger="biaskit.debiasing.inlp"):
         inlp = INLP(4, stop_at_chance=False).fit(X, y)
     assert inlp.rank_removed_ == 3 and np.trace(inlp.projection_) == pytest.approx(1.0)
-    assert "would remove all 4 dimensions" in inlp.stopped_ and "fewer iterations than dimensions" in caplog.text
+    assert (
+        "would remove all 4 dimensions" in inlp.stopped_ and "fewer iterations than dimensions" in caplog.text
+    )
     assert np.abs(inlp.transform(X)).max() > 0.1
 
 
@@ -300,7 +308,9 @@ def test_inlp_held_out_probe_against_sklearn():
     P = inlp.projection_
     expected = LogisticRegression(max_iter=2000).fit(X @ P, y).score(Xd @ P, yd)
     assert probe["accuracy"] == pytest.approx(expected)
-    assert probe["accuracy_before"] == pytest.approx(LogisticRegression(max_iter=2000).fit(X, y).score(Xd, yd))
+    assert probe["accuracy_before"] == pytest.approx(
+        LogisticRegression(max_iter=2000).fit(X, y).score(Xd, yd)
+    )
     assert probe["chance"] == pytest.approx(max(np.mean(yd), 1 - np.mean(yd)))
     assert probe["n"] == len(yd) and probe["p_value"] == pytest.approx(
         scipy.stats.binomtest(round(probe["accuracy"] * len(yd)), len(yd), probe["chance"], "greater").pvalue

@@ -71,10 +71,14 @@ def test_compare_with_control_exact_cases():
     t = list(DIRS)
     s = np.array([1.0, 1, -1, -1])
     ctrl = unit("mean", [0.3, -0.2, 0.1, 0.4], t, float(np.mean(s * [0.3, -0.2, 0.1, 0.4])), 0.5)
-    shifted_v = np.array([0.3, -0.2, 0.1, 0.4]) + 0.25 * s  # every unit 0.25 further toward its planted gender
+    shifted_v = (
+        np.array([0.3, -0.2, 0.1, 0.4]) + 0.25 * s
+    )  # every unit 0.25 further toward its planted gender
     shifted = unit("mean", shifted_v, t, float(np.mean(s * shifted_v)), 0.01)
     c = ds.compare_with_control(shifted, ctrl, DIRS, n_boot=300)
-    assert c.difference == pytest.approx(0.25) and c.low == pytest.approx(0.25) and c.high == pytest.approx(0.25)
+    assert (
+        c.difference == pytest.approx(0.25) and c.low == pytest.approx(0.25) and c.high == pytest.approx(0.25)
+    )
     assert c.above
     same = ds.compare_with_control(ctrl, ctrl, DIRS, n_boot=300)
     assert (same.difference, same.low, same.high) == (0.0, 0.0, 0.0) and not same.above
@@ -122,7 +126,9 @@ def test_verdict_against_control_rules():
     assert ds.verdict_against_control(False, {"weat": up}, rec_up)[0] == "not found before"
     # the robust companion decides when the measure's own statistic is blind
     assert ds.verdict_against_control(True, {"direct_bias": level, "direct_bias_pairs": up}, rec_up) == (
-        "intact", "direct_bias_pairs")
+        "intact",
+        "direct_bias_pairs",
+    )
     nan = ds.ControlComparison(0.1, float("nan"), float("nan"), 0.95)
     assert not nan.above
 
@@ -170,7 +176,9 @@ def test_a_global_shift_does_not_pass_for_removal():
 GT_DIM = 40
 
 
-def synthetic_control(strength: float, *, seed: int = 0, n_pool: int = 300) -> tuple[KeyedVectors, dict[str, str]]:
+def synthetic_control(
+    strength: float, *, seed: int = 0, n_pool: int = 300
+) -> tuple[KeyedVectors, dict[str, str]]:
     """Word vectors with a planted plan of known strength, built like the controls: every skew shares the
     professions' and pool words' base vectors (the base text), and the plan adds ``strength`` x label along
     a surface axis (e0, the gender direction the measures read: he/she words sit at +-2 on it) and a
@@ -189,7 +197,10 @@ def synthetic_control(strength: float, *, seed: int = 0, n_pool: int = 300) -> t
         v[:2] = 0
         return v
 
-    males, females = [w.lower() for w in wl["definitional_male"]], [w.lower() for w in wl["definitional_female"]]
+    males, females = (
+        [w.lower() for w in wl["definitional_male"]],
+        [w.lower() for w in wl["definitional_female"]],
+    )
     pairs = [*zip(males, females, strict=True), *zip(cal.MALE_WORDS, cal.FEMALE_WORDS, strict=True)]
     for m, f in dict.fromkeys(pairs):
         b = noise(base)
@@ -258,7 +269,9 @@ def test_verdicts_on_synthetic_ground_truth():
     assert set(cal_rows[cal_rows["planted"] == 0.5]["verdict"]) <= {"none created", "created"}
     assert set(cal_rows[cal_rows["planted"] == 0.7]["verdict"]) == {"not found before"}
     mv = res.method_verdicts().set_index(["method", "planted"])
-    assert mv.loc[("surface", 0.9), "verdict"] == "hidden" and mv.loc[("removed", 0.9), "verdict"] == "removed"
+    assert (
+        mv.loc[("surface", 0.9), "verdict"] == "hidden" and mv.loc[("removed", 0.9), "verdict"] == "removed"
+    )
     assert mv.loc[("untouched", 0.9), "verdict"] == "intact"
     json.dumps(res.to_json())
     with pytest.raises(ValueError, match="balanced control"):
@@ -273,7 +286,9 @@ def test_static_study_on_two_controls():
     from biaskit.embeddings.vectors import load_trained_vectors
 
     vec = {s: load_trained_vectors("en-planted-w2v", s=s) for s in (0.5, 0.9)}
-    cfg = ds.StaticStudyConfig(methods=("hard_debias", "inlp"), inlp_iterations=10, n_permutations=300, n_boot=300)
+    cfg = ds.StaticStudyConfig(
+        methods=("hard_debias", "inlp"), inlp_iterations=10, n_permutations=300, n_boot=300
+    )
     res = ds.run_static_study(vec, config=cfg)
     e = res.effects.set_index(["method", "measure", "planted"])
     assert len(res.effects) == 2 * 2 * (2 + 1 + len(ds.RECOVERY_TESTS))  # 2 skews x 2 methods x 7 rows
@@ -383,7 +398,9 @@ def test_notebook_sentences_follow_their_numbers():
     fitted = {"glpp": {"0.8": {"definitional_pc1_after": 0.29}}, "hard_debias": {"0.8": {
         "explained_variance_pc1": 0.63, "weat_words_not_equalised": ["him", "wife"]}}}  # fmt: skip
     text = f.balanced_control_recovery(rows, alpha=0.05)
-    assert "on the word vectors, the neighbour test r = 0.285 (p = 0.040)" in text and "clustering" not in text
+    assert (
+        "on the word vectors, the neighbour test r = 0.285 (p = 0.040)" in text and "clustering" not in text
+    )
     changes = f.rule_changes(rows)
     assert ("hard debiasing on the word vectors at s = 0.8 (WEAT and DirectBias (PCA direction)): hidden against "
             "chance, removed against the control (the neighbour test at s = 0.8 is +0.201 [-0.147, 0.606] "
@@ -392,7 +409,10 @@ def test_notebook_sentences_follow_their_numbers():
             "the control (DirectBias along the mean pair difference at s = 0.8 is +0.248 [0.145, 0.350] (95 % "
             "interval) from the control)") in changes  # fmt: skip
     comp = f.companion_disagreements(rows, fitted)
-    assert "GLPP on the word vectors, s = 0.8: DirectBias (PCA direction) is -0.062 (p = 0.180 against chance" in comp
+    assert (
+        "GLPP on the word vectors, s = 0.8: DirectBias (PCA direction) is -0.062 (p = 0.180 against chance"
+        in comp
+    )
     assert "explains 29% of their variance (63% in the original vectors)" in comp
     assert comp.endswith("Verdict: intact, on DirectBias along the mean pair difference.")
     constr = f.hard_debias_construction(rows, fitted)

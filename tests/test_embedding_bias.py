@@ -227,7 +227,9 @@ def test_rnd_permutation_p_brute_force(alternative):
     obs = _naive_rnd(w["x"], w["y"], w["a"], vecs)
     r = RND(alternative=alternative).run([w["x"], w["y"]], [w["a"]], vecs)
     assert r.estimate == pytest.approx(obs, rel=1e-12)
-    assert r.details["permutation_method"] == "exact" and r.details["n_partitions_evaluated"] == math.comb(7, 4)
+    assert r.details["permutation_method"] == "exact" and r.details["n_partitions_evaluated"] == math.comb(
+        7, 4
+    )
     assert r.p_value == pytest.approx(_p(null, obs, alternative), abs=1e-12)
     assert r.details["null_mean"] == pytest.approx(float(np.mean(null)), abs=1e-12)
     # sampled re-splits agree statistically with the exact p

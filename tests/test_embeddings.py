@@ -208,7 +208,9 @@ def test_reference_errors(monkeypatch, tmp_path):
     monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "cache"))
     real = reference_data.installed_root
     monkeypatch.setattr(reference_data, "installed_root", lambda key: None if key == "wefe" else real(key))
-    with pytest.raises(reference_data.ReferenceDataMissing, match=r"run `python -m biaskit fetch reference-vectors`"):
+    with pytest.raises(
+        reference_data.ReferenceDataMissing, match=r"run `python -m biaskit fetch reference-vectors`"
+    ):
         load_reference_vectors("word2vec-googlenews-wefe")
     assert len(load_reference_vectors("word2vec-googlenews-bolukbasi", limit=10)) == 10  # the installed one
 

@@ -304,7 +304,9 @@ def test_wide_text_encoding_does_not_fire_on_plain_or_binary_bytes(tmp_path):
 # ================================================================== the grid's metrics
 def test_grid_names_a_registered_metric_without_grid_support_and_lists_those_with(tmp_path):
     base = {"models": ["tiny"], "datasets": ["may2019:weat7"]}
-    no_grid = next(m.name for m in REGISTRY.values() if m.grid is None)  # `python -m biaskit metrics` lists it
+    no_grid = next(
+        m.name for m in REGISTRY.values() if m.grid is None
+    )  # `python -m biaskit metrics` lists it
     msg = _error(load_config, {**base, "metrics": [no_grid]})
     assert f"[{no_grid!r}] are registered but have no grid support" in msg and "unknown" not in msg
     listed = re.search(r"the metrics with grid support are (\[.*\])", msg).group(1)

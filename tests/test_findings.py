@@ -307,7 +307,9 @@ def test_recorded_curve_with_one_repetition_claims_no_plateau():
     rec = load_record()
     assert rec is not None and int(rec.runs.groupby("n").size().max()) == 1
     text = F.recorded_learning_curve(rec.runs.to_dict(orient="records"), before=rec.before["mean |APPD|"])
-    assert text.startswith("Mean |APPD| is 0.196 before fine-tuning, 0.176 at 500 sentences and 0.036 at 4,000")
+    assert text.startswith(
+        "Mean |APPD| is 0.196 before fine-tuning, 0.176 at 500 sentences and 0.036 at 4,000"
+    )
     assert "0.042 / 0.053 / 0.074 / 0.043 (between 0.042 and 0.074)" in text
     assert "no spread between repetitions" in text and "cannot tell" in text
     assert "flattens" not in text and "as the thesis saw" not in text
@@ -420,7 +422,10 @@ def test_a_hostile_word_or_model_name_stays_text_in_the_generated_sentences():
 
     render = MarkdownIt("commonmark", {"html": True}).render  # raw HTML allowed, as Jupyter allows it
 
-    rows = [{"label": HOSTILE, "d": 2.0, "published_d": -1.999}, {"label": "b", "d": -2.0, "published_d": 2.0}]
+    rows = [
+        {"label": HOSTILE, "d": 2.0, "published_d": -1.999},
+        {"label": "b", "d": -2.0, "published_d": 2.0},
+    ]
     records = [dict(r, profession=HOSTILE) if i == 0 else r for i, r in enumerate(GENDER_RECORDS)]
     texts = [
         F.one_word_weat(rows, table="the word-level column"),

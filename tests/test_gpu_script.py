@@ -77,7 +77,13 @@ def test_benchmark_page_is_generated_from_a_record_and_says_when_gpu_figures_are
     from benchmarks import report
 
     record = {
-        "meta": {"date": "2026-01-01", "machine": "Test CPU", "threads": 1, "cores": 2, "versions": {"torch": "x"}},
+        "meta": {
+            "date": "2026-01-01",
+            "machine": "Test CPU",
+            "threads": 1,
+            "cores": 2,
+            "versions": {"torch": "x"},
+        },
         "rows": [
             {
                 "module": "bench_peers",

@@ -34,9 +34,13 @@ QUICKSTART = ROOT / "docs" / "examples" / "quickstart.py"
 NOTEBOOK = "03_weat"
 
 
-def _run(cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
+def _run(
+    cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: int = 600
+) -> subprocess.CompletedProcess:
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    assert done.returncode == 0, f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    assert done.returncode == 0, (
+        f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    )
     return done
 
 
@@ -68,7 +72,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         ).stdout.strip()
     )
     # the project's dependencies, as a plain path line (its .pth files, the editable finder among them, stay unread)
-    (site / "biaskit-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    (site / "biaskit-test-dependencies.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
+    )
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BIASKIT_", "PYTHON", "JUPYTER"))}
     env.update(
@@ -92,7 +98,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )  # fmt: skip
     # the "python3" kernel of papermill: this environment's interpreter
     _run([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"], cwd=work, env=env)
-    return {"python": python, "venv": venv, "site": site, "env": env, "work": work, "wheels": wheels, "record": record}
+    return {
+        "python": python,
+        "venv": venv,
+        "site": site,
+        "env": env,
+        "work": work,
+        "wheels": wheels,
+        "record": record,
+    }
 
 
 def test_wheels_hold_the_code_and_the_data_apart(installed):
@@ -108,7 +122,12 @@ def test_wheels_hold_the_code_and_the_data_apart(installed):
     version = installed["record"]["version"]
     assert f"Requires-Dist: biaskit=={version}" in meta
     assert manifest["version"] == version
-    repo_files = {f"{d}/{p.relative_to(ROOT / d).as_posix()}" for d in ("data", "wordlists") for p in (ROOT / d).rglob("*") if p.is_file()}
+    repo_files = {
+        f"{d}/{p.relative_to(ROOT / d).as_posix()}"
+        for d in ("data", "wordlists")
+        for p in (ROOT / d).rglob("*")
+        if p.is_file()
+    }
     repo_files |= {f"notebooks/{p.name}" for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     assert repo_files <= set(manifest["files"])
     assert {f"biaskit_data/{f}" for f in manifest["files"]} <= names
@@ -123,14 +142,18 @@ def test_biaskit_is_imported_from_the_new_environment_with_its_data(installed):
         " 'data_dir': str(paths.data_dir()), 'wordlists': str(paths.wordlists_dir()), 'version': paths.package_version(),"
         " 'results': str(paths.results_dir())}))"
     )
-    out = json.loads(_run([str(installed["python"]), "-c", code], cwd=installed["work"], env=installed["env"]).stdout)
+    out = json.loads(
+        _run([str(installed["python"]), "-c", code], cwd=installed["work"], env=installed["env"]).stdout
+    )
     venv = str(installed["venv"])
     assert out["biaskit"].startswith(venv) and out["data"].startswith(venv), out
     assert out["in_repo"] is False
     assert out["data_dir"].startswith(venv) and Path(out["data_dir"]).name == "data"
     assert out["wordlists"].startswith(venv)
     assert out["version"] == installed["record"]["version"]
-    assert out["results"] == str(installed["work"] / "results")  # beside the user's work, not in site-packages
+    assert out["results"] == str(
+        installed["work"] / "results"
+    )  # beside the user's work, not in site-packages
     assert str(ROOT) not in json.dumps(out)
 
 
@@ -151,17 +174,40 @@ def test_notebooks_command_and_one_notebook_run_in_a_folder_of_ones_own(installe
     assert f"{len(copied)} notebook(s)" in done.stdout
     # the kernel papermill starts is this environment's interpreter, importing the installed biaskit
     probe = nbformat.v4.new_notebook()
-    probe.cells = [nbformat.v4.new_code_cell("import sys, biaskit\nprint(sys.executable)\nprint(biaskit.__file__)")]
+    probe.cells = [
+        nbformat.v4.new_code_cell("import sys, biaskit\nprint(sys.executable)\nprint(biaskit.__file__)")
+    ]
     probe.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(probe, folder / "probe.ipynb")
-    _run([str(python), "-m", "biaskit", "notebook", str(folder / "probe.ipynb"), str(work / "probe-out" / "probe.ipynb")], cwd=work, env=env)
+    _run(
+        [
+            str(python),
+            "-m",
+            "biaskit",
+            "notebook",
+            str(folder / "probe.ipynb"),
+            str(work / "probe-out" / "probe.ipynb"),
+        ],
+        cwd=work,
+        env=env,
+    )
     printed = nbformat.read(work / "probe-out" / "probe.ipynb", as_version=4).cells[-1].outputs[0]["text"]
     assert printed.splitlines()[0].startswith(str(installed["venv"])), printed
     assert printed.splitlines()[1].startswith(str(installed["venv"])), printed
     # one study notebook, unchanged, with quick=True
     out = work / "run" / f"{NOTEBOOK}.ipynb"
     _run(
-        [str(python), "-m", "biaskit", "notebook", str(folder / f"{NOTEBOOK}.ipynb"), str(out), "-p", "quick", "True"],
+        [
+            str(python),
+            "-m",
+            "biaskit",
+            "notebook",
+            str(folder / f"{NOTEBOOK}.ipynb"),
+            str(out),
+            "-p",
+            "quick",
+            "True",
+        ],
         cwd=work,
         env=env,
     )
@@ -173,14 +219,25 @@ def test_notebooks_command_and_one_notebook_run_in_a_folder_of_ones_own(installe
 def test_a_damaged_data_file_is_refused_with_its_name(installed, tmp_path):
     """The installed files are checked against the manifest's sha256 (``BIASKIT_DATA_VERIFY=0`` skips it)."""
     code = "from biaskit.core.paths import wordlists_dir; print(wordlists_dir())"
-    target = Path(
-        _run([str(installed["python"]), "-c", code], cwd=installed["work"], env=installed["env"]).stdout.strip()
-    ) / "en" / "weat_caliskan.json"
+    target = (
+        Path(
+            _run(
+                [str(installed["python"]), "-c", code], cwd=installed["work"], env=installed["env"]
+            ).stdout.strip()
+        )
+        / "en"
+        / "weat_caliskan.json"
+    )
     original = target.read_bytes()
     try:
         target.write_bytes(original.replace(b"aster", b"ASTER", 1))
         bad = subprocess.run(
-            [str(installed["python"]), "-c", code], cwd=installed["work"], env=installed["env"], capture_output=True, text=True, check=False
+            [str(installed["python"]), "-c", code],
+            cwd=installed["work"],
+            env=installed["env"],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert bad.returncode != 0
         assert "wordlists/en/weat_caliskan.json: sha256 differs" in bad.stderr and "Reinstall" in bad.stderr

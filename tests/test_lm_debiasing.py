@@ -189,7 +189,9 @@ def test_with_dropout_sets_every_rate_and_a_fingerprint_of_its_own(mlm):
     rates = {n: m.p for n, m in d.model.named_modules() if isinstance(m, torch.nn.Dropout)}
     assert rates and all(p == (0.15 if "attention.self" in n else 0.2) for n, p in rates.items())
     assert d.fingerprint() != mlm.fingerprint()
-    assert [m.p for m in mlm.model.modules() if isinstance(m, torch.nn.Dropout)] == before  # the original untouched
+    assert [
+        m.p for m in mlm.model.modules() if isinstance(m, torch.nn.Dropout)
+    ] == before  # the original untouched
     with pytest.raises(ValueError):
         with_dropout(mlm, 1.0)
     with pytest.raises(TypeError):

@@ -60,11 +60,15 @@ def check_loads_and_is_documented(m: Metric) -> None:
     cited += re.findall(r"seed \d{3}", f"{m.citation} {m.section}")
     assert cited, f"{m.name}: the citation {m.citation!r} names no author and year"
     docs = (doc + (inspect.getdoc(inspect.getmodule(obj)) or "")).lower()
-    assert any(c.lower() in docs for c in cited), f"{m.name}: none of {cited} (its citation) is named in its docs"
+    assert any(c.lower() in docs for c in cited), (
+        f"{m.name}: none of {cited} (its citation) is named in its docs"
+    )
 
 
 def check_declaration(m: Metric) -> None:
-    assert m.family in FAMILIES and set(m.inputs) <= set(INPUT_KINDS) and set(m.model_kinds) <= set(MODEL_KINDS)
+    assert (
+        m.family in FAMILIES and set(m.inputs) <= set(INPUT_KINDS) and set(m.model_kinds) <= set(MODEL_KINDS)
+    )
     for field in ("label", "test", "citation", "section", "summary", "returns"):
         assert str(getattr(m, field)).strip(), f"{m.name}: empty {field}"
     assert m.package and m.module == m.entry_point.partition(":")[0]
@@ -82,7 +86,9 @@ def check_example(m: Metric) -> None:
         assert result.method and result.n is not None
         assert result.p_value is None or 0 <= result.p_value <= 1, f"{m.name}: p = {result.p_value}"
         assert np.isfinite(result.statistic), f"{m.name}: statistic {result.statistic}"
-    assert m.returns.startswith(kind.__name__), f"{m.name}: returns {m.returns!r}, the example gave a {kind.__name__}"
+    assert m.returns.startswith(kind.__name__), (
+        f"{m.name}: returns {m.returns!r}, the example gave a {kind.__name__}"
+    )
 
 
 def _grid_model_kind(m: Metric) -> str | None:

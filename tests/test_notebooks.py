@@ -87,8 +87,13 @@ def test_notebook_executes(path, reproduced_results):
     assert params.get("results_dir") == str(folder)
 
 
-GENERATED_FINDINGS = ["03_weat", "11_gender_templates_and_pairs", "12_class_confusion_and_domain_bias", "14_calibration",
-                      "15_cds_fine_tuning"]
+GENERATED_FINDINGS = [
+    "03_weat",
+    "11_gender_templates_and_pairs",
+    "12_class_confusion_and_domain_bias",
+    "14_calibration",
+    "15_cds_fine_tuning",
+]
 
 
 @pytest.mark.slow

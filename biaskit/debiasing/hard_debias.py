@@ -247,6 +247,8 @@ def hard_debias(
     >>> len(debiased) == len(toy_vectors()), debiased.vector_size
     (True, 24)
     """
-    return HardDebias(n_components).fit(vectors, definitional_pairs, equalize_pairs, gender_specific).transform(
-        vectors
+    return (
+        HardDebias(n_components)
+        .fit(vectors, definitional_pairs, equalize_pairs, gender_specific)
+        .transform(vectors)
     )

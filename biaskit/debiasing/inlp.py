@@ -198,7 +198,9 @@ class INLP:
             if progress is not None:
                 progress(i, acc)
             if acc < self.min_accuracy:
-                self.stopped_ = f"iteration {i + 1}: accuracy {acc:.3f} below min_accuracy {self.min_accuracy:.3f}"
+                self.stopped_ = (
+                    f"iteration {i + 1}: accuracy {acc:.3f} below min_accuracy {self.min_accuracy:.3f}"
+                )
                 logger.info("INLP: %s; stopping", self.stopped_)
                 break
             if self.stop_at_chance and acc <= self.chance_ + 1e-12:
@@ -261,7 +263,13 @@ class INLP:
         _, counts = np.unique(ys, return_counts=True)
         chance = float(counts.max() / counts.sum())
         p = binomial_test(k, int(ys.size), p0=chance, alternative="greater").p_value
-        return {"accuracy": acc, "chance": chance, "p_value": float(p), "n": int(ys.size), "accuracy_before": before}
+        return {
+            "accuracy": acc,
+            "chance": chance,
+            "p_value": float(p),
+            "n": int(ys.size),
+            "accuracy_before": before,
+        }
 
     @property
     def rank_removed_(self) -> int:
@@ -306,7 +314,9 @@ class INLP:
         """The rows and labels of ``word_sets`` (the OOV ``policy`` applied to each set)."""
         rows, labels = [], []
         for label, words in word_sets.items():
-            kept = resolve_words(list(words), vectors.key_to_index, name=f"INLP class {label!r}", policy=policy).kept
+            kept = resolve_words(
+                list(words), vectors.key_to_index, name=f"INLP class {label!r}", policy=policy
+            ).kept
             rows.extend(kept)
             labels.extend([label] * len(kept))
         if len(set(labels)) < 2:
@@ -345,7 +355,9 @@ def held_out_rows(y: np.ndarray, share: float, *, random_state: int = 0) -> np.n
     for c in np.unique(y):
         idx = np.flatnonzero(y == c)
         if idx.size < 2:
-            raise ValueError(f"class {c!r} has {idx.size} row(s): a held-out split needs at least two of each")
+            raise ValueError(
+                f"class {c!r} has {idx.size} row(s): a held-out split needs at least two of each"
+            )
         k = min(max(1, round(share * idx.size)), idx.size - 1)
         out[rng.choice(idx, size=k, replace=False)] = True
     return out

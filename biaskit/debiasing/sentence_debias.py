@@ -74,7 +74,9 @@ def project_hidden_states(lm, projection: np.ndarray, *, name: str):
     from biaskit.lm.masked import mlm_head
 
     M = np.asarray(projection, dtype=np.float64)
-    d = int(lm.model.config.hidden_size if hasattr(lm.model.config, "hidden_size") else lm.model.config.n_embd)
+    d = int(
+        lm.model.config.hidden_size if hasattr(lm.model.config, "hidden_size") else lm.model.config.n_embd
+    )
     if M.shape != (d, d):
         raise ValueError(f"the projection must be ({d}, {d}) for this model, got {M.shape}")
     if not (np.allclose(M, M.T, atol=1e-8) and np.allclose(M @ M, M, atol=1e-8)):
@@ -82,7 +84,9 @@ def project_hidden_states(lm, projection: np.ndarray, *, name: str):
     model = copy.deepcopy(lm.model)
     body = getattr(model, "base_model", None)
     if body is None or body is model:
-        raise TypeError(f"{type(model).__name__} has no separate body (base_model) to hook the projection onto")
+        raise TypeError(
+            f"{type(model).__name__} has no separate body (base_model) to hook the projection onto"
+        )
     head = mlm_head(model) if lm.kind == "masked" else model.get_output_embeddings()
     if head is None:
         raise TypeError(f"{type(model).__name__}: no known LM head to hook the projection onto")
@@ -284,4 +288,3 @@ def fit_sentence_inlp(
     inlp.fit(X[~test], y[~test], X_dev=X[test], y_dev=y[test])
     inlp.held_out_probe_ = inlp.held_out_probe(X[~test], y[~test], X[test], y[test])
     return inlp
-

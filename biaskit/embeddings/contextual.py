@@ -79,7 +79,9 @@ def sentence_representations(
         seqs.append(ids)
         keep.append(pos)
     if n_cut:
-        logger.info("%d of %d sentence(s) cut to the model's window of %d tokens", n_cut, len(seqs), lm.max_length)
+        logger.info(
+            "%d of %d sentence(s) cut to the model's window of %d tokens", n_cut, len(seqs), lm.max_length
+        )
     order = np.argsort([-len(x) for x in seqs], kind="stable")
     out: np.ndarray | None = None
     dev = lm.device

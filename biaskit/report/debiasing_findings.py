@@ -44,7 +44,9 @@ METHOD_WORDS: dict[str, str] = {
     "sentence_debias": "SentenceDebias",
 }
 #: the language-model methods (the names :func:`causal_debiasing` uses)
-CAUSAL_METHOD_WORDS: dict[str, str] = {k: METHOD_WORDS[k] for k in ("cds", "dropout", "inlp_sentence", "sentence_debias")}
+CAUSAL_METHOD_WORDS: dict[str, str] = {
+    k: METHOD_WORDS[k] for k in ("cds", "dropout", "inlp_sentence", "sentence_debias")
+}
 MODEL_WORDS: dict[str, str] = {
     "word2vec": "word vectors",
     "masked LM": "masked model",
@@ -110,7 +112,9 @@ def _vs(r: Mapping[str, Any]) -> str:
         return "not compared"
     x = float(r["vs_control"])
     has_ci = _ok(r.get("vs_control_low")) and _ok(r.get("vs_control_high"))
-    ref = max(abs(x), *(abs(float(r[k])) for k in ("vs_control_low", "vs_control_high"))) if has_ci else abs(x)
+    ref = (
+        max(abs(x), *(abs(float(r[k])) for k in ("vs_control_low", "vs_control_high"))) if has_ci else abs(x)
+    )
     text = _fmt(x, pct, signed=True, ref=ref) + unit
     if has_ci:
         conf = float(r.get("vs_control_confidence") or 0.95)
@@ -130,7 +134,10 @@ def _measure(key: str) -> str:
 def _rows(rows: Sequence[Mapping[str, Any]], **match: Any) -> list[Mapping[str, Any]]:
     out = []
     for r in rows:
-        if all((math.isclose(float(r[k]), float(v)) if k == "planted" else r.get(k) == v) for k, v in match.items()):
+        if all(
+            (math.isclose(float(r[k]), float(v)) if k == "planted" else r.get(k) == v)
+            for k, v in match.items()
+        ):
             out.append(r)
     return out
 
@@ -212,7 +219,9 @@ def rule_changes(rows: Sequence[Mapping[str, Any]]) -> str:
     return "Where the earlier rule and this one disagree: " + "; ".join(parts) + "."
 
 
-def _pc1_range(fitted: Mapping[str, Any], method: str, key: str, skews: Sequence[float]) -> tuple[float, float] | None:
+def _pc1_range(
+    fitted: Mapping[str, Any], method: str, key: str, skews: Sequence[float]
+) -> tuple[float, float] | None:
     vals = [float(fitted[method][f"{s:g}"][key]) for s in skews
             if method in fitted and f"{s:g}" in fitted[method] and _ok(fitted[method][f"{s:g}"].get(key))]  # fmt: skip
     return (min(vals), max(vals)) if vals else None
@@ -345,7 +354,9 @@ def hard_debias_construction(rows: Sequence[Mapping[str, Any]], fitted: Mapping[
     ctrl = weat.get(CONTROL_S)
     planted = {s: v for s, v in weat.items() if s > CONTROL_S + 1e-9}
     info = fitted.get("hard_debias") or {}
-    loose = next((x.get("weat_words_not_equalised") for x in info.values() if x.get("weat_words_not_equalised")), [])
+    loose = next(
+        (x.get("weat_words_not_equalised") for x in info.values() if x.get("weat_words_not_equalised")), []
+    )
     text = (f"Hard debiasing sets each profession's position along the gender direction to zero, so DirectBias falls "
             f"by construction (at most {max(db):.4f} after it at any s). WEAT is not forced to zero")  # fmt: skip
     if loose:
@@ -409,7 +420,9 @@ def debiasing_headline(rows: Sequence[Mapping[str, Any]]) -> str:
                  f"professions, {_vs(r)} above the balanced control: at this skew it hides the bias")  # fmt: skip
     else:
         text += f": verdict {w['verdict']}"
-    others = {float(r["planted"]): r["verdict"] for r in hd if r["measure"] == "weat" and float(r["planted"]) < top}
+    others = {
+        float(r["planted"]): r["verdict"] for r in hd if r["measure"] == "weat" and float(r["planted"]) < top
+    }
     removed = [s for s, v in others.items() if v == "removed" and s > CONTROL_S + 1e-9]
     if removed:
         text += f"; at {_skews(removed)} no measure or recovery test tells it from the balanced control"
@@ -448,18 +461,24 @@ def causal_debiasing(
         verdicts: dict[str, int] = {}
         for r in mine:
             verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-        shares = [r["share_left"] for r in mine if r["share_left"] is not None and math.isfinite(r["share_left"])]
+        shares = [
+            r["share_left"] for r in mine if r["share_left"] is not None and math.isfinite(r["share_left"])
+        ]
         found = [r for r in rec if r["method"] == method and r["verdict"] == "above the control"]
         n = len(mine)
         if len(verdicts) == 1:
-            said = f"{next(iter(verdicts))} on " + (f"all {n} causal measures" if n > 1 else "the causal measure")
+            said = f"{next(iter(verdicts))} on " + (
+                f"all {n} causal measures" if n > 1 else "the causal measure"
+            )
         else:
             said = _words([f"{v} on {k}" for v, k in verdicts.items()]) + f" of the {n} causal measures"
         text = f"{CAUSAL_METHOD_WORDS.get(method, method)}: {said}"
         if shares:
             lo, hi = min(shares), max(shares)
-            text += f" ({lo:.0%} of the planted effect left)" if round(lo, 2) == round(hi, 2) else (
-                f" ({lo:.0%} to {hi:.0%} of the planted effect left)"
+            text += (
+                f" ({lo:.0%} of the planted effect left)"
+                if round(lo, 2) == round(hi, 2)
+                else (f" ({lo:.0%} to {hi:.0%} of the planted effect left)")
             )
         text += (f", {len(found)} of {len({r['measure'] for r in rec})} recovery tests still find the plan above the "
                  "balanced control")  # fmt: skip
@@ -491,9 +510,13 @@ def debiasing_sentences(results: Mapping[str, Any]) -> dict[str, Any]:
         "balanced_control": balanced_control_recovery(rows, alpha=alpha),
         "rule_changes": rule_changes(rows),
         "companions": companion_disagreements(rows, static["fitted"], alpha=alpha),
-        "inlp": inlp_fit(static["effects"], static["fitted"], iterations=int(static["config"]["inlp_iterations"]),
-                         lm_fitted=lm.get("fitted"),
-                         lm_iterations=int(lm["config"]["inlp_iterations"]) if lm.get("config") else None),
+        "inlp": inlp_fit(
+            static["effects"],
+            static["fitted"],
+            iterations=int(static["config"]["inlp_iterations"]),
+            lm_fitted=lm.get("fitted"),
+            lm_iterations=int(lm["config"]["inlp_iterations"]) if lm.get("config") else None,
+        ),
         "construction": hard_debias_construction(static["effects"], static["fitted"]),
         "methods": method_verdicts(rows),
     }

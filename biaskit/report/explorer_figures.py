@@ -314,9 +314,7 @@ def scatter_plotly(
             colorbar={"title": {"text": colour_label, "side": "right"}, "len": 0.8},
         )
         custom = [[score_text(v)] for v in vals]
-        hover = (
-            f"<b>%{{hovertext}}</b><br>{colour_label}: %{{customdata[0]}}<extra></extra>"
-        )
+        hover = f"<b>%{{hovertext}}</b><br>{colour_label}: %{{customdata[0]}}<extra></extra>"
     hit_labels = [t for t in labels if t in hit_set]
     sel = [t for t in labels if t == str(selected)]
     xs = coords["x"].to_numpy(dtype=float)

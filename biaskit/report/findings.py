@@ -258,7 +258,8 @@ def reinforcement(table: Mapping[str, Mapping[str, float]], published: Mapping[s
         vals = [float(col[c]) for c in steps]
         bad = _steps_not_toward_she(vals)
         here.append(
-            f"{_text(word)} {_path(vals)}" + (" (toward *she* at every step)" if not bad else " (not at every step)")
+            f"{_text(word)} {_path(vals)}"
+            + (" (toward *she* at every step)" if not bad else " (not at every step)")
         )
     if here:
         text += ". Here (CDS, then ×1, ×2, ...): " + "; ".join(here)
@@ -296,7 +297,12 @@ def gender_word_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     recs = [r for r in records if r.get("appd_before") is not None and r.get("appd_after") is not None]
     before = {r["profession"] for r in recs if _right_side(r, "appd_before")}
     after = {r["profession"] for r in recs if _right_side(r, "appd_after")}
-    return {"of": len(recs), "right_before": len(before), "right_after": len(after), "right_both": len(before & after)}
+    return {
+        "of": len(recs),
+        "right_before": len(before),
+        "right_after": len(after),
+        "right_both": len(before & after),
+    }
 
 
 def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -> str:
@@ -319,9 +325,7 @@ def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -
         default=None,
     )
     n = len(recs)
-    text = (
-        f"Before fine-tuning, {markdown_code(model)} puts {len(before)} of the {n} gender-specific words on the right side"
-    )
+    text = f"Before fine-tuning, {markdown_code(model)} puts {len(before)} of the {n} gender-specific words on the right side"
     if worst is not None:
         text += (
             f" (the farthest off: *{worst['profession']}* at {_signed(float(worst['appd_before']))}, toward "
@@ -421,7 +425,9 @@ def asld_sample_size(rows: Sequence[Mapping[str, Any]], *, draws: int = 5) -> st
         name = LABEL_FREE_PAIR_SETS.get(cat, cat)
         parts.append(f"from {_num(min(means), 2)} to {_num(max(means), 2)} for {_text(name)}")
         last = rs[-1]
-        spreads.append(f"{_num(float(last['asld_sd']), 2)} around {_num(float(last['asld_mean']), 2)} for {_text(name)}")
+        spreads.append(
+            f"{_num(float(last['asld_sd']), 2)} around {_num(float(last['asld_mean']), 2)} for {_text(name)}"
+        )
     lo, hi = min(sizes), max(sizes)
     return (
         f"Over subset sizes {lo}-{hi}, the mean ASLD of {draws} random subsets goes "
@@ -472,7 +478,9 @@ def recorded_learning_curve(
     late_vals = [mean[n] for n in late]
     text = f"{measure[:1].upper()}{measure[1:]} is {_num(before)} before fine-tuning"
     if early:
-        text += f", {_num(mean[early[0]])} at {early[0]:,} sentences and {_num(mean[early[-1]])} at {early[-1]:,}"
+        text += (
+            f", {_num(mean[early[0]])} at {early[0]:,} sentences and {_num(mean[early[-1]])} at {early[-1]:,}"
+        )
     text += (
         f"; from {late[0]:,} to {late[-1]:,} sentences it is "
         + " / ".join(_num(v) for v in late_vals)
@@ -584,7 +592,13 @@ def stored_and_rebuilt(notebook: str, results: Mapping[str, Any]) -> list[tuple[
     elif notebook == "17_debiasing_ground_truth":
         c = (results.get("language_models") or {}).get("causal_finding")
         if c:
-            out.append(("causal controls", c["finding"], causal_debiasing(c["rows"], c["costs"], planted=c["planted"])))
+            out.append(
+                (
+                    "causal controls",
+                    c["finding"],
+                    causal_debiasing(c["rows"], c["costs"], planted=c["planted"]),
+                )
+            )
         stored = results.get("sentences") or {}
         for name, rebuilt in debiasing_sentences(results).items():
             out.append((name, stored.get(name), rebuilt))

@@ -622,4 +622,3 @@ def effects_by_planted_direction(
             row["toward_female"] = toward_female
             rows.append(row)
     return pd.DataFrame(rows)
-

@@ -227,7 +227,9 @@ def gender_specific_words(targets: Sequence[str] = ()) -> frozenset[str]:
     words |= set(lex.to_female) | set(lex.to_male) | set(lex.name_to_female) | set(lex.name_to_male)
     clash = words & set(targets)
     if clash:
-        logger.info("gender-specific lists name planted targets %s; they are treated as neutral", sorted(clash))
+        logger.info(
+            "gender-specific lists name planted targets %s; they are treated as neutral", sorted(clash)
+        )
     return frozenset(words - set(targets))
 
 
@@ -251,7 +253,10 @@ def inlp_word_sets(vectors: KeyedVectors, targets: Sequence[str] = ()) -> dict[s
     lex = load_gender_lexicon()
     skip = measured_gender_words() | set(targets)
     sides = {"male": [*lex.to_female, *lex.name_to_female], "female": [*lex.to_male, *lex.name_to_male]}
-    out = {g: [w for w in dict.fromkeys(ws) if w in vectors.key_to_index and w not in skip] for g, ws in sides.items()}
+    out = {
+        g: [w for w in dict.fromkeys(ws) if w in vectors.key_to_index and w not in skip]
+        for g, ws in sides.items()
+    }
     both = set(out["male"]) & set(out["female"])
     out = {g: [w for w in ws if w not in both] for g, ws in out.items()}
     if min(len(ws) for ws in out.values()) < 4:
@@ -300,7 +305,10 @@ def pair_direction(vectors: KeyedVectors) -> np.ndarray:
 
 
 def debias_vectors(
-    method: str, vectors: KeyedVectors, targets: Sequence[str], config: StaticStudyConfig = StaticStudyConfig()
+    method: str,
+    vectors: KeyedVectors,
+    targets: Sequence[str],
+    config: StaticStudyConfig = StaticStudyConfig(),
 ) -> tuple[KeyedVectors, dict[str, Any]]:
     """``vectors`` debiased by ``method`` (:data:`STATIC_METHODS`), and what the method did."""
     if method == "hard_debias":
@@ -381,7 +389,9 @@ class UnitMeasure:
         return 50.0 if self.kind in ("cluster", "accuracy", "sign") else 0.0
 
 
-def effect_of(kind: str, value: np.ndarray, signs: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def effect_of(
+    kind: str, value: np.ndarray, signs: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
     """The effect of ``kind`` (:class:`UnitMeasure`) for each row of ``weights`` (one bootstrap draw per
     row: how often each unit is drawn); without ``weights``, the effect of all units once (a 1-array)."""
     v = np.asarray(value, dtype=np.float64)[None, :]
@@ -763,7 +773,9 @@ def compare_rows(
     alpha = config.alpha
     level = {k: 1 - alpha / max(len(rec_keys), 1) for k in rec_keys}
 
-    def compare(x: Mapping[str, UnitMeasure], ctrl: Mapping[str, UnitMeasure] | None, key: str) -> ControlComparison:
+    def compare(
+        x: Mapping[str, UnitMeasure], ctrl: Mapping[str, UnitMeasure] | None, key: str
+    ) -> ControlComparison:
         if is_control or ctrl is None or key not in ctrl:
             return ControlComparison(float("nan"), float("nan"), float("nan"), level.get(key, 1 - alpha))
         return compare_with_control(x[key], ctrl[key], directions, n_boot=config.n_boot,
@@ -795,7 +807,10 @@ def compare_rows(
             if is_control:
                 v = own = vs_chance
             else:
-                stats = [key, *([COMPANIONS[key]] if family == "calibrated" and COMPANIONS.get(key) in keys else [])]
+                stats = [
+                    key,
+                    *([COMPANIONS[key]] if family == "calibrated" and COMPANIONS.get(key) in keys else []),
+                ]
                 v, basis = verdict_against_control(any(cmp_before[x].above for x in stats),
                                                    {x: cmp_after[x] for x in stats}, rec_cmp)  # fmt: skip
                 own = verdict_against_control(cmp_before[key].above, {key: cmp_after[key]}, rec_cmp)[0]
@@ -868,7 +883,11 @@ def _costs(vectors: KeyedVectors) -> dict[str, Any]:
 def measure_label(measure: str) -> str:
     """The words of a measure's key (the registry's calibration label, the recovery test's or the robust
     companion's)."""
-    return RECOVERY_LABELS.get(measure) or COMPANION_LABELS.get(measure) or cal.METRIC_LABELS.get(measure, measure)
+    return (
+        RECOVERY_LABELS.get(measure)
+        or COMPANION_LABELS.get(measure)
+        or cal.METRIC_LABELS.get(measure, measure)
+    )
 
 
 def run_static_study(
@@ -930,7 +949,9 @@ def run_static_study(
                     deb, info = debiasers[method](kv), {}
                 else:
                     deb, info = debias_vectors(method, kv, targets, config)
-                info["definitional_pc1_after"] = float(bolukbasi_gender_direction(deb).explained_variance_ratio[0])
+                info["definitional_pc1_after"] = float(
+                    bolukbasi_gender_direction(deb).explained_variance_ratio[0]
+                )
                 fitted.setdefault(method, {})[s] = info
                 after[method][s] = unit_measures(deb, directions, pool_bias=pool_bias, config=config)
                 if costs:
@@ -1003,7 +1024,9 @@ class ContextualStudyConfig:
         """Bartl et al.'s fine-tuning preset with this configuration's epochs, batch size and rate."""
         from biaskit.training.fine_tune import BARTL
 
-        return replace(BARTL, epochs=self.epochs, batch_size=self.batch_size, learning_rate=self.learning_rate)
+        return replace(
+            BARTL, epochs=self.epochs, batch_size=self.batch_size, learning_rate=self.learning_rate
+        )
 
     def key(self) -> dict[str, Any]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
@@ -1046,7 +1069,9 @@ class LMFitData:
         return cls(pairs, male, female, list(swapped), list(gap.original))
 
 
-def debias_language_model(method: str, lm: Any, data: LMFitData, config: ContextualStudyConfig) -> tuple[Any, dict]:
+def debias_language_model(
+    method: str, lm: Any, data: LMFitData, config: ContextualStudyConfig
+) -> tuple[Any, dict]:
     """``lm`` debiased by ``method`` (:data:`CONTEXTUAL_METHODS`), and what the method did."""
     if method == "inlp_sentence":
         from biaskit.debiasing.sentence_debias import fit_sentence_inlp, project_hidden_states
@@ -1085,7 +1110,9 @@ def debias_language_model(method: str, lm: Any, data: LMFitData, config: Context
     raise ValueError(f"unknown language-model debiasing method {method!r}; choose from {CONTEXTUAL_METHODS}")
 
 
-def lm_measures(lm: Any, directions: Mapping[str, str], measures: Sequence[str], config: Any) -> dict[str, UnitMeasure]:
+def lm_measures(
+    lm: Any, directions: Mapping[str, str], measures: Sequence[str], config: Any
+) -> dict[str, UnitMeasure]:
     """The calibrated measures ``measures`` of a masked or causal ``lm`` on the planted professions, and the
     robust companion (:data:`COMPANIONS`, :func:`magnitude_values`) of each that has one."""
     targets = list(directions)
@@ -1097,7 +1124,9 @@ def lm_measures(lm: Any, directions: Mapping[str, str], measures: Sequence[str],
     for k in measures:
         out[k] = calibrated_measure(values[k], directions, config)
         if k in COMPANIONS:
-            out[COMPANIONS[k]] = calibrated_measure(magnitude_values(lm, values[k], targets), directions, config)
+            out[COMPANIONS[k]] = calibrated_measure(
+                magnitude_values(lm, values[k], targets), directions, config
+            )
     return out
 
 
@@ -1126,7 +1155,9 @@ def magnitude_values(lm: Any, mv: Any, targets: Sequence[str]) -> Any:
     else:
         probs = mask_fill_probabilities(lm, blanks["sentence"].tolist(), [["he", "she"]] * len(blanks))
     probs = np.asarray(probs, dtype=np.float64)
-    if list(blanks["target"]) != list(mv.target) or not np.allclose(probs[:, 0] - probs[:, 1], mv.value, atol=1e-6):
+    if list(blanks["target"]) != list(mv.target) or not np.allclose(
+        probs[:, 0] - probs[:, 1], mv.value, atol=1e-6
+    ):
         raise ValueError(f"{mv.metric}: the blanks read again do not match the measure's items")
     tiny = np.finfo(np.float64).tiny
     zero = int((probs <= 0).sum())
@@ -1216,7 +1247,9 @@ def run_contextual_study(
                          f"skews, e.g. skews=({CONTROL_S}, {max(skews, default=0.8)})")  # fmt: skip
     unknown = [m for m in (*config.methods, *config.causal_methods) if m not in CONTEXTUAL_METHODS]
     if unknown:
-        raise ValueError(f"unknown language-model debiasing method(s) {unknown}; choose from {CONTEXTUAL_METHODS}")
+        raise ValueError(
+            f"unknown language-model debiasing method(s) {unknown}; choose from {CONTEXTUAL_METHODS}"
+        )
     data = LMFitData.build(config, (*config.methods, *(config.causal_methods if causal else ())))
     kinds = ["masked", *(["causal"] if causal else [])]
     rows, cost_rows = [], []
@@ -1239,7 +1272,9 @@ def run_contextual_study(
             g = male_direction(kv0)
             pool_bias = dict(zip(pool, bias_by_projection(kv0, pool, g), strict=True))
 
-            def measure(model: Any, kv: KeyedVectors, measures=measures, pool_bias=pool_bias) -> dict[str, UnitMeasure]:
+            def measure(
+                model: Any, kv: KeyedVectors, measures=measures, pool_bias=pool_bias
+            ) -> dict[str, UnitMeasure]:
                 out = lm_measures(model, directions, measures, config)
                 out.update(recovery_measures(kv, directions, pool_bias=pool_bias, neighbour_k=config.neighbour_k,
                                              n_permutations=config.n_permutations,
@@ -1326,7 +1361,9 @@ def gonen_goldberg_replication(
 
                 cand = [w for w in vectors.index_to_key if w not in specific]
                 male, female = most_biased_words(vectors, g, inlp_words, candidates=cand)
-                inlp = INLP(inlp_iterations, random_state=random_state).fit_words(vectors, {"m": male, "f": female})
+                inlp = INLP(inlp_iterations, random_state=random_state).fit_words(
+                    vectors, {"m": male, "f": female}
+                )
                 spaces[method] = inlp.transform_vectors(vectors)
                 fit_notes[method] = {"directions_removed": inlp.rank_removed_, "stopped": inlp.stopped_}
             else:

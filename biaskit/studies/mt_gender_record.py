@@ -151,8 +151,11 @@ def run_mt_gender_record(
     before = gt.pronoun_probability_difference(base, instances, batch_size=batch_size)
     after = gt.pronoun_probability_difference(tuned, instances, batch_size=batch_size)
     a_before, a_after = gt.appd(before), gt.appd(after)
-    cmp = a_before.merge(a_after[["category", "profession", "appd"]], on=["category", "profession"],
-                         suffixes=("_before", "_after"))
+    cmp = a_before.merge(
+        a_after[["category", "profession", "appd"]],
+        on=["category", "profession"],
+        suffixes=("_before", "_after"),
+    )
     mentions = db.professions_in_corpus(cmp["profession"].tolist(), text)
     cmp["in_corpus"] = cmp["profession"].map(lambda p: mentions.get(p, 0) > 0)
     ordinary = cmp[cmp["expected_sign"] == 0]
@@ -181,9 +184,9 @@ def run_mt_gender_record(
         "training": {k: record.get(k) for k in ("steps", "train_seconds", "tokens_per_second", "device")},
         "results": {
             "tbe_before_after": gt.compare_tbe(before, after).to_dict(orient="records"),
-            "appd": cmp[["category", "profession", "expected_sign", "appd_before", "appd_after", "in_corpus"]].to_dict(
-                orient="records"
-            ),
+            "appd": cmp[
+                ["category", "profession", "expected_sign", "appd_before", "appd_after", "in_corpus"]
+            ].to_dict(orient="records"),
             "shrinkage": {k: v for k, v in shrink.items() if k != "pearson"},
             "lean_kept_in_text": kept(ordinary[ordinary["in_corpus"]]),
             "lean_kept_not_in_text": kept(ordinary[~ordinary["in_corpus"]]),

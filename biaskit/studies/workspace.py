@@ -78,5 +78,7 @@ def copy_notebooks(
     for src, target in plan:
         with atomic_path(target) as tmp:  # whole or not at all (a full disk leaves no half notebook)
             shutil.copyfile(src, tmp)
-    log.info("copied %d notebook(s) and %d other file(s) to %s", len(notebooks), len(plan) - len(notebooks), dest)
+    log.info(
+        "copied %d notebook(s) and %d other file(s) to %s", len(notebooks), len(plan) - len(notebooks), dest
+    )
     return [target for _, target in plan]

@@ -148,7 +148,9 @@ def xlnet_appendix_tables(
     if occ is not None:
         published = load_louis_alexandre_tables()["table_3_5"]
         rows = {bridge.name: table_3_5_row(occ)}
-        rows.update({m: dict(zip(published["columns"], v, strict=True)) for m, v in published["rows"].items()})
+        rows.update(
+            {m: dict(zip(published["columns"], v, strict=True)) for m, v in published["rows"].items()}
+        )
         table_3_5 = pd.DataFrame(rows).T
     return {
         "agreement": agreement,

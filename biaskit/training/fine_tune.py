@@ -374,7 +374,9 @@ def _plan(
     data_key = f"{'causal|' if causal else ''}{data_hash(encoded)}|base={base.fingerprint()}"
     folder_name = base.name
     if config.hidden_dropout is not None or config.attention_dropout is not None:
-        folder_name = f"{Path(base.name).name or base.name}+dropout{config.hidden_dropout}-{config.attention_dropout}"
+        folder_name = (
+            f"{Path(base.name).name or base.name}+dropout{config.hidden_dropout}-{config.attention_dropout}"
+        )
     out = Path(output_dir) if output_dir is not None else fine_tune_output_dir(folder_name, record, data_key)
     return _Plan(base, shared, encoded, record, data_key, max_length, out)
 
@@ -492,7 +494,9 @@ def fine_tune(
 
     net = copy.deepcopy(base.model) if shared else base.model
     if config.hidden_dropout is not None or config.attention_dropout is not None:
-        set_dropout(net, config.hidden_dropout, config.attention_dropout)  # modules only: the config keeps the base's
+        set_dropout(
+            net, config.hidden_dropout, config.attention_dropout
+        )  # modules only: the config keeps the base's
     with quiet_hf_progress(not progress):  # no "Writing model shards" / "Loading weights" bars either
         train_loop(
             net.float(),
