@@ -10,7 +10,10 @@ Everything here is written into ``docs/_generated/`` (not committed) when the bu
 * ``fragments/studies.md`` and ``studies/``: one page per numbered notebook.  When the results folder
   (``BIASKIT_DOCS_RESULTS``, default ``results/``) holds an executed copy (``make reproduce``), it
   is rendered with its outputs (myst-nb, never executed here) and the table shows its JSON's finding
-  and headline numbers; otherwise the page gives the notebook's introduction and how to produce it;
+  and headline numbers; otherwise, when the gallery of a recorded run (``docs/records/gallery/``,
+  ``scripts/record_gallery.py``; ``BIASKIT_DOCS_GALLERY`` for another folder) has the notebook, the
+  page gives its introduction, that run's finding, headline numbers and figures, and says which run
+  they come from; otherwise the page gives the notebook's introduction and how to produce it;
 * ``fragments/dist_sizes.md``: the sizes of the built distributions from ``dist/BUILD.json``
   (``make dist``), and the size of the bundled folders measured now;
 * ``fragments/record_<name>.md``: the tables of ``docs/records/<name>.json``, records of runs
@@ -116,7 +119,13 @@ def _assigned_names(mod: Any) -> set[str]:
         return set()
     names = set()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
         names |= {t.id for t in targets if isinstance(t, ast.Name)}
     return names
 
@@ -143,6 +152,8 @@ def module_members(name: str) -> tuple[list[str], list[str], list[tuple[str, str
         elif attr in documented or (attr.isupper() and attr in _assigned_names(mod)):
             data.append(attr)
     return own, data, reexported
+
+
 def write_api() -> list[str]:
     modules = public_modules()
     folder = OUT / "api"
@@ -158,7 +169,10 @@ def write_api() -> list[str]:
             lines += [f"   {n}" for n in summarised] + [""]
         if reexported:
             lines += [".. rubric:: Also importable from here", ""]
-            lines += [f"* :py:obj:`{attr} <{home}.{attr}>` (defined in :py:mod:`{home}`)" for attr, home in reexported]
+            lines += [
+                f"* :py:obj:`{attr} <{home}.{attr}>` (defined in :py:mod:`{home}`)"
+                for attr, home in reexported
+            ]
             lines += [""]
         if own or data:
             lines += [".. rubric:: Reference", ""]
@@ -166,7 +180,13 @@ def write_api() -> list[str]:
             for n in own:
                 obj = getattr(mod, n)
                 if inspect.isclass(obj):
-                    lines += [f".. autoclass:: {n}", "   :members:", "   :undoc-members:", "   :show-inheritance:", ""]
+                    lines += [
+                        f".. autoclass:: {n}",
+                        "   :members:",
+                        "   :undoc-members:",
+                        "   :show-inheritance:",
+                        "",
+                    ]
                 else:
                     lines += [f".. autofunction:: {n}", ""]
             for n in data:
@@ -224,7 +244,9 @@ def registry_markdown(metrics: list | None = None) -> str:
                          row["citation"], row["section"]])  # fmt: skip
         if rows:
             parts.append(f"\n### {family.capitalize()}\n\n")
-            parts.append(_table(["name", "metric", "inputs", "models", "test", "grid", "citation", "section"], rows))
+            parts.append(
+                _table(["name", "metric", "inputs", "models", "test", "grid", "citation", "section"], rows)
+            )
     return "".join(parts)
 
 
@@ -259,7 +281,16 @@ def write_models() -> None:
         "(the two are not comparable).\n\n"
     )
     text += _table(
-        ["model", "parameters", "steps", "training sentences", "held-out", "training minutes", "continued from", "text"],
+        [
+            "model",
+            "parameters",
+            "steps",
+            "training sentences",
+            "held-out",
+            "training minutes",
+            "continued from",
+            "text",
+        ],
         rows,
     )
     _write(OUT / "fragments" / "models.md", text)
@@ -279,22 +310,123 @@ def results_folder() -> Path:
     return Path(os.environ.get("BIASKIT_DOCS_RESULTS", ROOT / "results")).expanduser().resolve()
 
 
+def gallery_folder() -> Path:
+    return Path(os.environ.get("BIASKIT_DOCS_GALLERY", DOCS / "records" / "gallery")).expanduser().resolve()
+
+
+#: a figure's file name in a gallery record: a plain PNG name, never a path
+_GALLERY_FILE = re.compile(r"^[\w.-]+\.png$")
+
+
+def _md_text(value: Any) -> str:
+    """Text from a record as Markdown that shows exactly those characters (no HTML, no markup)."""
+    from biaskit.core.html import escape_markdown
+
+    return escape_markdown(" ".join(str(value).split()))
+
+
+def _md_cell(value: Any) -> str:
+    """:func:`_md_text` for a :func:`_table` cell (which escapes ``|`` itself)."""
+    return _md_text(value).replace("\\|", "|")
+
+
+def _md_code(value: Any) -> str:
+    from biaskit.core.html import markdown_code
+
+    return markdown_code(value)
+
+
+def _gallery_run(gallery: Path) -> dict[str, Any]:
+    manifest = gallery / "gallery.json"
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    except ValueError:
+        return {}
+
+
+def gallery_page(
+    title: str, intro: str, nb: Path, record: dict[str, Any], run: dict[str, Any], gallery: Path, folder: Path
+) -> str:
+    """A study's page from the gallery of a recorded run: the introduction, a note naming the run, the
+    finding, the headline numbers and the figures (copied beside the page, under ``gallery/<notebook>/``)."""
+    commit = str(run.get("commit") or "unknown")[:12]
+    date = str(record.get("created") or run.get("date") or "an unknown date")[:10]
+    page = [f"# {title}", "", "```{note}", f"These figures and numbers are from the recorded run of commit "
+            f"{_md_code(commit)} on {_md_text(date)} (`docs/records/gallery`); run `make reproduce` to see your "
+            f"own (then `make docs`: this page shows the executed `{nb.name}` with all its outputs).", "```", "",
+            intro, ""]  # fmt: skip
+    if record.get("finding"):
+        page += ["## Finding", "", _md_text(record["finding"]), ""]
+    headline = record.get("headline") or {}
+    if isinstance(headline, dict) and headline:
+        page += [
+            "## Headline numbers",
+            "",
+            _table(["number", "value"], [[_md_cell(k), _md_cell(_number(v))] for k, v in headline.items()]),
+        ]
+    figures = []
+    for fig in record.get("figures") or []:
+        name = str(fig.get("file", "")) if isinstance(fig, dict) else ""
+        source = gallery / name
+        if not _GALLERY_FILE.match(name) or not source.is_file():
+            continue
+        target = folder / "gallery" / nb.stem / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        alt = " ".join(str(fig.get("alt") or name).split())
+        # a double-quoted option value (JSON string syntax): any character of the alt text stays text
+        figures += [
+            "```{image} " + f"gallery/{nb.stem}/{name}",
+            f":alt: {json.dumps(alt, ensure_ascii=False)}",
+            ":width: 100%",
+            "```",
+            "",
+        ]
+    if figures:
+        page += ["## Figures", "", *figures]
+    return "\n".join(page)
+
+
 def write_studies() -> dict[str, int]:
     folder = OUT / "studies"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     results = results_folder()
-    rows, counts = [], {"rendered": 0, "not run": 0}
+    gallery = gallery_folder()
+    run = _gallery_run(gallery)
+    rows, counts = [], {"rendered": 0, "recorded": 0, "not run": 0}
     for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         title, intro = _notebook_intro(nb)
         executed = results / nb.name
         data_path = results / f"{nb.stem}.json"
         data = json.loads(data_path.read_text(encoding="utf-8")) if data_path.is_file() else None
+        recorded = gallery / f"{nb.stem}.json"
         if executed.is_file():
             shutil.copyfile(executed, folder / nb.name)
             counts["rendered"] += 1
             state = "executed copy"
+        elif recorded.is_file():
+            record = json.loads(recorded.read_text(encoding="utf-8"))
+            _write(folder / f"{nb.stem}.md", gallery_page(title, intro, nb, record, run, gallery, folder))
+            counts["recorded"] += 1
+            state = "recorded run"
+            if not data:  # the table shows the recorded finding and numbers, escaped
+                finding = _md_cell(record.get("finding") or "")
+                headline = "; ".join(
+                    f"{_md_cell(k)}: {_md_cell(_number(v))}"
+                    for k, v in (record.get("headline") or {}).items()
+                )
+                rows.append(
+                    [
+                        f"{{doc}}`{nb.stem} <../_generated/studies/{nb.stem}>`",
+                        title,
+                        finding or "—",
+                        headline or "—",
+                        state,
+                    ]
+                )
+                continue
         else:
             page = [f"# {title}", "", "```{note}", f"This results folder has no executed `{nb.name}`. Run "
                     f"`make reproduce` (or `python -m biaskit notebook {nb.stem} results/{nb.name}`), then "
@@ -308,12 +440,27 @@ def write_studies() -> dict[str, int]:
             headline = "; ".join(f"{k}: {_number(v)}" for k, v in (data.get("headline") or {}).items())
         else:
             finding, headline = "", ""
-        rows.append([f"{{doc}}`{nb.stem} <../_generated/studies/{nb.stem}>`", title, finding or "—", headline or "—", state])
+        rows.append(
+            [
+                f"{{doc}}`{nb.stem} <../_generated/studies/{nb.stem}>`",
+                title,
+                finding or "—",
+                headline or "—",
+                state,
+            ]
+        )
     where = results.relative_to(ROOT) if results.is_relative_to(ROOT) else results.name
     text = (
         f"Generated from the results folder `{where}/` ({counts['rendered']} executed notebooks, "
-        f"{counts['not run']} not run): the finding and headline numbers are those of each notebook's JSON.\n\n"
+        f"{counts['not run']} not run): the finding and headline numbers are those of each notebook's JSON."
     )
+    if counts["recorded"]:
+        text += (
+            f" {counts['recorded']} notebooks not in it show the gallery of the recorded run of commit "
+            f"{_md_code(str(run.get('commit') or 'unknown')[:12])} on {_md_text(run.get('date') or 'an unknown date')} "
+            "(`docs/records/gallery`, page: recorded run); run `make reproduce` to see your own."
+        )
+    text += "\n\n"
     text += _table(["notebook", "study", "finding", "headline numbers", "page"], rows)
     _write(OUT / "fragments" / "studies.md", text)
     return counts
@@ -325,12 +472,18 @@ def _folder_bytes(path: Path) -> int:
 
 
 def write_dist_sizes() -> None:
-    rows = [[f"`{name}/`", f"{_folder_bytes(ROOT / name) / 1e6:.1f} MB"] for name in ("biaskit", "data", "wordlists", "notebooks")]
+    rows = [
+        [f"`{name}/`", f"{_folder_bytes(ROOT / name) / 1e6:.1f} MB"]
+        for name in ("biaskit", "data", "wordlists", "notebooks")
+    ]
     text = "Measured when these pages were built:\n\n" + _table(["folder", "size on disk"], rows) + "\n"
     build = ROOT / "dist" / "BUILD.json"
     if build.is_file():
         rec = json.loads(build.read_text(encoding="utf-8"))
-        rows = [[f"`{f['file']}`", f["kind"], f"{f['bytes'] / 1e6:.2f} MB", f"{f['seconds']:.1f} s"] for f in rec["files"]]
+        rows = [
+            [f"`{f['file']}`", f["kind"], f"{f['bytes'] / 1e6:.2f} MB", f"{f['seconds']:.1f} s"]
+            for f in rec["files"]
+        ]
         text += (
             f"The distributions of version {rec['version']} built by `make dist` (from `dist/BUILD.json`; "
             f"{rec.get('provenance_checked', '?')} bundled files checked against their `PROVENANCE.md`):\n\n"
@@ -439,7 +592,11 @@ def _typing_construct(target: str, contnode: Any) -> Any:
         obj = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError, ValueError):
         return None
-    if isinstance(obj, typing.TypeVar) or typing.get_origin(obj) is not None or type(obj).__module__ == "typing":
+    if (
+        isinstance(obj, typing.TypeVar)
+        or typing.get_origin(obj) is not None
+        or type(obj).__module__ == "typing"
+    ):
         return contnode
     return None
 
@@ -518,7 +675,11 @@ def _relayout_table(block: list[str]) -> list[str]:
         if r is None:
             out.append(border)
         else:
-            out.append((indent + "  ".join(c + " " * (w - _width(c)) for c, w in zip(r, widths, strict=True))).rstrip())
+            out.append(
+                (
+                    indent + "  ".join(c + " " * (w - _width(c)) for c, w in zip(r, widths, strict=True))
+                ).rstrip()
+            )
     return out
 
 
@@ -577,4 +738,3 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", _on_docstring, priority=400)
     app.connect("missing-reference", _on_missing_reference)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
-
