@@ -44,11 +44,11 @@ LAYERS = {
     "biaskit.core": "results, statistical tests, paths, readers, the permutation engine, the metric registry",
     "biaskit.data": "corpora, word lists, datasets, counterfactual text, downloads",
     "biaskit.lm": "masked and causal language models: loading, scoring, the bundled models",
-    "biaskit.embeddings": "word vectors and sentence encoders",
+    "biaskit.embeddings": "word vectors, sentence encoders, a language model's representations",
     "biaskit.metrics": "one module per family of metrics, each registered once",
-    "biaskit.debiasing": "counterfactual data substitution, GLPP",
+    "biaskit.debiasing": "hard debiasing, INLP, SentenceDebias, GLPP, CDS, dropout, and their costs",
     "biaskit.training": "pre-training the bundled models, fine-tuning, the recipes",
-    "biaskit.studies": "batch grids, Dask, calibration on planted controls, the thesis's replay, notebooks",
+    "biaskit.studies": "batch grids, Dask, calibration and metric trust on planted controls, debiasing verdicts, replays, records",
     "biaskit.report": "what a notebook writes and shows, the static report, the explorers",
 }
 SKIP_MODULES = ("biaskit._testing", "biaskit.__main__")

@@ -23,7 +23,9 @@ def _mathml(latex: str, display: str, node: nodes.Node) -> str:
     try:
         return convert(latex.strip(), display=display)
     except Exception as exc:  # latex2mathml raises its own exception types
-        log.warning(f"formula not converted to MathML ({type(exc).__name__}: {exc}): {latex!r}", location=node)
+        log.warning(
+            f"formula not converted to MathML ({type(exc).__name__}: {exc}): {latex!r}", location=node
+        )
         return f'<code class="math-tex">{html.escape(latex)}</code>'
 
 
