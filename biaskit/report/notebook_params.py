@@ -56,8 +56,10 @@ __all__ = [
     "Model",
     "NameOrPath",
     "ParameterError",
+    "ReferenceDataNeeded",
     "Real",
     "Rule",
+    "require_reference_data",
     "Text",
     "VectorFormat",
     "Vectors",
@@ -632,6 +634,33 @@ def check_parameters(
             )
         )
     return {n: namespace[n] for n in rules}
+
+
+class ReferenceDataNeeded(RuntimeError):
+    """A notebook needs third-party reference data that is not on this machine (:func:`require_reference_data`).
+
+    In Jupyter it is shown as its message alone, which names the one command that fetches the data."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31mReferenceDataNeeded\x1b[0m: {self}"]
+
+
+def require_reference_data(*names: str) -> None:
+    """Stop a notebook before any work when reference data it reads later is neither fetched nor installed.
+
+    ``names`` are keys of :data:`biaskit.data.reference_data.REFERENCE_DATA` (e.g. ``"fair-llm-benchmark"``, the
+    GAP and BUG sentences); the error gives, per missing name, the message of
+    :func:`~biaskit.data.reference_data.reference_problem`, which names the fetch command.  Nothing is read.
+
+    Examples
+    --------
+    >>> require_reference_data()  # nothing asked, nothing missing
+    """
+    from biaskit.data.reference_data import reference_problem
+
+    problems = [p for p in (reference_problem(n) for n in names) if p]
+    if problems:
+        raise ReferenceDataNeeded(" ".join(problems))
 
 
 def _in_kernel() -> bool:
