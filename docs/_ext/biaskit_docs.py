@@ -518,9 +518,46 @@ def generate(app: Any = None) -> dict[str, Any]:
     }
     write_registry()
     write_models()
+    write_metric_trust()
     write_dist_sizes()
     write_reference_toc(write_benchmarks())
     return summary
+
+
+def write_metric_trust() -> None:
+    """``_generated/fragments/metric_trust.md``: per kind of planted control in the metric-trust record
+    (``docs/records/metric_trust``), the findings and the ranked table of
+    :mod:`biaskit.studies.metric_trust`, computed from the record at build time, as notebook 18 computes
+    them (the same statistics; the bootstrap only sets the slopes' intervals, which the table leaves out)."""
+    from biaskit.studies import metric_trust as mt
+
+    out = OUT / "fragments" / "metric_trust.md"
+    rec = mt.load_record(None)
+    if rec is None:
+        _write(
+            out, "The repository holds no metric-trust record (`python -m biaskit trust-study` makes one).\n"
+        )
+        return
+    rows = rec.rows()
+    lines: list[str] = []
+    for kind in [k for k in ("word2vec", "masked", "causal") if k in set(rows["kind"])]:
+        part = rows[rows["kind"] == kind].reset_index(drop=True)
+        st = mt.trust_statistics(part, alpha=0.05)
+        findings = mt.trust_findings(st)
+        done = [m for m in rec.models if m["kind"] == kind]
+        lines += [f"### {kind} controls", ""]
+        lines += [" ".join(_md_text(f) for f in findings), ""]
+        ranked = mt.ranked_table(st)
+        lines.append(
+            _table(
+                list(ranked.columns), [[_md_cell(v) for v in row] for row in ranked.itertuples(index=False)]
+            )
+        )
+        lines.append(
+            f"Computed when these pages were built from `docs/records/metric_trust/{kind}.json` "
+            f"({len(done)} models).\n"
+        )
+    _write(out, "\n".join(lines))
 
 
 def write_benchmarks() -> bool:
