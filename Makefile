@@ -14,7 +14,7 @@ help:
 	@echo "make reproduce  execute every notebook with papermill into results/ (offline defaults)"
 	@echo "make test       make lint, then the whole test suite on $(TEST_WORKERS) cores (pytest-xdist)"
 	@echo "make test-fast  the tests not marked slow (nor widget_restore), on $(TEST_WORKERS) cores: the inner loop"
-	@echo "make test-browser  the explorers in JupyterLab through Run All, reload and reopen (about 10 min)"
+	@echo "make test-browser  the explorers in JupyterLab through Run All, reload and reopen (several minutes)"
 	@echo "make lint       ruff check and ruff format --check"
 	@echo "make bench      benchmarks (vectorised vs naive reference, and vs peer tools), ratios printed"
 	@echo "make bench-gpu  GPU figures in one JSON (results/gpu_benchmarks.json), at most 8 minutes"
@@ -57,7 +57,7 @@ test-fast: $(PY)
 	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow and not widget_restore"
 
 # The explorers driven in JupyterLab with headless Chromium through Run All, a reload and a reopen (the
-# tests marked widget_restore, about 10 minutes).  Not part of `make test`: on this project's busy 2-core
+# tests marked widget_restore, several minutes).  Not part of `make test`: on this project's busy 2-core
 # machine JupyterLab's widget manager sometimes fails to restore the views after a reload or a reopen
 # (the views never appear, or the console says "widget model not found"), so the test fails in some runs;
 # its failures keep a screenshot and the console messages, each tagged with the step that was running.
