@@ -24,34 +24,17 @@ import datetime
 import hashlib
 import io
 import json
-import os
-import platform
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from biaskit.studies.run_provenance import git_commit, machine
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "records" / "gallery"
 NOTEBOOK_JSON = re.compile(r"^\d\d_\w+\.json$")
-
-
-def cpu_name() -> str:
-    """The processor's model name (``/proc/cpuinfo`` on Linux; ``platform.processor()`` elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def git_commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def readable(file: str, notebook: str) -> str:
@@ -190,7 +173,7 @@ def record(
         "commit": commit,
         "date": date,
         "recorded": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": f"{cpu_name()}, {os.cpu_count()} cores",
+        "machine": "{cpu}, {cores} cores".format(**machine()),
         "command": command,
         "results": str(results),
         "max_figures": max_figures,
@@ -237,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = shlex.join(["python", "scripts/record_gallery.py", *(sys.argv[1:] if argv is None else argv)])
     manifest = record(
-        args.results, args.out, commit=args.commit or git_commit(), command=command,
+        args.results, args.out, commit=args.commit or git_commit() or "unknown", command=command,
         max_figures=args.max_figures, max_width=args.max_width, colors=args.colors,
     )  # fmt: skip
     figures = sum(n["figures"] for n in manifest["notebooks"])

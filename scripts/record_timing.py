@@ -24,17 +24,6 @@ def _clock(seconds: float) -> str:
     return f"{minutes} min {sec} s" if minutes else f"{sec} s"
 
 
-def cpu_name() -> str:
-    """The processor's model name (``/proc/cpuinfo`` on Linux; ``platform.processor()`` elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _load() -> str:
     try:
         return ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -47,6 +36,9 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     what, command = argv[0], argv[2:]
+    from biaskit.studies.run_provenance import machine
+
+    here = machine()
     load_before = _load()
     t0 = time.perf_counter()
     status = subprocess.run(command, check=False).returncode
@@ -63,8 +55,8 @@ def main(argv: list[str]) -> int:
             "cache": "as found",
             "when": datetime.date.today().isoformat(),
             "source": (
-                f"scripts/record_timing.py on {platform.node() or 'this machine'}: {os.cpu_count()}-core "
-                f"{cpu_name()}; load average (1, 5, 15 min) {load_before} at the start, {_load()} at the end"
+                f"scripts/record_timing.py on {platform.node() or 'this machine'}: {here['cores']}-core "
+                f"{here['cpu']}; load average (1, 5, 15 min) {load_before} at the start, {_load()} at the end"
             ),
         }
     )

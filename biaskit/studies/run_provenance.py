@@ -18,7 +18,7 @@ from typing import Any
 
 from biaskit.core.paths import REPO_ROOT
 
-__all__ = ["machine", "model_files", "now", "plain", "versions"]
+__all__ = ["git_commit", "machine", "model_files", "now", "plain", "versions"]
 
 
 def machine() -> dict[str, Any]:
@@ -35,6 +35,21 @@ def machine() -> dict[str, Any]:
     return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "node": platform.node()}
 
 
+def git_commit() -> str | None:
+    """The commit of biaskit's checkout (``git rev-parse HEAD``), or ``None`` outside a checkout."""
+    try:
+        res = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() or None
+
+
 def versions() -> dict[str, Any]:
     """biaskit's version and git commit (``None`` outside a checkout), Python, torch, transformers, numpy, pandas."""
     import numpy
@@ -44,21 +59,9 @@ def versions() -> dict[str, Any]:
 
     from biaskit.core.paths import package_version
 
-    commit = None
-    try:
-        res = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
-        commit = res.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        pass
     return {
         "biaskit": package_version(),
-        "git_commit": commit,
+        "git_commit": git_commit(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
