@@ -402,6 +402,7 @@ def write_studies() -> dict[str, int]:
         data_path = results / f"{nb.stem}.json"
         data = json.loads(data_path.read_text(encoding="utf-8")) if data_path.is_file() else None
         recorded = gallery / f"{nb.stem}.json"
+        finding, headline = "", ""  # the table's cells: from the run's JSON, else from the gallery
         if executed.is_file():
             shutil.copyfile(executed, folder / nb.name)
             counts["rendered"] += 1
@@ -417,16 +418,6 @@ def write_studies() -> dict[str, int]:
                     f"{_md_cell(k)}: {_md_cell(_number(v))}"
                     for k, v in (record.get("headline") or {}).items()
                 )
-                rows.append(
-                    [
-                        f"{{doc}}`{nb.stem} <../_generated/studies/{nb.stem}>`",
-                        title,
-                        finding or "—",
-                        headline or "—",
-                        state,
-                    ]
-                )
-                continue
         else:
             page = [f"# {title}", "", "```{note}", f"This results folder has no executed `{nb.name}`. Run "
                     f"`make reproduce` (or `python -m biaskit notebook {nb.stem} results/{nb.name}`), then "
@@ -438,8 +429,6 @@ def write_studies() -> dict[str, int]:
         if data:
             finding = data.get("finding", "")
             headline = "; ".join(f"{k}: {_number(v)}" for k, v in (data.get("headline") or {}).items())
-        else:
-            finding, headline = "", ""
         rows.append(
             [
                 f"{{doc}}`{nb.stem} <../_generated/studies/{nb.stem}>`",
