@@ -13,6 +13,7 @@ import yaml
 from biaskit.embeddings.vectors import from_dict, save_vectors
 from biaskit.studies.grid import (
     COLUMNS,
+    DatasetSpec,
     latex_table,
     load_config,
     load_dataset,
@@ -206,6 +207,69 @@ def test_load_dataset_kinds():
     assert load_dataset("es:seat_math_arts")[0] == "sentences"
     with pytest.raises(ValueError, match="CrowS"):
         load_dataset("crows:fr")
+    kind, gold = load_dataset(DatasetSpec("ss", "stereoset:dev", sample=50))
+    assert kind == "stereoset" and len(gold["data"]["intrasentence"]) == 50
+    with pytest.raises(ValueError, match="stereoset:dev"):
+        load_dataset("stereoset:fr")
+
+
+def _toy_stereoset_file(path):
+    """Six StereoSet-style blanks of the toy grid's words, in the official gold format."""
+    data = []
+    for i, (ster, anti, unrel) in enumerate(
+        [("he", "she", "math"), ("she", "he", "art"), ("man", "woman", "dance"),
+         ("woman", "man", "poetry"), ("boy", "girl", "geometry"), ("girl", "boy", "algebra")]
+    ):  # fmt: skip
+        data.append(
+            {
+                "id": f"e{i}", "target": f"t{i % 3}", "bias_type": "gender" if i < 4 else "profession",
+                "context": "This is BLANK.",
+                "sentences": [
+                    {"id": f"e{i}{j}", "sentence": f"This is {w}.", "gold_label": g}
+                    for j, (w, g) in enumerate(
+                        [(ster, "stereotype"), (anti, "anti-stereotype"), (unrel, "unrelated")]
+                    )
+                ],
+            }
+        )  # fmt: skip
+    path.write_text(json.dumps({"version": "toy", "data": {"intrasentence": data}}), encoding="utf-8")
+    return path
+
+
+def test_a_stereoset_cell_equals_the_share_of_examples_and_statsmodels_z_test(grid, tmp_path):
+    """StereoSet in a grid: the row's ss is the share of examples whose stereotypical option the model scores
+    above the anti-stereotypical one (counted here from the option scores), and its p-value statsmodels'
+    one-sample z test with the sample proportion's standard error (the thesis's E^Stereo)."""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    from biaskit.lm import get_lm
+    from biaskit.metrics.stereoset import stereoset_option_scores
+
+    gold_file = _toy_stereoset_file(tmp_path / "toy_stereoset.json")
+    cfg = _config(grid)
+    cfg["models"] = [cfg["models"][1]]
+    cfg["datasets"] = [{"name": "ss", "path": f"stereoset:{gold_file}"}]
+    cfg["metrics"] = ["stereoset"]
+    df = run_experiments(cfg, progress=False, write=False)
+    assert (df["status"] == "ok").all() and set(df["bias_type"]) == {"all", "gender", "profession"}
+    gold = json.loads(gold_file.read_text(encoding="utf-8"))
+    opts = stereoset_option_scores(get_lm(str(grid / "tiny")), gold, progress=False)
+    wide = opts.pivot(index="example_id", columns="gold_label", values="prob")
+    pro = (wide["stereotype"] > wide["anti-stereotype"]).to_numpy()
+    overall = df[df["bias_type"] == "all"].iloc[0]
+    assert overall["n"] == 6 and overall["score"] == pytest.approx(100 * pro.mean())
+    count = int(pro.sum())
+    assert 0 < count < 6  # the z test is defined (the toy model is seeded)
+    z, p = proportions_ztest(count, 6, 0.5, prop_var=False)
+    assert overall["statistic"] == pytest.approx(z) and overall["p_value"] == pytest.approx(p)
+    one_sided = run_experiments(
+        {**cfg, "options": {**cfg["options"], "stereoset_alternative": "greater"}},
+        progress=False,
+        write=False,
+    )
+    row = one_sided[one_sided["bias_type"] == "all"].iloc[0]
+    assert row["score"] == overall["score"]
+    assert row["p_value"] == pytest.approx(proportions_ztest(count, 6, 0.5, "larger", prop_var=False)[1])
 
 
 def test_summary_and_latex_escape_and_mark_significance():
@@ -370,3 +434,150 @@ def test_strict_fails_on_a_grid_without_rows(grid, tmp_path, capsys):
     path.write_text(yaml.safe_dump(bad), encoding="utf-8")
     assert main(["run", str(path), "--no-progress", "--output-dir", str(tmp_path / "o")]) == 1
     assert "nothing was run" in capsys.readouterr().err
+
+
+def test_a_barza_templates_cell_equals_pronoun_probabilities_read_from_the_model_and_scipy_t_test(
+    grid, tmp_path
+):
+    """Barza's templates in a grid: the row's mean APPD equals P(he) - P(she) read here from the model's
+    logits at the mask (softmax over the vocabulary), averaged per profession, and its p-value scipy's
+    one-sample t test of those APPDs (seed 002 section 4.2.2)."""
+    from scipy import stats
+
+    from biaskit.lm import get_lm
+
+    rows = [
+        {"profession": p, "slot": "subject", "sentence": s.format(p=p)}
+        for p in ("math", "art", "dance", "poetry")
+        for s in ("[MASK] likes {p}.", "This is {p} and [MASK] likes it.")
+    ]
+    pd.DataFrame(rows).to_csv(tmp_path / "templates.csv", index=False)
+    cfg = _config(grid)
+    cfg["models"] = [cfg["models"][1]]
+    cfg["datasets"] = [{"name": "tpl", "path": f"tbd:{tmp_path / 'templates.csv'}"}]
+    cfg["metrics"] = ["barza_templates"]
+    df = run_experiments(cfg, progress=False, write=False)
+    assert (df["status"] == "ok").all() and list(df["bias_type"]) == ["all", "(none)"]
+    lm = get_lm(str(grid / "tiny"))
+    tok, model = lm.tokenizer, lm.model.eval()
+    ppd = []
+    for r in rows:
+        enc = tok(r["sentence"].replace("[MASK]", tok.mask_token), return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**enc).logits[0]
+        at = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+        prob = torch.softmax(logits[at].double(), -1)
+        ppd.append(float(prob[tok.convert_tokens_to_ids("he")] - prob[tok.convert_tokens_to_ids("she")]))
+    appd_values = pd.Series(ppd).groupby([r["profession"] for r in rows], sort=False).mean().to_numpy()
+    overall = df.iloc[0]
+    assert overall["n"] == 4 and overall["score"] == pytest.approx(appd_values.mean(), rel=1e-4, abs=1e-9)
+    assert overall["p_value"] == pytest.approx(stats.ttest_1samp(appd_values, 0).pvalue, rel=1e-3)
+    per_sentence = run_experiments(
+        {**cfg, "options": {**cfg["options"], "barza_templates_unit": "sentence"}},
+        progress=False,
+        write=False,
+    ).iloc[0]
+    assert per_sentence["n"] == 8 and per_sentence["p_value"] == pytest.approx(
+        stats.ttest_1samp(ppd, 0).pvalue, rel=1e-3
+    )
+    with pytest.raises(ValueError, match="tbd:clean"):
+        load_dataset("tbd:nowhere.csv")
+
+
+def test_a_robustness_cell_counts_the_pairs_whose_preference_survives_the_paraphrase(grid, tmp_path):
+    """The thesis's robustness test in a grid (seed 000 section 4.3): l1 is the share of pairs whose cp
+    preference (the sign of M_diff) is the same in the paraphrase, counted here from the scored pairs, and
+    its p-value statsmodels' one-sided z test of l1 = 0.8 with the sample proportion's standard error."""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    from biaskit.lm import get_lm, score_pairs
+
+    base = pd.read_csv(grid / "toy_crows.csv")
+    more = [*base["sent_more"], "he likes art", "the boy likes math", "she likes poetry"]
+    less = [*base["sent_less"], "she likes art", "the girl likes math", "he likes poetry"]
+    table = pd.DataFrame({"sent_more": more, "sent_less": less})
+    table["sent_more_par"] = [s.replace("likes", "is liking") for s in more]
+    table["sent_less_par"] = [s.replace("likes", "is liking") for s in less]
+    table.to_csv(tmp_path / "para.csv", index=False)
+    cfg = _config(grid)
+    cfg["models"] = [cfg["models"][1]]
+    cfg["datasets"] = [{"name": "para", "path": f"paraphrases:{tmp_path / 'para.csv'}"}]
+    cfg["metrics"] = ["robustness"]
+    df = run_experiments(cfg, progress=False, write=False)
+    assert (df["status"] == "ok").all() and len(df) == 1
+    lm = get_lm(str(grid / "tiny"))
+
+    def m_diff(a, b):
+        sc = score_pairs(lm, table[a], table[b], "cp", cache=False, progress=False).scores
+        return (sc["sent_more_score"] - sc["sent_less_score"]).to_numpy()
+
+    agree = int(
+        ((m_diff("sent_more", "sent_less") > 0) == (m_diff("sent_more_par", "sent_less_par") > 0)).sum()
+    )
+    row = df.iloc[0]
+    assert row["n"] == 7 and row["score"] == pytest.approx(100 * agree / 7)
+    assert 0 < agree < 7  # the z test is defined (the toy model is seeded)
+    z, p = proportions_ztest(agree, 7, 0.8, alternative="smaller", prop_var=False)
+    assert row["statistic"] == pytest.approx(z) and row["p_value"] == pytest.approx(p)
+    kind, es = load_dataset("paraphrases:es")
+    assert kind == "paraphrases" and len(es) == 170
+
+
+def test_a_comp_baseline_cell_compares_the_two_words_probabilities_read_from_the_model(grid, tmp_path):
+    """The thesis's E^Comp in a grid on StereoSet blanks (seed 000 section 4.1.2): the share of contexts
+    where the stereotypical word's probability at the blank, read here from the model's logits, is at least
+    the anti-stereotypical one's, and statsmodels' z test of that share against 50 %."""
+    from statsmodels.stats.proportion import proportions_ztest
+
+    from biaskit.lm import get_lm
+
+    gold_file = _toy_stereoset_file(tmp_path / "toy_stereoset.json")
+    cfg = _config(grid)
+    cfg["models"] = [cfg["models"][1]]
+    cfg["datasets"] = [{"name": "ss", "path": str(gold_file)}]
+    cfg["metrics"] = ["comp_baseline"]
+    row = run_experiments(cfg, progress=False, write=False).iloc[0]
+    lm = get_lm(str(grid / "tiny"))
+    tok, model = lm.tokenizer, lm.model.eval()
+    enc = tok(f"This is {tok.mask_token}.", return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**enc).logits[0]
+    prob = torch.softmax(logits[int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])], -1)
+    gold = json.loads(gold_file.read_text(encoding="utf-8"))["data"]["intrasentence"]
+    words = [{s["gold_label"]: s["sentence"][len("This is ") : -1] for s in ex["sentences"]} for ex in gold]
+    preferred = [
+        float(prob[tok.convert_tokens_to_ids(w["stereotype"])]) >= float(prob[tok.convert_tokens_to_ids(w["anti-stereotype"])])
+        for w in words
+    ]  # fmt: skip
+    count = sum(preferred)
+    assert row["status"] == "ok" and row["n"] == 6 and row["score"] == pytest.approx(100 * count / 6)
+    assert 0 < count < 6
+    assert row["p_value"] == pytest.approx(proportions_ztest(count, 6, 0.5, prop_var=False)[1])
+
+
+def test_an_indirect_bias_cell_gives_each_features_mean_ibs_over_the_sampled_targets(grid, cache_dir):
+    """Indirect bias in a grid: ``sample`` draws the targets, ``indirect_bias_max_templates`` is passed on,
+    and each feature's row is the mean of its IBS column from :func:`indirect_bias` (itself checked against
+    the published tables in tests/test_indirect_bias.py); no p-value, as in the study."""
+    from biaskit.lm import get_lm
+    from biaskit.lm.xlnet import BridgeLM
+    from biaskit.metrics.indirect_bias import indirect_bias
+
+    cfg = _config(grid, indirect_bias_max_templates=1)
+    cfg["models"] = ["en-mlm"]  # the bundled English model knows the first names as single tokens
+    cfg["datasets"] = [{"name": "occ", "path": "louis-alexandre:occupation/gender", "sample": 3}]
+    cfg["metrics"] = ["indirect_bias"]
+    df = run_experiments(cfg, progress=False, write=False)
+    assert (df["status"] == "ok").all() and df["p_value"].isna().all()
+    _, data = load_dataset(DatasetSpec("occ", "louis-alexandre:occupation/gender", sample=3))
+    assert len(data["targets"]) == 3
+    ibs = indirect_bias(
+        BridgeLM(get_lm("en-mlm")), "occupation", "gender", targets=data["targets"], direct=False,
+        max_templates=1, cache=False, progress=False,
+    ).ibs  # fmt: skip
+    got = df.set_index("bias_type")["score"]
+    assert sorted(got.index) == sorted(map(str, ibs.columns))
+    for feature in ibs.columns:
+        assert got[str(feature)] == pytest.approx(ibs[feature].dropna().mean(), rel=1e-9)
+    with pytest.raises(ValueError, match="occupation"):
+        load_dataset("louis-alexandre:occupation/occupation")

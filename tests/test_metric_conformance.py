@@ -73,6 +73,10 @@ def check_declaration(m: Metric) -> None:
         assert str(getattr(m, field)).strip(), f"{m.name}: empty {field}"
     assert m.package and m.module == m.entry_point.partition(":")[0]
     assert m.example is not None, f"{m.name}: no example hook (example=...) to run it on toy inputs"
+    if m.package == "biaskit":  # a built-in metric runs in a grid or says why it cannot
+        assert (m.grid is None) == bool(m.no_grid.strip()), (
+            f"{m.name}: give grid=GridSupport(...) or no_grid='why a grid cell cannot run it'"
+        )
 
 
 def check_example(m: Metric) -> None:

@@ -33,6 +33,10 @@ Three optional hooks let the other layers run a metric without knowing it:
   cache that the measures of one model share);
 * ``example``: ``example() -> result``, the metric on small toy inputs (the conformance tests run it).
 
+A metric without ``grid`` support says why in ``no_grid`` (a built-in one must): what it reads that one
+model x dataset cell of a grid does not give (a corpus instead of a model, two models, a classifier's
+predictions).
+
 **Plug-in packages.**  A metric of another installed package is found through the entry-point group
 ``biaskit.metrics`` (:data:`ENTRY_POINT_GROUP`): its ``pyproject.toml`` names the module that declares
 the metrics, e.g. ``[project.entry-points."biaskit.metrics"] toy = "biaskit_toy_metric.metric"``.
@@ -452,6 +456,7 @@ class Metric:
     calibration: CalibrationSupport | None = None
     example: Callable[[], Any] | None = None
     package: str = "biaskit"
+    no_grid: str = ""
 
     def load(self) -> Any:
         """The public callable or class named by :attr:`entry_point`."""
@@ -472,6 +477,7 @@ class Metric:
             "directional": self.directional,
             "test": self.test,
             "grid": ", ".join(self.grid.dataset_kinds) if self.grid else "",
+            "no_grid": self.no_grid,
             "options": ", ".join(f"{k}={o.default!r}" for k, o in self.grid_option_keys().items()),
             "calibration": ", ".join(m.key for m in self.calibration.measures) if self.calibration else "",
             "section": self.section,
@@ -653,6 +659,7 @@ def register_metric(
     grid: GridSupport | None = None,
     calibration: CalibrationSupport | None = None,
     example: Callable[[], Any] | None = None,
+    no_grid: str = "",
     registry: MetricRegistry | None = None,
 ) -> Metric:
     """Declare a metric (once, at module level, beside the metric's code; :func:`metric` is the same as a
@@ -661,8 +668,14 @@ def register_metric(
     ``entry_point`` is the public callable or class (or its ``"module:qualname"``); it must exist.
     Raises ``ValueError`` for an unknown family, input kind, model kind or grid dataset kind, a private
     entry point, a calibration measure without ``values``, and :class:`MetricClashError` for a name
-    registered twice.
+    registered twice.  ``no_grid`` says why a metric without ``grid`` support cannot run in a batch grid
+    (what it reads that a model x dataset cell does not give); it is shown by ``python -m biaskit metrics
+    --all-columns`` and in the docs, and giving both is a ``ValueError``.
     """
+    if grid is not None and no_grid:
+        raise ValueError(
+            f"metric {name!r}: grid support and a reason for having none (no_grid) exclude each other"
+        )
     if not name or not name.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"metric name {name!r}: use letters, digits, '_' or '-'")
     _check_choice(family, FAMILIES, "family", name)
@@ -723,6 +736,7 @@ def register_metric(
         calibration=calibration,
         example=example,
         package=_package_of(module),
+        no_grid=no_grid,
     )
     return (REGISTRY if registry is None else registry).add(metric_)
 

@@ -681,6 +681,7 @@ register_metric(
     entry_point=dpccb_steps,
     example=_example,
     summary="how often a classifier confuses class i for class j beyond the reverse",
+    no_grid="a classifier's predictions (a confusion matrix), not a language model or word vectors: train and evaluate the classifier first (notebook 12), then call dpccb_steps",
     returns="DPCCBSteps (confusion, normalised and beta matrices, pruned matrix, pairs over the threshold; "
     "summary(): no test); dpccb_matrix gives the beta matrix alone",
 )

@@ -64,6 +64,8 @@ from biaskit.core.registry import (
     Kind,
     MetricValues,
     Option,
+    register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -125,6 +127,9 @@ __all__ = [
     "asld_sample_size_curve",
     "asld_table",
     "build_tbd_instances",
+    "claims_templates_dataset",
+    "load_templates_dataset",
+    "templates_grid_cell",
     "compare_sbe",
     "compare_tbe",
     "control_blank_values",
@@ -1029,6 +1034,81 @@ def pairs_grid_cell(call: GridCall) -> list[dict[str, Any]]:
     return [row]
 
 
+def claims_templates_dataset(path: str) -> bool:
+    """Whether a grid dataset identifier is a template dataset (``tbd:clean``, ``tbd:raw``, ``tbd:<file>``)."""
+    return path.lower().startswith("tbd:")
+
+
+def load_templates_dataset(
+    path: str, *, sample: int | None = None, random_state: int = 0
+) -> tuple[str, pd.DataFrame]:
+    """A template dataset of the batch grid (kind ``"templates"``): ``tbd:clean`` / ``tbd:raw``, every
+    sentence of Barza's Template-Based Dataset (:func:`build_tbd_instances`, seed 002 section 4.2.1), or
+    ``tbd:<file.csv>``, a CSV with a ``sentence`` holding one ``[MASK]``, its ``slot`` (``subject``: he /
+    she, ``possessive``: his / her) and a ``profession`` (and optionally a ``category``).  ``sample`` keeps
+    that many sentences (``random_state``).  Returns ``("templates", instances)``."""
+    from biaskit.core.paths import resolve_user_path
+
+    which = path.split(":", 1)[1]
+    if which in ("clean", "raw"):
+        inst, lang = build_tbd_instances(which), "en"  # type: ignore[arg-type]
+    elif resolve_user_path(which).exists():
+        inst, lang = pd.read_csv(resolve_user_path(which)), "?"
+        missing = sorted({"sentence", "slot", "profession"} - set(inst.columns))
+        if missing:
+            raise ValueError(
+                f"{which}: a template file needs the columns sentence, slot, profession (missing {missing})"
+            )
+        bad = [i + 2 for i, t in enumerate(inst["sentence"].astype(str)) if t.count("[MASK]") != 1]
+        if bad:
+            raise ValueError(f"{which}: lines {bad[:10]} do not hold exactly one [MASK] in their sentence")
+    else:
+        raise ValueError(f"unknown template dataset {path!r}; use tbd:clean, tbd:raw or tbd:<file.csv>")
+    if sample is not None and sample < len(inst):
+        inst = inst.sample(n=sample, random_state=random_state).sort_index()
+        logger.info("%s: random sample of %d sentences (random_state=%d)", path, sample, random_state)
+    inst = inst.reset_index(drop=True)
+    inst.attrs["language"] = lang
+    return "templates", inst
+
+
+def _toy_templates() -> pd.DataFrame:
+    """Two gender-neutral templates per toy profession (a dataset of kind ``"templates"``)."""
+    from biaskit.metrics.toys import TOY_PROFESSIONS
+
+    rows = [
+        {"category": "toy", "profession": p, "slot": slot, "sentence": text.format(p=p)}
+        for p in TOY_PROFESSIONS
+        for slot, text in (("subject", "The {p} said that [MASK] likes music."), ("possessive", "The {p} likes [MASK] music."))
+    ]  # fmt: skip
+    df = pd.DataFrame(rows)
+    df.attrs["language"] = "en"
+    return df
+
+
+def templates_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: Barza's PPD = P(he) - P(she) (his / her for a possessive slot) of every
+    template sentence (:func:`pronoun_probability_difference`), tested with :func:`ppd_test` over the unit
+    ``barza_templates_unit`` (``profession``: the APPD of each profession, :func:`appd`; ``sentence``: every
+    PPD), for all sentences and within each category.  The row's ``score`` is the mean of the unit's values."""
+    table = pronoun_probability_difference(call.model, call.data, batch_size=int(call.options["batch_size"]))
+    if "category" not in table:
+        table = table.assign(category="(none)")
+    by_profession = call.option("unit") == "profession"
+    alpha = float(call.options["alpha"])
+    rows = []
+    for cat in ["all", *dict.fromkeys(table["category"])]:
+        sub = table if cat == "all" else table[table["category"] == cat]
+        values = appd(sub, by=("profession",)) if by_profession else sub
+        if len(values) < 2:
+            continue
+        res = ppd_test(values)
+        row = GridSupport.rows_from_result(res, bias_type=cat, score=float(res.estimate))[0]
+        row["significant"] = bool(row["p_value"] < alpha) if np.isfinite(row["p_value"]) else np.nan
+        rows.append(row)
+    return rows
+
+
 def _templates_example() -> TestResult:
     """PPD = P(he) - P(she) at the blank of "[MASK] is a {profession}." on the toy masked model."""
     from biaskit.metrics.toys import TOY_PROFESSIONS, toy_masked_lm
@@ -1049,6 +1129,18 @@ def _pairs_example() -> TestResult:
     return sld_test(more, less)
 
 
+register_dataset_kind(
+    "templates",
+    "fill-in template sentences with one [MASK] pronoun slot (sentence, slot, profession[, category])",
+    example=_toy_templates,
+)
+register_dataset_loader(
+    name="templates",
+    kinds=("templates",),
+    claims=claims_templates_dataset,
+    load=load_templates_dataset,
+    identifiers="tbd:clean, tbd:raw, or tbd:<file.csv> with sentence, slot, profession",
+)
 register_metric(
     "barza_templates",
     label="Barza templates (PPD / APPD)",
@@ -1064,6 +1156,23 @@ register_metric(
     example=_templates_example,
     returns="TestResult (one-sample t test of the mean PPD; per_item values in details); "
     "template_based_evaluation gives the PPD / APPD tables, paired_difference_test compares two models",
+    grid=GridSupport(
+        "templates",
+        templates_grid_cell,
+        not_for={
+            "static": "the templates are scored by a masked language model's fill-in probabilities",
+            "causal": "a causal model cannot read a pronoun before the profession; pronoun_probability_difference "
+            "scores the templates whose slot follows it",
+        },
+        options=(
+            Option(
+                "unit",
+                "profession",
+                "the t test's unit: the APPD of each profession (the cautious one) or every sentence's PPD",
+                choices=("profession", "sentence"),
+            ),
+        ),
+    ),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(

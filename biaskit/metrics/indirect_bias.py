@@ -88,7 +88,12 @@ from biaskit.core.registry import (
     CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
+    GridCall,
+    GridSupport,
     MetricValues,
+    Option,
+    register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import TestResult, format_p_value
@@ -114,14 +119,17 @@ __all__ = [
     "IndirectBiasResult",
     "bolukbasi_rank_comparison",
     "bolukbasi_rank_summary",
+    "claims_bridge_dataset",
     "direct_indirect_agreement",
     "gender_rank_table",
     "generate_bridge",
+    "grid_cell",
     "ibs_from_bridge_scores",
     "indirect_bias",
     "indirect_bias_generated",
     "indirect_bias_scores",
     "indirect_name_values",
+    "load_bridge_dataset",
     "padding_text_ibs",
     "padding_text_ttests",
 ]
@@ -1012,6 +1020,78 @@ def _calibration_values(call: CalibrationCall) -> MetricValues:
     return indirect_name_values(call.model, call.targets, progress=call.progress)
 
 
+def claims_bridge_dataset(path: str) -> bool:
+    """Whether a grid dataset identifier names two categories of seed 004 (``louis-alexandre:occupation/gender``)."""
+    return path.lower().startswith("louis-alexandre:")
+
+
+def load_bridge_dataset(
+    path: str, *, sample: int | None = None, random_state: int = 0
+) -> tuple[str, dict[str, Any]]:
+    """A dataset of the batch grid of kind ``"bridge"``: ``louis-alexandre:<target>/<feature>``, a target
+    category (beverage, country, occupation, sport) and a feature category of seed 004's bundled words
+    (Louis-Alexandre 2022, section 3.2), e.g. ``louis-alexandre:occupation/gender``.  Every target, feature
+    and first name of the lists is used; ``sample`` keeps that many targets (``random_state``)."""
+    cats = path.split(":", 1)[1]
+    target, _, feature = cats.partition("/")
+    words = load_louis_alexandre_words()
+    targets_of = load_louis_alexandre_rules()["target_categories"]
+    if target not in targets_of or not feature or feature in (target, "name") or feature not in words:
+        raise ValueError(
+            f"unknown bridge dataset {path!r}: use louis-alexandre:<target>/<feature> with a target category of "
+            f"{list(targets_of)} and another feature category of {sorted(set(words) - {'name'})}"
+        )
+    targets: list[str] | None = None
+    if sample is not None and sample < len(words[target]):
+        pick = np.sort(
+            np.random.default_rng(random_state).choice(len(words[target]), size=sample, replace=False)
+        )
+        targets = [words[target][i] for i in pick]
+    data = {
+        "target_category": target,
+        "feature_category": feature,
+        "targets": targets,
+        "features": None,
+        "names": None,
+    }
+    return "bridge", {**data, "language": "en"}
+
+
+def _toy_bridge() -> dict[str, Any]:
+    """The toy professions against gender words through the toy first names (a dataset of kind ``"bridge"``)."""
+    from biaskit.metrics.toys import TOY_NAMES, TOY_PROFESSIONS
+
+    return {
+        "target_category": "occupation", "feature_category": "gender", "targets": list(TOY_PROFESSIONS),
+        "features": ["male", "female", "man", "woman", "boy", "girl"], "names": list(TOY_NAMES), "language": "en",
+    }  # fmt: skip
+
+
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: the indirect scores IBS(t, f) of every target through the first names
+    (:func:`indirect_bias`, seed 004 section 3.2), one row per feature with the mean IBS over the targets as
+    ``score`` and ``n`` targets.  The study reports the scores without a test, so ``p_value`` is empty;
+    ``indirect_bias_max_templates`` keeps the first templates of each set (all by default)."""
+    d = call.data
+    result = indirect_bias(
+        BridgeLM(call.model, batch_size=int(call.options["batch_size"])), d["target_category"],
+        d["feature_category"], targets=d.get("targets"), features=d.get("features"), names=d.get("names"),
+        direct=False, max_templates=call.option("max_templates"), cache=bool(call.options["crows_cache"]),
+        progress=False,
+    )  # fmt: skip
+    rows = []
+    for feature in result.ibs.columns:
+        col = result.ibs[feature].dropna()
+        rows.append(
+            {
+                "bias_type": str(feature), "n": int(col.size), "score": float(col.mean()), "statistic": float(col.mean()),
+                "p_value": float("nan"), "effect_size": float("nan"), "permutation": "none (the study reports scores)",
+                "targets": d["target_category"], "attributes": d["feature_category"],
+            }
+        )  # fmt: skip
+    return rows
+
+
 def _example() -> IndirectBiasResult:
     """IBS of the toy professions towards gender words through six toy first names, toy masked model."""
     from biaskit.lm.xlnet import BridgeLM
@@ -1025,6 +1105,18 @@ def _example() -> IndirectBiasResult:
 
 
 # --------------------------------------------------------------------------- the registry
+register_dataset_kind(
+    "bridge",
+    "a target and a feature category of seed 004's words, linked through first names",
+    example=_toy_bridge,
+)
+register_dataset_loader(
+    name="louis-alexandre",
+    kinds=("bridge",),
+    claims=claims_bridge_dataset,
+    load=load_bridge_dataset,
+    identifiers="louis-alexandre:<target>/<feature>, e.g. louis-alexandre:occupation/gender",
+)
 register_metric(
     "indirect_bias",
     label="Indirect bias through names (IBS)",
@@ -1039,6 +1131,22 @@ register_metric(
     summary="association of a feature with a gender through the first names the model links to both",
     example=_example,
     returns="IndirectBiasResult (ibs, direct, per-name bs1 / bs2; summary())",
+    grid=GridSupport(
+        "bridge",
+        grid_cell,
+        not_for={
+            "static": "the bridge reads a language model's probabilities at a mask",
+            "causal": "the bridge reads a masked model's probabilities at a mask (BridgeLM)",
+        },
+        options=(
+            Option(
+                "max_templates",
+                None,
+                "keep the first templates of each set (quick runs); all by default",
+                types=(int,),
+            ),
+        ),
+    ),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(

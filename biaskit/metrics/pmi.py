@@ -876,6 +876,11 @@ def _baseline_example() -> FrequencyBaseline:
     return frequency_baseline(TOY_X, TOY_MALE, TOY_FEMALE, toy_corpus())
 
 
+#: why the corpus metrics have no batch-grid support
+_NO_GRID = (
+    "a corpus, not a model: a grid cell gives a model and a dataset; count the corpus with "
+    "biaskit.data.corpus and call the metric (notebook 01)"
+)
 register_metric(
     "pmi",
     label="BIAS_PMI",
@@ -890,6 +895,7 @@ register_metric(
     summary="PMI(w, female words) - PMI(w, male words) over sentence co-occurrence",
     example=_example,
     returns="PMIResult (value, the four sentence counts, se and ci; summary())",
+    no_grid=_NO_GRID,
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
@@ -914,6 +920,7 @@ register_metric(
     section="seed 000 sections 3.1.2, 3.5.1",
     entry_point=pmi_test,
     summary="is the mean BIAS_PMI over many phenomena (word groups) different from 0?",
+    no_grid=_NO_GRID,
     example=_test_example,
 )
 register_metric(
@@ -930,4 +937,5 @@ register_metric(
     summary="the BIAS_PMI expected from word frequencies alone",
     example=_baseline_example,
     returns="FrequencyBaseline (prop, counts, binomial and z tests; summary())",
+    no_grid=_NO_GRID,
 )

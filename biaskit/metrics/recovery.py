@@ -696,6 +696,8 @@ register_metric(
     entry_point=neighbour_recovery,
     example=_neighbours_example,
     summary="Correlation of a word's original bias with the male share of its nearest neighbours.",
+    no_grid="two models: each word's bias in the original vectors and its neighbours in the debiased ones "
+    "(a grid cell gives one model); call neighbour_recovery with both (notebook 17)",
     **_RECOVERY,
 )
 register_metric(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,12 @@ from biaskit.core.registry import (
     CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
+    GridCall,
+    GridSupport,
     MetricValues,
+    Option,
+    register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
@@ -44,6 +49,9 @@ from biaskit.metrics.crows import as_scores, m_diff
 __all__ = [
     "agreement",
     "agreement_test",
+    "claims_paraphrase_dataset",
+    "grid_cell",
+    "load_paraphrase_dataset",
     "compare_agreements",
     "m_agree",
     "m_bias_interval",
@@ -299,6 +307,102 @@ def robustness_summary(
     return pd.DataFrame(rows)
 
 
+# --------------------------------------------------------------------------- the batch grid
+#: the columns of a paraphrase dataset: the pair, and the same pair paraphrased
+PARAPHRASE_COLUMNS = ("sent_more", "sent_less", "sent_more_par", "sent_less_par")
+
+
+def claims_paraphrase_dataset(path: str) -> bool:
+    """Whether a grid dataset identifier is a paraphrase dataset (``paraphrases:es``, ``paraphrases:<file>``)."""
+    return path.lower().startswith("paraphrases:")
+
+
+def load_paraphrase_dataset(
+    path: str, *, sample: int | None = None, random_state: int = 0
+) -> tuple[str, pd.DataFrame]:
+    """A paraphrase dataset of the batch grid (kind ``"paraphrases"``): ``paraphrases:es``, the Spanish
+    CrowS-Pairs rows of the thesis that carry a paraphrase of both sentences (seed 000 section 4.4.1,
+    :func:`biaskit.data.datasets.load_crows_pairs_es_table`), or ``paraphrases:<file.csv>`` with the
+    columns ``sent_more, sent_less, sent_more_par, sent_less_par`` (and optionally ``bias_type``).
+    ``sample`` keeps that many pairs (``random_state``).  Returns ``("paraphrases", pairs)``."""
+    from biaskit.core.paths import resolve_user_path
+
+    which = path.split(":", 1)[1]
+    if which == "es":
+        from biaskit.data.datasets import load_crows_pairs_es_table
+
+        table, lang = load_crows_pairs_es_table(), "es"
+        table = table[table["encoding_ok"].astype(bool)]
+    elif resolve_user_path(which).exists():
+        table, lang = pd.read_csv(resolve_user_path(which)), "?"
+    else:
+        raise ValueError(f"unknown paraphrase dataset {path!r}; use paraphrases:es or paraphrases:<file.csv>")
+    missing = [c for c in PARAPHRASE_COLUMNS if c not in table]
+    if missing:
+        raise ValueError(
+            f"{which}: a paraphrase file needs the columns {list(PARAPHRASE_COLUMNS)} (missing {missing})"
+        )
+    complete = table[list(PARAPHRASE_COLUMNS)].notna().all(axis=1) & (
+        table[list(PARAPHRASE_COLUMNS)].astype(str).apply(lambda c: c.str.strip() != "").all(axis=1)
+    )
+    table = table[complete]
+    if table.empty:
+        raise ValueError(f"{which}: no row has all four sentences {list(PARAPHRASE_COLUMNS)}")
+    if sample is not None and sample < len(table):
+        table = table.sample(n=sample, random_state=random_state).sort_index()
+    table = table.reset_index(drop=True)
+    table.attrs["language"] = lang
+    return "paraphrases", table
+
+
+def _toy_paraphrases() -> pd.DataFrame:
+    """The toy CrowS-style pairs with a paraphrase of each sentence (a dataset of kind ``"paraphrases"``)."""
+    from biaskit.metrics.toys import toy_pairs
+
+    df = toy_pairs()
+    for col in ("sent_more", "sent_less"):
+        df[f"{col}_par"] = df[col].str.replace(" likes ", " really likes ", regex=False)
+    df.attrs["language"] = "en"
+    return df
+
+
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: the thesis's robustness test (experiment E^Rob, seed 000 section 4.3).
+    Each pair and its paraphrase are scored with the reading ``call.method`` (``robustness_reading`` for a
+    masked model, ``robustness_causal_reading`` for a causal one); M_diff = score(sent_more) -
+    score(sent_less) of both versions gives the agreement l1 (``robustness_rule``: ``sign``, Kwon et al.,
+    or ``interval`` [-``robustness_bound``, ``robustness_bound``], the thesis's proposal), tested against
+    ``robustness_pr_rob`` (:func:`agreement_test`, H1: l1 < pr_rob).  Pairs one of whose four sentences
+    could not be scored are left out (counted in the row's note)."""
+    from biaskit.lm import score_pairs
+
+    d = call.data
+    o = call.options
+
+    def diffs(more: str, less: str) -> np.ndarray:
+        sc = score_pairs(
+            call.model, list(d[more]), list(d[less]), call.method, batch_size=int(o["batch_size"]),
+            cache=bool(o["crows_cache"]), progress=False,
+        ).scores.set_index("row").reindex(range(len(d)))  # fmt: skip
+        return (sc["sent_more_score"] - sc["sent_less_score"]).to_numpy(dtype=float)
+
+    original, paraphrased = diffs("sent_more", "sent_less"), diffs("sent_more_par", "sent_less_par")
+    ok = np.isfinite(original) & np.isfinite(paraphrased)
+    if not ok.any():
+        raise ValueError(f"{call.model_name}: no pair and its paraphrase could both be scored")
+    rule, bound = call.option("rule"), float(call.option("bound"))
+    res = agreement_test(
+        original[ok], paraphrased[ok], pr_rob=float(call.option("pr_rob")), method=rule,
+        lb=-bound if rule == "interval" else None, ub=bound if rule == "interval" else None,
+    )  # fmt: skip
+    row = GridSupport.rows_from_result(res, bias_type="all", score=100.0 * float(res.estimate))[0]
+    row["targets"] = "original vs paraphrased pairs"
+    row["significant"] = bool(row["p_value"] < float(o["alpha"])) if np.isfinite(row["p_value"]) else np.nan
+    if (~ok).any():
+        row["note"] = f"pairs not scored (see the log): {int((~ok).sum())}"
+    return [row]
+
+
 # --------------------------------------------------------------------------- the registry
 def _calibration_values(call: CalibrationCall) -> MetricValues:
     """The calibration's values: M_diff (cp) of each control pair and, in ``other``, of its paraphrase."""
@@ -318,6 +422,18 @@ def _example() -> TestResult:
     return agreement_test(m_diff(*toy_scores("cp")), m_diff(*toy_scores("sz")))
 
 
+register_dataset_kind(
+    "paraphrases",
+    "sentence pairs with a paraphrase of both sentences (sent_more, sent_less, sent_more_par, sent_less_par)",
+    example=_toy_paraphrases,
+)
+register_dataset_loader(
+    name="paraphrases",
+    kinds=("paraphrases",),
+    claims=claims_paraphrase_dataset,
+    load=load_paraphrase_dataset,
+    identifiers="paraphrases:es, or paraphrases:<file.csv> with sent_more, sent_less, sent_more_par, sent_less_par",
+)
 register_metric(
     "robustness",
     label="Thesis paraphrase robustness (agreement)",
@@ -331,6 +447,33 @@ register_metric(
     entry_point=agreement_test,
     summary="whether a pair's preference survives a paraphrase of both sentences",
     example=_example,
+    grid=GridSupport(
+        "paraphrases",
+        grid_cell,
+        lambda model_kind, options: (
+            str(options["robustness_causal_reading" if model_kind == "causal" else "robustness_reading"]),
+        ),
+        {"static": "the pairs are scored by a language model"},
+        options=(
+            Option("reading", "cp", "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
+            Option(
+                "causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")
+            ),
+            Option(
+                "rule",
+                "sign",
+                "M_bias from M_diff: its sign (Kwon et al.) or the interval",
+                choices=("sign", "interval"),
+            ),
+            Option(
+                "bound",
+                3.5,
+                "the interval rule's half-width: no preference within [-bound, bound]",
+                types=(float, int),
+            ),
+            Option("pr_rob", 0.8, "the agreement a robust measure keeps (H0: l1 = pr_rob)", types=(float,)),
+        ),
+    ),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(

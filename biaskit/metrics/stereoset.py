@@ -43,7 +43,12 @@ from biaskit.core.registry import (
     CalibrationCall,
     CalibrationMeasure,
     CalibrationSupport,
+    GridCall,
+    GridSupport,
     MetricValues,
+    Option,
+    register_dataset_kind,
+    register_dataset_loader,
     register_metric,
 )
 from biaskit.core.results import TestResult
@@ -63,9 +68,13 @@ __all__ = [
     "DOMAINS",
     "comp_baseline_sets",
     "comp_baseline_test",
+    "comp_grid_cell",
     "comp_worked_example",
+    "claims_stereoset_dataset",
     "example_table",
+    "grid_cell",
     "icat",
+    "load_stereoset_dataset",
     "predictions_from_option_scores",
     "ss_proportion_test",
     "stereoset_option_scores",
@@ -625,6 +634,129 @@ def predictions_from_option_scores(
     }
 
 
+# --------------------------------------------------------------------------- the batch grid
+def claims_stereoset_dataset(path: str) -> bool:
+    """Whether a grid dataset identifier or path is a StereoSet file (``stereoset:...`` or a file named *stereoset*)."""
+    p = path.lower()
+    return p.startswith("stereoset:") or "stereoset" in Path(p).name
+
+
+def load_stereoset_dataset(
+    path: str, *, sample: int | None = None, random_state: int = 0
+) -> tuple[str, dict[str, Any]]:
+    """A StereoSet dataset of the batch grid (dataset kind ``"stereoset"``): ``stereoset:dev`` (the bundled
+    dev set, Nadeem et al. 2021) or ``stereoset:<file>`` / a path to an official-format gold JSON
+    (``.json`` or ``.json.gz``, :func:`biaskit.data.datasets.load_stereoset`).  ``sample`` keeps that many
+    intrasentence examples, drawn without replacement with ``random_state`` (in their file order).
+    Returns ``("stereoset", gold)``; ``gold["language"]`` is ``"en"`` for the bundled set, else ``"?"``."""
+    from biaskit.core.paths import resolve_user_path
+
+    which = path.split(":", 1)[1] if path.lower().startswith("stereoset:") else path
+    if which in ("dev", "en"):
+        gold, lang = load_stereoset(), "en"
+    elif resolve_user_path(which).exists():
+        gold, lang = load_stereoset(path=resolve_user_path(which)), "?"
+    else:
+        raise ValueError(
+            f"unknown StereoSet dataset {path!r}; use stereoset:dev (the bundled dev set) or the path of an "
+            "official-format StereoSet JSON (stereoset:<file>)"
+        )
+    examples = gold["data"]["intrasentence"]
+    if sample is not None and sample < len(examples):
+        keep = np.sort(np.random.default_rng(random_state).choice(len(examples), size=sample, replace=False))
+        gold = {**gold, "data": {**gold["data"], "intrasentence": [examples[i] for i in keep]}}
+        logger.info(
+            "%s: random sample of %d intrasentence examples (random_state=%d)", path, sample, random_state
+        )
+    return "stereoset", {**gold, "language": lang}
+
+
+def _toy_stereoset() -> dict[str, Any]:
+    """Eight StereoSet-style blanks of the toy words (one per toy profession): the stereotype is the pronoun
+    the toy data plants with the profession, the anti-stereotype the other one, the unrelated option a
+    toy target word (a dataset of kind ``"stereoset"``)."""
+    from biaskit.metrics.toys import TOY_PROFESSIONS, TOY_X
+
+    data = []
+    for i, prof in enumerate(TOY_PROFESSIONS):
+        ster, anti = ("he", "she") if i % 2 == 0 else ("she", "he")
+        data.append(
+            {
+                "id": f"toy{i}", "target": prof, "bias_type": "gender" if i % 2 == 0 else "profession",
+                "context": f"The {prof} said that BLANK likes music.",
+                "sentences": [
+                    {"id": f"toy{i}s", "sentence": f"The {prof} said that {ster} likes music.", "gold_label": "stereotype"},
+                    {"id": f"toy{i}a", "sentence": f"The {prof} said that {anti} likes music.", "gold_label": "anti-stereotype"},
+                    {"id": f"toy{i}u", "sentence": f"The {prof} said that {TOY_X[i % 6]} likes music.", "gold_label": "unrelated"},
+                ],
+            }
+        )  # fmt: skip
+    return {"version": "toy", "data": {"intrasentence": data, "intersentence": []}, "language": "en"}
+
+
+def grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid (:mod:`biaskit.studies.grid`): the intrasentence options scored by the model
+    (:func:`stereoset_option_scores`), then the thesis's proportion test of ss against 50 %
+    (:func:`ss_proportion_test`, ``stereoset_alternative``) over all examples and within each domain; the
+    row's ``score`` is the micro ss in %, ``statistic`` the test's z (or the count of the exact test)."""
+    gold = {k: v for k, v in call.data.items() if k != "language"}
+    options = stereoset_option_scores(
+        call.model, gold, batch_size=int(call.options["batch_size"]), progress=False
+    )
+    predictions = predictions_from_option_scores(options)
+    alternative = call.option("alternative")
+    tab = example_table(predictions, gold, missing="drop")  # one WARNING for the examples not scored
+    n_lost = len(tab.attrs["missing"])
+    if tab.empty:
+        raise ValueError(f"{call.model_name}: no StereoSet example could be scored (see the WARNING above)")
+    scored = set(tab["example_id"])
+    gold = {**gold, "data": {**gold["data"], "intrasentence": [
+        ex for ex in gold["data"]["intrasentence"] if isinstance(ex, dict) and ex.get("id") in scored
+    ]}}  # fmt: skip
+    rows = []
+    for domain in ["all", *sorted(tab["bias_type"].unique())]:
+        sub = tab if domain == "all" else tab[tab["bias_type"] == domain]
+        if sub.empty:
+            continue
+        res = ss_proportion_test(
+            predictions, gold, domain=None if domain == "all" else domain, alternative=alternative
+        )
+        row = GridSupport.rows_from_result(res, bias_type=domain, score=100.0 * float(sub["pro"].mean()))[0]
+        if domain == "all" and n_lost:
+            row["note"] = f"examples not scored (see the log): {n_lost}"
+        rows.append(row)
+    alpha = float(call.options["alpha"])
+    for r in rows:
+        r["significant"] = bool(r["p_value"] < alpha) if np.isfinite(r["p_value"]) else np.nan
+    return rows
+
+
+def comp_grid_cell(call: GridCall) -> list[dict[str, Any]]:
+    """One cell of a batch grid: the thesis's baseline E^Comp (:func:`comp_baseline_sets`) on the blanks of a
+    StereoSet dataset, each side's word set being the one word of its option (V^ster = {stereotype},
+    V^anster = {anti-stereotype}); ``comp_baseline_alternative`` picks the test's alternative.  The row's
+    ``score`` is the share of contexts preferring the stereotype (P(ster) >= P(anster)) in %."""
+    gold = {k: v for k, v in call.data.items() if k != "language"}
+    opts = stereoset_intrasentence(gold)
+    wide = opts.pivot_table(
+        index="example_id", columns="gold_label", values="word", aggfunc="first", sort=False
+    )
+    context = opts.groupby("example_id", sort=False)["context"].first().reindex(wide.index)
+    table, res = comp_baseline_sets(
+        call.model, list(context), [[w] for w in wide["stereotype"]], [[w] for w in wide["anti-stereotype"]],
+        alternative=call.option("alternative"), batch_size=int(call.options["batch_size"]),
+    )  # fmt: skip
+    preferred = table["stereotypical_preferred"].dropna().astype(bool)
+    row = GridSupport.rows_from_result(res, bias_type="all", score=100.0 * float(preferred.mean()))[0]
+    row["significant"] = (
+        bool(row["p_value"] < float(call.options["alpha"])) if np.isfinite(row["p_value"]) else np.nan
+    )
+    left_out = len(table) - len(preferred)
+    if left_out:
+        row["note"] = f"contexts without a scorable word on a side (see the log): {left_out}"
+    return [row]
+
+
 # --------------------------------------------------------------------------- the registry
 def _ss_values(call: CalibrationCall) -> MetricValues:
     """The calibration's values on a masked control: P(he) - P(she) at the blank of each StereoSet-style
@@ -679,6 +811,18 @@ def _comp_example() -> TestResult:
     return comp_baseline_test([0.4, 0.3, 0.2, 0.5, 0.1, 0.35], [0.2, 0.35, 0.1, 0.3, 0.05, 0.3])
 
 
+register_dataset_kind(
+    "stereoset",
+    "StereoSet intrasentence blanks (the official gold JSON: context, stereotype, anti-stereotype, unrelated)",
+    example=_toy_stereoset,
+)
+register_dataset_loader(
+    name="stereoset",
+    kinds=("stereoset",),
+    claims=claims_stereoset_dataset,
+    load=load_stereoset_dataset,
+    identifiers="stereoset:dev, or stereoset:<file> / a path to an official-format StereoSet JSON",
+)
 register_metric(
     "stereoset",
     label="StereoSet intrasentence (ss, lms, icat)",
@@ -694,6 +838,19 @@ register_metric(
     example=_example,
     returns="TestResult (z test of the micro ss against 50 %, the thesis's lms in details); "
     "stereoset_scores gives the official dict of ss, lms, icat per domain",
+    grid=GridSupport(
+        "stereoset",
+        grid_cell,
+        not_for={"static": "StereoSet scores the options of a blank with a language model"},
+        options=(
+            Option(
+                "alternative",
+                "two-sided",
+                "the alternative of the test of ss = 50 %",
+                choices=("two-sided", "greater", "less"),
+            ),
+        ),
+    ),
     calibration=CalibrationSupport(
         (
             CalibrationMeasure(
@@ -725,5 +882,21 @@ register_metric(
     section="seed 000 section 4.1.5",
     entry_point=comp_baseline_test,
     summary="the thesis's comparison baseline of StereoSet blanks",
+    grid=GridSupport(
+        "stereoset",
+        comp_grid_cell,
+        not_for={
+            "static": "the baseline reads a masked model's probabilities at the blank",
+            "causal": "the baseline reads a masked model's probabilities at the blank",
+        },
+        options=(
+            Option(
+                "alternative",
+                "two-sided",
+                "the alternative of the test of prop = 50 %",
+                choices=("two-sided", "greater", "less"),
+            ),
+        ),
+    ),
     example=_comp_example,
 )

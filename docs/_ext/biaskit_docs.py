@@ -226,7 +226,8 @@ def registry_markdown(metrics: list | None = None) -> str:
         f"{len(metrics)} metrics are registered (`python -m biaskit metrics` prints the same registry). "
         "Each name links to the function or class that computes it"
         + (f"; metrics of plug-in packages ({', '.join(plugins)}) name their package" if plugins else "")
-        + ". The grid column gives the dataset kinds a metric reads in a batch grid, with its own options.\n"
+        + ". The grid column gives the dataset kinds a metric reads in a batch grid, with its own options, or "
+        "why it cannot run in a grid cell.\n"
     ]
     for family in FAMILIES:
         rows = []
@@ -240,6 +241,8 @@ def registry_markdown(metrics: list | None = None) -> str:
             else:
                 ref = f"{{py:obj}}`{row['label']} <{module}.{func}>`" if func else row["label"]
             grid = row["grid"] + (f" ({row['options']})" if row["options"] else "")
+            if not row["grid"] and row["no_grid"]:
+                grid = f"none: it reads {row['no_grid']}"
             rows.append([f"`{row['name']}`", ref, row["inputs"], row["models"], row["test"], grid,
                          row["citation"], row["section"]])  # fmt: skip
         if rows:
