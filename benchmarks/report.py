@@ -181,8 +181,39 @@ def _gpu_section(gpu: dict[str, Any] | None, path: Path | None) -> list[str]:
     return [*lines, ""]
 
 
+def _dask_section(dask: dict[str, Any] | None, path: Path | None) -> list[str]:
+    """The rows of the newest ``*-dask.json`` record (``python -m benchmarks --only trust_study --record
+    benchmarks/records/<date>-dask.json``): one process against Dask workers, wall clock."""
+    if dask is None or path is None:
+        return []
+    meta = dask["meta"]
+    lines = [
+        "## On Dask workers",
+        "",
+        f"Record: `{_rel(path)}`, {meta['date']}, {meta['machine']} ({meta.get('cores')} cores), biaskit commit "
+        f"{meta.get('commit', '')}" + (" (quick sizes)" if meta.get("quick") else "") + ". Wall clock.",
+        "",
+        "| job | one process | 2 Dask workers | ratio | check |",
+        "|---|---|---|---|---|",
+    ]
+    for r in dask["rows"]:
+        if r.get("skipped"):
+            lines.append(f"| {r['name']} | - | - | - | skipped: {r['skipped']} |")
+            continue
+        lines.append(
+            f"| {r['name']} | {_s(r['naive_s'])} | {_s(r['fast_s'])} | {r['naive_s'] / r['fast_s']:.2f}x | "
+            f"{r.get('note', '')} |"
+        )
+    return [*lines, ""]
+
+
 def render(
-    record: dict[str, Any], record_path: Path, gpu: dict[str, Any] | None, gpu_path: Path | None
+    record: dict[str, Any],
+    record_path: Path,
+    gpu: dict[str, Any] | None,
+    gpu_path: Path | None,
+    dask: dict[str, Any] | None = None,
+    dask_path: Path | None = None,
 ) -> str:
     meta, rows = record["meta"], record["rows"]
     v = meta.get("versions", {})
@@ -242,12 +273,14 @@ def render(
         *_roofline_rows(rows),
         "",
         *_gpu_section(gpu, gpu_path),
+        *_dask_section(dask, dask_path),
         "## Reproduce",
         "",
         "```",
         "make bench                                   # every benchmark; installs the peers when it can",
         "python -m benchmarks --only peers --record benchmarks/records/$(date +%F)-peers.json",
-        "python -m benchmarks.report                  # this page, from the newest record",
+        "python -m benchmarks --only trust_study --record benchmarks/records/$(date +%F)-dask.json",
+        "python -m benchmarks.report                  # this page, from the newest records",
         "make bench-gpu                               # on a CUDA machine: results/gpu_benchmarks.json",
         "```",
         "",
@@ -267,11 +300,14 @@ def page_text(record: Path | None = None, gpu: Path | None = None) -> str | None
         return None
     gpu_path = gpu or _latest("*-gpu.json")
     gpu_rec = json.loads(gpu_path.read_text()) if gpu_path else None
+    dask_path = _latest("*-dask.json")
     return render(
         json.loads(rec_path.read_text()),
         rec_path.resolve(),
         gpu_rec,
         gpu_path.resolve() if gpu_path else None,
+        json.loads(dask_path.read_text()) if dask_path else None,
+        dask_path.resolve() if dask_path else None,
     )
 
 

@@ -114,3 +114,13 @@ def test_benchmark_page_is_generated_from_a_record_and_says_when_gpu_figures_are
         assert "skipped: not installed" in text
         assert "| causal ll, GPT-2 small shape, 6 sentences | 1.00 s | 81.0 | 90.0 | **90 %** |" in text
         assert "**Not yet measured.**" in text
+    dask = {
+        "meta": {"date": "2026-01-02", "machine": "Test CPU", "cores": 2, "commit": "abc1234"},
+        "rows": [
+            {"name": "metric-trust study, 4 controls", "naive_s": 300.0, "fast_s": 160.0, "note": "same"}
+        ],
+    }
+    text = report.render(record, path, None, None, dask, report.RECORDS / "test-dask.json")
+    assert "## On Dask workers" in text
+    assert "| metric-trust study, 4 controls | 300.00 s | 160.00 s | 1.88x | same |" in text
+    assert "## On Dask workers" not in report.render(record, path, None, None)
