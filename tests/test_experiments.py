@@ -179,7 +179,7 @@ def test_cli_run(grid, tmp_path, capsys):
 def test_config_validation(tmp_path):
     base = {"models": ["tiny"], "datasets": ["may2019:weat7"], "metrics": ["weat"]}
     cfg = load_config(base)
-    assert cfg.models[0].resolved_kind == "mlm" and cfg.option("n_permutations") == 10_000
+    assert cfg.models[0].resolved_kind == "masked" and cfg.option("n_permutations") == 10_000
     assert load_config({**base, "models": ["word2vec-googlenews-wefe"]}).models[0].resolved_kind == "static"
     assert load_config({**base, "models": [{"w2v": "word2vec-googlenews-wefe"}]}).models[0].name == "w2v"
     with pytest.raises(ValueError, match="unknown configuration key"):

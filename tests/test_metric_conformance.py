@@ -44,7 +44,7 @@ from biaskit.core.results import TestResult
 #: the metrics registered when the tests are collected (built-in, and any plug-in installed in the environment)
 COLLECTED = [m.name for m in biaskit.metrics.registered_metrics()]
 #: the grid's names of the registry's model kinds
-GRID_KIND = {"static": "static", "masked": "mlm", "causal": "causal"}
+GRID_KIND = {"static": "static", "masked": "masked", "causal": "causal"}
 
 
 # ----------------------------------------------------------------------------------- the checks

@@ -267,8 +267,8 @@ class GridCall:
     """One cell of a batch grid, as the grid hands it to :attr:`GridSupport.run`.
 
     ``model`` is the loaded model (``KeyedVectors``, :class:`~biaskit.lm.MaskedLM` or
-    :class:`~biaskit.lm.CausalLM`), ``model_kind`` one of ``"static"``, ``"mlm"``, ``"causal"`` (the
-    grid's names), ``data`` the loaded dataset and ``dataset_kind`` its kind, ``method`` the pooling
+    :class:`~biaskit.lm.CausalLM`), ``model_kind`` one of ``"static"``, ``"masked"``, ``"causal"`` (the
+    registry's model kinds), ``data`` the loaded dataset and ``dataset_kind`` its kind, ``method`` the pooling
     method or scoring variant of the cell, ``options`` the grid's options (the grid's own, such as
     ``n_permutations``, and every metric's ``<metric>_<option>``, defaults filled in), ``language``
     the dataset's language (``""`` when unknown), ``model_name`` the model's name in the grid,

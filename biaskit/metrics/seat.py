@@ -620,7 +620,7 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
 
 def grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
     """A masked LM encodes with each pooling method of ``options["methods"]``; static vectors average."""
-    return tuple(options["methods"]) if model_kind == "mlm" else ("mean",)
+    return tuple(options["methods"]) if model_kind == "masked" else ("mean",)
 
 
 _NOT_CAUSAL = (

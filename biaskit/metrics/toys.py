@@ -163,10 +163,10 @@ def toy_scores(reading: str, n: int = 6) -> tuple[np.ndarray, np.ndarray]:
 
 def toy_model(kind: str) -> Any:
     """The toy model of a kind: ``"static"`` word vectors (:func:`toy_vectors`), a ``"masked"`` (the grid's
-    ``"mlm"``) or a ``"causal"`` language model (:func:`toy_masked_lm`, :func:`toy_causal_lm`)."""
+    ``"masked"``) or a ``"causal"`` language model (:func:`toy_masked_lm`, :func:`toy_causal_lm`)."""
     if kind == "static":
         return toy_vectors()
-    if kind in ("masked", "mlm"):
+    if kind == "masked":
         return toy_masked_lm()
     if kind == "causal":
         return toy_causal_lm()

@@ -679,7 +679,7 @@ def weat_table(
 def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
     """A masked LM encodes the words with each pooling method of ``options["methods"]``; static
     vectors are read as they are (``"vectors"``)."""
-    return tuple(options["methods"]) if model_kind == "mlm" else ("vectors",)
+    return tuple(options["methods"]) if model_kind == "masked" else ("vectors",)
 
 
 def _calibration_values(call: CalibrationCall) -> MetricValues:

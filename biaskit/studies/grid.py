@@ -480,7 +480,7 @@ def _execute_on_dask(
                 part,
                 list(group),
                 key=f"biaskit-grid-{grid.cfg.name}-{n}-{tag}",
-                resources=gpu if model.resolved_kind in ("mlm", "causal") else None,
+                resources=gpu if model.resolved_kind in ("masked", "causal") else None,
                 retries=1,
                 pure=False,
             )

@@ -36,10 +36,6 @@ def grid_metrics() -> tuple[str, ...]:
     return tuple(m.name for m in REGISTRY.with_grid())
 
 
-#: the grid's model kinds as the registry names them
-_REGISTRY_KIND = {"mlm": "masked"}
-
-
 def _grid_of(metric: str) -> GridSupport:
     grid = REGISTRY[metric].grid
     if grid is None:  # pragma: no cover - load_config refuses such metrics
@@ -157,7 +153,7 @@ class ModelSpec:
     ``word2vec:<corpus>`` (skip-gram trained offline on a biaskit corpus, cached; extra keys
     such as ``vector_size``, ``epochs``, ``sample`` go to :func:`biaskit.embeddings.vectors.train_word2vec`
     / :func:`biaskit.data.corpus.load_corpus`), ``tiny`` or a Hugging Face folder / hub id.
-    ``kind``: ``"static"``, ``"mlm"`` (masked LM) or ``"causal"`` (causal LM: CrowS-Pairs with
+    ``kind``: ``"static"``, ``"masked"`` (masked LM) or ``"causal"`` (causal LM: CrowS-Pairs with
     ``options.crows_causal_metric``, default ``"ll"``; SEAT, WEAT and LPBS are skipped, with the reason),
     guessed from ``path`` when ``None`` (a folder's ``config.json`` says which kind of language model).
     ``methods``: pooling methods for this model (default: ``options.methods``).
@@ -190,8 +186,8 @@ class ModelSpec:
         if (folder / "config.json").exists():
             from biaskit.lm import model_kind
 
-            return "causal" if model_kind(folder) == "causal" else "mlm"
-        return "mlm"
+            return "causal" if model_kind(folder) == "causal" else "masked"
+        return "masked"
 
 
 @dataclass(frozen=True)
@@ -332,8 +328,8 @@ def load_config(source: str | Path | Mapping[str, Any] | ExperimentConfig) -> Ex
     for d in _entries(raw.get("models"), "models"):
         name, path = str(d.pop("name")), str(d.pop("path"))
         kind = d.pop("kind", None)
-        if kind not in (None, "static", "mlm", "causal"):
-            raise ValueError(f"model {name!r}: kind must be 'static', 'mlm' or 'causal', got {kind!r}")
+        if kind not in (None, "static", "masked", "causal"):
+            raise ValueError(f"model {name!r}: kind must be 'static', 'masked' or 'causal', got {kind!r}")
         lang = d.pop("language", None)
         ms = d.pop("methods", None)
         if isinstance(ms, str):
@@ -596,7 +592,7 @@ def grid_cells(
                 if dk not in grid.dataset_kinds:
                     continue
                 reads = REGISTRY[metric].model_kinds
-                if mk in grid.not_for or _REGISTRY_KIND.get(mk, mk) not in reads:
+                if mk in grid.not_for or mk not in reads:
                     why = grid.not_for.get(mk) or f"{metric} reads {', '.join(reads)} models, not {mk}"
                     skipped.append(f"{m.name} x {d.name} x {metric}: {why}")
                     continue
