@@ -62,7 +62,7 @@ test-fast: $(PY)
 # (the views never appear, or the console says "widget model not found"), so the test fails in some runs;
 # its failures keep a screenshot and the console messages, each tagged with the step that was running.
 test-browser: $(PY)
-	$(PY) -m pytest -m widget_restore tests/test_browser_explorers.py
+	$(PY) -m pytest -m widget_restore tests/report/test_browser_explorers.py
 
 lint: $(PY)
 	$(PY) -m ruff check $(LINTED)

@@ -6,17 +6,17 @@ computations in the tests, kept here so that tests and benchmarks stay independe
 
 * **Barza PPD** (seed 002 section 4.2.2): :func:`biaskit.metrics.gender_templates.pronoun_probability_difference`
   vs one unbatched ``model(...)`` call per template sentence, full logits, softmax at the mask
-  (``tests/test_gender_templates.py::_naive_mask_probs``).
+  (``tests/metrics/test_gender_templates.py::_naive_mask_probs``).
 * **Indirect bias score** (seed 004 Algorithm 3.1): :func:`biaskit.metrics.indirect_bias.indirect_bias_scores`
   (one pass per (template, context word) reading every predicted word at once, batched) vs
   Algorithm 3.1 literally, one forward pass per (template, context, predicted word) on the
-  verbatim Appendix templates (``tests/test_indirect_bias.py::_ref_bias_scores``).
+  verbatim Appendix templates (``tests/metrics/test_indirect_bias.py::_ref_bias_scores``).
 * **LPBS** (Kurita et al. 2019; seed 001 section 4.3): :meth:`biaskit.metrics.lpbs.LPBS.associations`
   (deduplicated sequences, batched, output layer only at the read positions) vs two unbatched
-  forward passes per asc value (``tests/test_lpbs.py::_direct_asc``).
+  forward passes per asc value (``tests/metrics/test_lpbs.py::_direct_asc``).
 * **SEAT encoder** (seed 001 section 4.2): :class:`biaskit.embeddings.encoders.TransformerEncoder`
   (``target_pooled``, batches of 32) vs one sentence per pass of the full masked LM with
-  ``output_hidden_states`` (``tests/test_encoders.py::_manual``).
+  ``output_hidden_states`` (``tests/embeddings/test_encoders.py::_manual``).
 
 Models: :func:`biaskit.lm.builtin.tiny_masked_lm` (random BERT, 2 layers x 64 hidden, WordPiece
 vocabulary trained on the metric's own sentences) and :func:`biaskit.metrics.indirect_bias.tiny_bridge_lm`

@@ -15,7 +15,7 @@ reported (same ``reps`` for both).
 DiCoBi (Sayenju, seed 003 Eq. 4.2), the bundled GloVe 6B 50d subset, Table 4.1 word sets:
 
 * naive: four nested loops over (x, y, a, b), ``cos(x − y, a − b)`` per combination, max in
-  Python (as ``tests/test_dicobi.py`` checks it);
+  Python (as ``tests/metrics/test_dicobi.py`` checks it);
 * fast: :func:`biaskit.metrics.dicobi.dicobi` (all differences, one matrix product, word lookup
   included).
 

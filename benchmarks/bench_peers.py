@@ -14,7 +14,7 @@ states the largest difference between the two tools' scores, so that no speed is
   with the ``csps`` measure, the official ``metric.py`` masking; and its ``compute_csps`` with every token
   masked for ``sz``), on the bundled ``en-mlm`` and a random model of BERT-base's shape;
 * **WEFE's metrics** (RND, RNSB, ECT, MAC, RIPA) against WEFE 1.0.1 itself on its ``test_model.kv`` and the
-  queries of ``tests/test_embedding_bias.py`` (biaskit's permutation tests and bootstrap intervals, which
+  queries of ``tests/metrics/test_embedding_bias.py`` (biaskit's permutation tests and bootstrap intervals, which
   WEFE does not compute, switched off with ``n_permutations=0`` and ``n_bootstrap=0``: the same work);
 * the **roofline**: floating-point throughput of the causal and masked scorers at GPT-2-small / BERT-base
   shape (FLOPs of the matrix products the scorer must do, on the real tokens, over its CPU time) against the

@@ -17,7 +17,7 @@ synchronised and its peak GPU memory recorded:
 5. ``device``: the card's name, its memory, torch / CUDA versions.
 
 ``--dry-run`` runs every section on the CPU with tiny sizes (a few sentences, tiny models, two training
-steps), so that the script is tested without a GPU (``tests/test_gpu_script.py``); its JSON says
+steps), so that the script is tested without a GPU (``tests/project/test_gpu_script.py``); its JSON says
 ``"dry_run": true`` and its numbers mean nothing.  Nothing in biaskit depends on a GPU.
 """
 

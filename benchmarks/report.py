@@ -127,7 +127,7 @@ def _gpu_section(gpu: dict[str, Any] | None, path: Path | None) -> list[str]:
             "(score changes and verdicts), training tokens per second of the bundled recipes and the peak GPU memory",
             "of each. Copy it to `benchmarks/records/<date>-gpu.json` and rerun `python -m benchmarks.report`",
             "to put the figures here. (`python -m benchmarks.gpu --dry-run` runs the same script on the CPU with",
-            "tiny sizes; `tests/test_gpu_script.py` does so.)",
+            "tiny sizes; `tests/project/test_gpu_script.py` does so.)",
             "",
         ]
     d = gpu["device"]
@@ -257,7 +257,7 @@ def render(
         "  `compute_csps` with every token masked. biaskit batches the copies of many sentences by the token",
         "  budget and runs the last encoder layer and the output layer at the masked position only.",
         "- **WEFE's metrics** against WEFE 1.0.1 on its `test_model.kv` and the queries of",
-        "  `tests/test_embedding_bias.py`; biaskit's permutation test and bootstrap interval, which WEFE",
+        "  `tests/metrics/test_embedding_bias.py`; biaskit's permutation test and bootstrap interval, which WEFE",
         "  does not compute, are switched off (`n_permutations=0`, `n_bootstrap=0`), so both compute the",
         "  estimate with its per-word details.",
         "",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install Chromium for the browser tests: the HTML report (tests/test_html_report.py) and the
-# explorers of notebooks 13 and 00 in JupyterLab (tests/test_browser_explorers.py).
+# Install Chromium for the browser tests: the HTML report (tests/report/test_html_report.py) and the
+# explorers of notebooks 13 and 00 in JupyterLab (tests/report/test_browser_explorers.py).
 #
 # The report test opens the report in headless Chromium and fails on console errors, missing figures
 # or numbers that differ from results/*.json.  The explorer test drives this same Chromium with

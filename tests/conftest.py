@@ -80,7 +80,7 @@ def reproduced_results(tmp_path_factory: pytest.TempPathFactory) -> ReproducedRu
     ``results_dir=<folder>`` (so the JSON and figures sit beside the notebooks, as in
     ``results/``).  A failing notebook does not stop the others: its error is kept in
     ``errors`` and the tests that need it fail with that text.  Shared by
-    ``tests/test_notebooks.py`` and ``tests/test_html_report.py`` so no notebook runs twice.
+    ``tests/project/test_notebooks.py`` and ``tests/report/test_html_report.py`` so no notebook runs twice.
     """
     papermill = pytest.importorskip("papermill")
     from biaskit.__main__ import ipc_kernel_config

@@ -5,7 +5,7 @@ point (a function or a class), or with a keyword call of :func:`register_metric`
 lists, runs or documents metrics reads them here instead of keeping a list of its own: the batch grid
 (:mod:`biaskit.studies.grid`), the calibration on planted controls (:mod:`biaskit.studies.calibration`),
 the CLI (``python -m biaskit metrics``), the documentation and the conformance tests
-(``tests/test_metric_conformance.py``).  In the manner of lm-evaluation-harness's task registry
+(``tests/metrics/test_metric_conformance.py``).  In the manner of lm-evaluation-harness's task registry
 (``lm_eval/api/registry.py``) and of WEFE's metric templates, which declare each metric's inputs.
 
 A declaration says what a reader needs to choose a metric (every field is a keyword):

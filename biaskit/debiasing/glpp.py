@@ -89,7 +89,7 @@ projection of x onto the span of U (the best reconstruction in that subspace, co
 d(X_rec, X) = sqrt(sum_ij (X_rec_ij - X_ij)^2) of seed step 6 (:func:`reconstruction_error`).
 
 Default parameters: k = 10, sigma^2 = 1 (the seed), eta = 0.5 (the seed gives no value; on a noisy
-S-curve in 50-D, eta = 0.5 kept the most neighbours of the values tried, see ``tests/test_glpp.py``;
+S-curve in 50-D, eta = 0.5 kept the most neighbours of the values tried, see ``tests/debiasing/test_glpp.py``;
 ``notebooks/09_glpp.ipynb`` shows the effect of eta on word vectors).
 
 Reference: Wang, B., Sun, Y., Chu, Y., Zhao, Z., Yang, L., & Kuang, X. (2022).  Global-locality

@@ -42,7 +42,7 @@ they were *fitted* (before neutralising), as in WEFE's ``HardDebias`` (``equaliz
 is read in ``fit``).  Bolukbasi's ``debias.py`` reads them after the neutralise step; the two agree
 whenever both words of every pair are gender-specific (not neutralised), which is the intended use: a
 neutralised pair has :math:`(\hat a - \hat b)\cdot g = 0` and no orientation left to keep.
-``tests/test_debiasing_methods.py`` checks that the result equals WEFE 1.0.1's ``HardDebias`` on the
+``tests/debiasing/test_debiasing_methods.py`` checks that the result equals WEFE 1.0.1's ``HardDebias`` on the
 same vectors and word lists to float32 precision.
 
 Only a one-dimensional bias subspace (the first component) is used, as in ``debiaswe`` and WEFE.

@@ -23,7 +23,7 @@ so :math:`P_i` projects on the intersection of the nullspaces :math:`N(W_1) \cap
 representation.  A linear classifier trained on :math:`X P_{i-1}` has its weights in the row space of
 that data (the regularised solution lies in the span of the data), so each :math:`W_i` is orthogonal to
 the earlier ones and :math:`P_n` equals the product :math:`P_{N(W_n)} \cdots P_{N(W_1)}` of the
-single nullspace projections of the paper's Algorithm 1 (``tests/test_debiasing_methods.py`` checks
+single nullspace projections of the paper's Algorithm 1 (``tests/debiasing/test_debiasing_methods.py`` checks
 this against an independent implementation through :func:`scipy.linalg.null_space`).
 
 The classifier is the authors' choice for word vectors: a linear SVM without intercept

@@ -291,7 +291,7 @@ class TransformerEncoder:
         Longest accepted sequence (default: the model's ``max_position_embeddings``).
 
     All three methods use the same forward pass and differ only in which rows of the hidden
-    states are kept (tested in ``tests/test_encoders.py`` against a manual computation).
+    states are kept (tested in ``tests/embeddings/test_encoders.py`` against a manual computation).
 
     Notes
     -----

@@ -212,7 +212,7 @@ def prefix_tree_rows(
 
 
 def _tree_packing_ok(lm: CausalLM, longest: int) -> bool:
-    """Classes that take position ids and a 4-D attention mask as given (checked by ``tests/test_causal.py``);
+    """Classes that take position ids and a 4-D attention mask as given (checked by ``tests/lm/test_causal_scoring.py``);
     a sliding-window model only when no sentence is longer than its window."""
     if _causal_head(lm.model) is None:
         return False
@@ -248,7 +248,7 @@ def causal_log_probs(
     right padding a causal model's tokens never attend to the padding after them anyway; without the mask
     transformers prints a warning).  GPT-2's Python tanh-GELU runs as PyTorch's fused kernel of the same formula
     (:func:`biaskit.lm.base.fused_activations`).  Equal, to float rounding, to a token-by-token loop that
-    feeds each prefix alone (``tests/test_causal.py``).
+    feeds each prefix alone (``tests/lm/test_causal_scoring.py``).
     """
     for i, pos in enumerate(positions):
         if any(p < 1 or p >= len(seqs[i]) for p in pos):

@@ -103,7 +103,7 @@ def _hidden_at(
     its keys and values still come from every position, but its query, attention output,
     LayerNorms and feed-forward block (about 5/6 of the layer's work) run on one row per
     copy instead of all of them.  The result is the same computation as the full forward pass
-    (equal to float rounding; ``tests/test_mlm.py`` checks it), one layer's work cheaper.
+    (equal to float rounding; ``tests/lm/test_masked_scoring.py`` checks it), one layer's work cheaper.
     """
     rows = torch.arange(input_ids.shape[0], device=input_ids.device)
     last = _bert_like_last_layer(lm.model)

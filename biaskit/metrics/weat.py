@@ -132,7 +132,7 @@ __all__ = [
     "word_rows",
 ]
 
-# the partition draws under the names they had here (tests/test_weat.py, benchmarks/bench_weat.py)
+# the partition draws under the names they had here (tests/metrics/test_weat.py, benchmarks/bench_weat.py)
 _sample_masks = sample_distinct_masks
 _mask_sums = mask_sums
 _sample_partitions = sample_partitions

@@ -59,7 +59,7 @@ with a note when the table or plot changes, a long table is paged (:data:`ROWS_P
 CSV and every plot as PNG and SVG, "Reset view" goes back to the first state, and any error shows as one
 readable line inside the widget (:func:`error_line`), never as a traceback.  A cell that shows a view and
 is run before the cells it needs says in one line which to run first (:func:`needs`).
-``tests/test_browser_explorers.py`` drives them in JupyterLab and Chromium.
+``tests/report/test_browser_explorers.py`` drives them in JupyterLab and Chromium.
 
 Where the parts live (this module is their public front; ``from biaskit.report import explorers as ex``):
 

@@ -3,7 +3,7 @@
 A notebook's closing prose goes stale when it quotes numbers by hand: the run changes, the sentence
 does not.  Each function here takes the values as the notebook saves them in its JSON (plain dicts
 and lists, see :func:`biaskit.report.notebook_output.save_results`) and returns one sentence; the
-notebook stores the sentence beside its inputs, and ``tests/test_findings.py`` rebuilds it from them.
+notebook stores the sentence beside its inputs, and ``tests/report/test_findings.py`` rebuilds it from them.
 A sentence states what the numbers support and no more: where a study's claim rests on a number that
 the run does not reproduce, it says which.
 

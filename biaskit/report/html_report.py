@@ -46,7 +46,7 @@ No page loads anything from the network: the CDN scripts of the nbconvert
 template (require.js, MathJax, mermaid, the widget renderer) are removed and a
 Content-Security-Policy forbids any remote resource, so the site works offline
 and a stray remote reference shows up as a browser console error (which
-``tests/test_report.py`` checks for in headless Chromium).
+``tests/report/test_html_report.py`` checks for in headless Chromium).
 
 Where the parts live (this module builds the site and is the command line; the names are re-exported):
 

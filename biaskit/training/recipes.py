@@ -46,7 +46,7 @@ default run of every notebook measures a real (if small) model:
 Weights are stored in half precision (safetensors; :func:`biaskit.lm.loading.load_masked_lm` loads them as
 float32 on a CPU) and each folder has ``training.json`` with the command, the data's sha256, the
 training time and the held-out pseudo-perplexity of the stored weights (``bundled_held_out_pppl``; for
-the causal LMs the perplexity ``bundled_held_out_ppl``), which ``tests/test_trained_models.py``
+the causal LMs the perplexity ``bundled_held_out_ppl``), which ``tests/training/test_bundled_models.py``
 recomputes.  Retrain with::
 
     python -m biaskit train-models            # all: 42 min on 2 CPU cores (24 masked + word2vec, 18 causal)

@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 FINDING = "A planted finding sentence from the fixture JSON, 0.731 of the pairs."

@@ -48,7 +48,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
 CHROMIUM = os.environ.get("BIASKIT_CHROMIUM") or next(

@@ -106,7 +106,7 @@ def test_static_fallback_survives_the_report() -> None:
 def test_layout_fits_the_notebook_width() -> None:
     """The button shows its whole label ("Run with these words", not "Run with these…") and
     the form never scrolls sideways: boxes fill the row beside their label ("auto", not 100% plus the
-    label), the button is as wide as its label.  tests/test_browser_explorers.py checks the same in
+    label), the button is as wide as its label.  tests/report/test_browser_explorers.py checks the same in
     JupyterLab."""
     form = _form(lambda g: None)
     assert form.button.description == "Run with these words"

@@ -12,7 +12,7 @@ from biaskit.training import recipes as tm
 
 MLMS = [n for n in tm.MODEL_NAMES if not n.endswith("w2v")]
 MLMS = [n for n in MLMS if n not in tm.CLM_NAMES]  # the causal LMs have their own checks (below)
-MLMS = [n for n in MLMS if n not in tm.XLNET_NAMES]  # the XLNet too (tests/test_trained_xlnet.py)
+MLMS = [n for n in MLMS if n not in tm.XLNET_NAMES]  # the XLNet too (tests/training/test_bundled_xlnet.py)
 CLMS = list(tm.CLM_NAMES)
 
 

@@ -3,7 +3,7 @@
 ``biaskit.report.findings`` builds the notebooks' findings from the values they save.  Each builder is
 checked here on real values: the printed confusion matrix of seed 003 (computed live), and the values of
 the default runs of notebooks 03, 14 and 15 copied from their JSON (``# from results/...`` below).
-``tests/test_notebooks.py::test_generated_findings_match_their_json`` rebuilds every stored sentence
+``tests/project/test_notebooks.py::test_generated_findings_match_their_json`` rebuilds every stored sentence
 from the JSON of the reproduced run.  The last test greps the notebooks, the README and the
 documentation for stale statements that were removed.
 """
@@ -19,7 +19,7 @@ import pytest
 from biaskit.metrics import class_confusion as cc
 from biaskit.report import findings as F
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- item 1: Sayenju's named pairs

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "biaskit"
+PACKAGE = Path(__file__).resolve().parents[2] / "biaskit"
 
 #: (module, attribute): calls that read a pickle, or another format that can run code when read
 CODE_READERS = {

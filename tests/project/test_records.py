@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "docs" / "records"
 TESTS = ROOT / "tests"
 
@@ -156,7 +156,9 @@ VALIDATION = _load("validation.json")
 
 
 def _test_files(entry: dict) -> list[Path]:
-    return [TESTS / name for name in re.findall(r"`(test_\w+\.py)`", entry["test"])]
+    """The test files an entry names (by file name; each lives in the folder of its layer under tests/)."""
+    named = re.findall(r"`(test_\w+\.py)`", entry["test"])
+    return [next(TESTS.rglob(name), TESTS / name) for name in named]
 
 
 # ----------------------------------------------------------------------------- the normaliser

@@ -28,7 +28,7 @@ import pytest
 # every test needs the wheels built and installed into a fresh environment (the module fixture)
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "docs" / "examples" / "quickstart.py"
 #: a cheap notebook for the installed run (quick=True)
 NOTEBOOK = "03_weat"

@@ -2,7 +2,7 @@
 
 The code wheel is built and installed with ``pip --no-index --no-deps`` into a fresh virtual environment
 whose third-party packages come from the project's environment (a ``.pth`` path line, as in
-``tests/test_install.py``; the editable install's finder stays inert).  ``biaskit_data`` is not there.
+``tests/project/test_install.py``; the editable install's finder stays inert).  ``biaskit_data`` is not there.
 ``make test-install`` does the same from the package index (``scripts/test_install.py``).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA_WHEEL = "biaskit_data-{version}-py3-none-any.whl"
 
 

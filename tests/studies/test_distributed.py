@@ -110,12 +110,12 @@ def test_shards_given_as_files_are_read_and_counted_by_the_workers(corpus, tmp_p
 # ---------------------------------------------------------------------------------------------
 # the experiment grid on Dask
 # ---------------------------------------------------------------------------------------------
-from test_experiments import _config, make_toy_grid  # noqa: E402
+from grid_support import make_toy_grid, toy_grid_config  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
-    """The toy grid of tests/test_experiments.py: static vectors, a tiny masked LM, a broken model."""
+    """The toy grid of tests/studies/test_grid.py: static vectors, a tiny masked LM, a broken model."""
     return make_toy_grid(tmp_path_factory.mktemp("grid"))
 
 
@@ -137,7 +137,7 @@ def local_run(grid, tmp_path_factory):
     from biaskit.studies.grid import run_experiments
 
     out = tmp_path_factory.mktemp("local")
-    return run_experiments(_config(grid), output_dir=out, progress=False), out
+    return run_experiments(toy_grid_config(grid), output_dir=out, progress=False), out
 
 
 def _assert_same_run(a, out_a, b, out_b):
@@ -156,7 +156,7 @@ def test_grid_on_a_local_cluster_is_identical_to_the_local_run(grid, local_run, 
     from biaskit.studies.grid import run_experiments
 
     a, out_a = local_run
-    b = run_experiments(_config(grid), output_dir=tmp_path, progress=False, scheduler=cluster_client)
+    b = run_experiments(toy_grid_config(grid), output_dir=tmp_path, progress=False, scheduler=cluster_client)
     _assert_same_run(a, out_a, b, tmp_path)
     # the broken model is reported once at ERROR, on the client, as in the local run
     errors = [ln for ln in _log_lines(tmp_path / "toy_grid.log") if ln.startswith("ERROR")]
@@ -193,7 +193,7 @@ def test_a_worker_killed_mid_run_loses_no_cell(grid, local_run, tmp_path):
         Client(cluster) as client,
     ):
         client.register_plugin(plugin)
-        b = run_experiments(_config(grid), output_dir=out, progress=False, scheduler=client)
+        b = run_experiments(toy_grid_config(grid), output_dir=out, progress=False, scheduler=client)
     assert (tmp_path / "killed").exists(), "the plugin never killed a worker: the test proved nothing"
     a, out_a = local_run
     _assert_same_run(a, out_a, b, out)
@@ -204,19 +204,19 @@ def test_grid_scheduler_choices_and_gpu_requests(grid, cluster_client):
     from biaskit.studies.grid import _gpu_resources, load_config, run_experiments
 
     with pytest.raises(ValueError, match="unknown scheduler 'nonsense'"):
-        run_experiments(_config(grid), write=False, progress=False, scheduler="nonsense")
-    cfg = load_config(_config(grid, device="cuda"))
+        run_experiments(toy_grid_config(grid), write=False, progress=False, scheduler="nonsense")
+    cfg = load_config(toy_grid_config(grid, device="cuda"))
     with pytest.raises(ValueError, match="no worker of the Dask cluster offers a GPU resource"):
         _gpu_resources(cfg, cluster_client)
-    assert _gpu_resources(load_config(_config(grid)), cluster_client) is None  # auto, no GPU offered
+    assert _gpu_resources(load_config(toy_grid_config(grid)), cluster_client) is None  # auto, no GPU offered
 
     class _Offering:  # a scheduler that reports one GPU worker
         def scheduler_info(self):
             return {"workers": {"tcp://a": {"resources": {}}, "tcp://b": {"resources": {"GPU": 1}}}}
 
     assert _gpu_resources(cfg, _Offering()) == {"GPU": 1}
-    assert _gpu_resources(load_config(_config(grid)), _Offering()) == {"GPU": 1}
-    assert _gpu_resources(load_config(_config(grid, device="cpu")), _Offering()) is None
+    assert _gpu_resources(load_config(toy_grid_config(grid)), _Offering()) == {"GPU": 1}
+    assert _gpu_resources(load_config(toy_grid_config(grid, device="cpu")), _Offering()) is None
 
 
 @pytest.mark.slow
@@ -226,7 +226,7 @@ def test_cli_run_with_a_dask_scheduler(grid, local_run, tmp_path, capsys):
     from biaskit.__main__ import main
 
     cfg = tmp_path / "toy.yaml"
-    cfg.write_text(yaml.safe_dump(_config(grid)), encoding="utf-8")
+    cfg.write_text(yaml.safe_dump(toy_grid_config(grid)), encoding="utf-8")
     out = tmp_path / "out"
     assert (
         main(

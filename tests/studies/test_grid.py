@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from grid_support import TEXTS, make_toy_grid, toy_grid_config
 
-from biaskit.embeddings.vectors import from_dict, save_vectors
 from biaskit.studies.grid import (
     COLUMNS,
     DatasetSpec,
@@ -21,19 +21,6 @@ from biaskit.studies.grid import (
     summary_table,
 )
 
-WORDS = {
-    "X": ["math", "algebra", "geometry"],
-    "Y": ["poetry", "art", "dance"],
-    "A": ["he", "man", "boy"],
-    "B": ["she", "woman", "girl"],
-}
-TEXTS = [
-    "This is math. That is poetry. he likes algebra and she likes dance",
-    "the man and the woman like geometry and art ; a boy and a girl",
-    "people are here ; is this a sentence ?",
-    "a b c d e f g h i j k l m n o p q r s t u v w x y z",
-] * 3
-
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory):
@@ -41,72 +28,8 @@ def grid(tmp_path_factory):
     return make_toy_grid(tmp_path_factory.mktemp("grid"))
 
 
-def make_toy_grid(d):
-    """Write the toy grid's files into the folder ``d`` (also used by tests/test_distributed.py)."""
-    from biaskit.lm import tiny_masked_lm
-
-    torch.set_num_threads(1)
-    rng = np.random.default_rng(0)
-    vocab = [w for ws in WORDS.values() for w in ws] + ["This", "is", "That"]
-    save_vectors(from_dict({w: rng.normal(size=8) for w in vocab}), d / "toy.kv")
-    lm = tiny_masked_lm(seed=2, texts=TEXTS, vocab_size=120)
-    (d / "tiny").mkdir()
-    lm.model.save_pretrained(d / "tiny")
-    lm.tokenizer.save_pretrained(d / "tiny")
-    seat_file = {
-        k: {
-            "category": r,
-            "examples": [f"This is {w}." for w in WORDS[r]] + [f"That is {w}." for w in WORDS[r]],
-        }
-        for k, r in zip(("targ1", "targ2", "attr1", "attr2"), "XYAB", strict=True)
-    }
-    (d / "toy_seat.jsonl").write_text(json.dumps(seat_file), encoding="utf-8")
-    (d / "toy_weat.txt").write_text("\n".join(", ".join(WORDS[r]) for r in "XYAB"), encoding="utf-8")
-    lpbs = {
-        "targ1": {"singular": ["he"]},
-        "targ2": {"singular": ["she"]},
-        "attr1": WORDS["X"],
-        "attr2": WORDS["Y"],
-        "templates": {"singular": ["TARGET likes ATTRIBUTE."]},
-    }
-    (d / "LPBS").mkdir()
-    (d / "LPBS" / "toy_lpbs.jsonl").write_text(json.dumps(lpbs), encoding="utf-8")
-    pd.DataFrame(
-        {
-            "sent_more": ["he likes math", "she likes dance", "the man likes art", "a girl likes poetry"],
-            "sent_less": ["she likes math", "he likes dance", "the woman likes art", "a boy likes poetry"],
-            "bias_type": ["gender", "gender", "age", "age"],
-        }
-    ).to_csv(d / "toy_crows.csv", index=False)
-    return d
-
-
-def _config(d, **options):
-    return {
-        "name": "toy_grid",
-        "models": [
-            {"name": "toy-static", "path": str(d / "toy.kv")},
-            {"name": "tiny-mlm", "path": str(d / "tiny"), "methods": ["cls", "target_pooled"]},
-            {"name": "broken", "path": str(d / "no-such-model")},
-        ],
-        "datasets": [
-            {"name": "seat", "path": str(d / "toy_seat.jsonl")},
-            {"name": "weat", "path": str(d / "toy_weat.txt")},
-            {"name": "lpbs", "path": str(d / "LPBS" / "toy_lpbs.jsonl")},
-            {"name": "crows", "path": f"crows:{d / 'toy_crows.csv'}"},
-        ],
-        "metrics": ["weat", "seat", "lpbs", "crows"],
-        "options": {
-            "n_permutations": 200,
-            "crows_cache": False,
-            "methods": ["cls", "target_first"],
-            **options,
-        },
-    }
-
-
 def test_grid_with_a_broken_model_completes_and_reports_it(grid, tmp_path):
-    df = run_experiments(_config(grid), output_dir=tmp_path, progress=False)
+    df = run_experiments(toy_grid_config(grid), output_dir=tmp_path, progress=False)
     assert list(df.columns) == list(COLUMNS)
     broken = df[df["model"] == "broken"]
     # the broken model gets one error row per cell it would have run: weat x2, seat x2, lpbs, crows
@@ -151,7 +74,7 @@ def test_runner_static_seat_row_equals_direct_seat_call(grid, tmp_path):
     from biaskit.metrics.seat import load_seat_file, seat
     from biaskit.metrics.weat import WEAT
 
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = cfg["models"][:1]
     cfg["metrics"] = ["seat"]
     df = run_experiments(cfg, progress=False, write=False)
@@ -165,7 +88,7 @@ def test_runner_static_seat_row_equals_direct_seat_call(grid, tmp_path):
 def test_cli_run(grid, tmp_path, capsys):
     from biaskit.__main__ import main
 
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["datasets"] = cfg["datasets"][1:2]  # words only: fast
     cfg["metrics"] = ["weat"]
     path = tmp_path / "exp.yaml"
@@ -246,7 +169,7 @@ def test_a_stereoset_cell_equals_the_share_of_examples_and_statsmodels_z_test(gr
     from biaskit.metrics.stereoset import stereoset_option_scores
 
     gold_file = _toy_stereoset_file(tmp_path / "toy_stereoset.json")
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = [cfg["models"][1]]
     cfg["datasets"] = [{"name": "ss", "path": f"stereoset:{gold_file}"}]
     cfg["metrics"] = ["stereoset"]
@@ -328,7 +251,7 @@ def test_a_causal_model_runs_crows_with_log_likelihoods_and_skips_the_masked_onl
     (grid / "tiny-gpt").mkdir(exist_ok=True)
     clm.model.save_pretrained(grid / "tiny-gpt")
     clm.tokenizer.save_pretrained(grid / "tiny-gpt")
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = [{"name": "tiny-gpt", "path": str(grid / "tiny-gpt")}]
     assert load_config(cfg).models[0].resolved_kind == "causal"
     df = run_experiments(cfg, output_dir=tmp_path, progress=False)
@@ -391,7 +314,7 @@ def test_plot_results_centres_each_rows_bars_on_its_label():
 
 # --- strict means strict -----------------------------------------------------------------------------
 def test_a_misspelled_dataset_id_stops_the_grid_before_any_cell(grid, tmp_path):
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["datasets"] = [{"name": "weat", "path": "may2019:weat77"}]
     with pytest.raises(ValueError, match=r"nothing was run: weat \(may2019:weat77\)"):
         run_experiments(cfg, progress=False, write=False)
@@ -400,7 +323,7 @@ def test_a_misspelled_dataset_id_stops_the_grid_before_any_cell(grid, tmp_path):
 def test_incompatible_cells_are_warnings_and_strict_fails_on_them(grid, tmp_path, caplog, capsys):
     from biaskit.__main__ import main
 
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = cfg["models"][:1]  # static vectors only
     cfg["datasets"] = [d for d in cfg["datasets"] if d["name"] in ("weat", "lpbs")]
     cfg["metrics"] = ["weat", "lpbs"]
@@ -421,7 +344,7 @@ def test_incompatible_cells_are_warnings_and_strict_fails_on_them(grid, tmp_path
 def test_strict_fails_on_a_grid_without_rows(grid, tmp_path, capsys):
     from biaskit.__main__ import main
 
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = cfg["models"][:1]
     cfg["datasets"] = [d for d in cfg["datasets"] if d["name"] == "lpbs"]
     cfg["metrics"] = ["lpbs"]
@@ -452,7 +375,7 @@ def test_a_barza_templates_cell_equals_pronoun_probabilities_read_from_the_model
         for s in ("[MASK] likes {p}.", "This is {p} and [MASK] likes it.")
     ]
     pd.DataFrame(rows).to_csv(tmp_path / "templates.csv", index=False)
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = [cfg["models"][1]]
     cfg["datasets"] = [{"name": "tpl", "path": f"tbd:{tmp_path / 'templates.csv'}"}]
     cfg["metrics"] = ["barza_templates"]
@@ -499,7 +422,7 @@ def test_a_robustness_cell_counts_the_pairs_whose_preference_survives_the_paraph
     table["sent_more_par"] = [s.replace("likes", "is liking") for s in more]
     table["sent_less_par"] = [s.replace("likes", "is liking") for s in less]
     table.to_csv(tmp_path / "para.csv", index=False)
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = [cfg["models"][1]]
     cfg["datasets"] = [{"name": "para", "path": f"paraphrases:{tmp_path / 'para.csv'}"}]
     cfg["metrics"] = ["robustness"]
@@ -532,7 +455,7 @@ def test_a_comp_baseline_cell_compares_the_two_words_probabilities_read_from_the
     from biaskit.lm import get_lm
 
     gold_file = _toy_stereoset_file(tmp_path / "toy_stereoset.json")
-    cfg = _config(grid)
+    cfg = toy_grid_config(grid)
     cfg["models"] = [cfg["models"][1]]
     cfg["datasets"] = [{"name": "ss", "path": str(gold_file)}]
     cfg["metrics"] = ["comp_baseline"]
@@ -558,12 +481,12 @@ def test_a_comp_baseline_cell_compares_the_two_words_probabilities_read_from_the
 def test_an_indirect_bias_cell_gives_each_features_mean_ibs_over_the_sampled_targets(grid, cache_dir):
     """Indirect bias in a grid: ``sample`` draws the targets, ``indirect_bias_max_templates`` is passed on,
     and each feature's row is the mean of its IBS column from :func:`indirect_bias` (itself checked against
-    the published tables in tests/test_indirect_bias.py); no p-value, as in the study."""
+    the published tables in tests/metrics/test_indirect_bias.py); no p-value, as in the study."""
     from biaskit.lm import get_lm
     from biaskit.lm.xlnet import BridgeLM
     from biaskit.metrics.indirect_bias import indirect_bias
 
-    cfg = _config(grid, indirect_bias_max_templates=1)
+    cfg = toy_grid_config(grid, indirect_bias_max_templates=1)
     cfg["models"] = ["en-mlm"]  # the bundled English model knows the first names as single tokens
     cfg["datasets"] = [{"name": "occ", "path": "louis-alexandre:occupation/gender", "sample": 3}]
     cfg["metrics"] = ["indirect_bias"]

@@ -29,7 +29,7 @@ from biaskit.core.registry import (
 )
 from biaskit.core.results import TestResult
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "adding_a_metric.md"
 
 #: every metric the issue names, by registry name
@@ -225,7 +225,7 @@ def test_cli_lists_every_metric(capsys):
 def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
     """The guide's toy in a grid, with its own option: its exact p equals WEAT's on the same per-word leans
     (the difference of means is an increasing function of WEAT's sum statistic for fixed set sizes)."""
-    from test_experiments import WORDS, _config, make_toy_grid
+    from grid_support import WORDS, make_toy_grid, toy_grid_config
 
     from biaskit.__main__ import main
     from biaskit.embeddings.vectors import load_vectors
@@ -233,7 +233,7 @@ def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
     from biaskit.studies.grid import run_experiments
 
     d = make_toy_grid(tmp_path / "grid")
-    cfg = _config(d, centroid_gap_alternative="greater")
+    cfg = toy_grid_config(d, centroid_gap_alternative="greater")
     cfg["models"] = cfg["models"][:2]  # static vectors and a masked LM
     cfg["datasets"] = [ds for ds in cfg["datasets"] if ds["name"] == "weat"]
     cfg["metrics"] = ["weat", "centroid_gap"]
@@ -249,7 +249,7 @@ def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
     assert row["p_value"].iloc[0] == permutation_pvalue(g[:k], g[k:], alternative="greater").p_value
     assert row["permutation"].iloc[0] == "exact"
     assert set(df[df["metric"] == "weat"]["model"]) == {"toy-static", "tiny-mlm"}
-    assert "tiny-mlm x weat x centroid_gap: centroid_gap reads static models, not mlm" in caplog.text
+    assert "tiny-mlm x weat x centroid_gap: centroid_gap reads static models, not masked" in caplog.text
     assert main(["metrics", "--format", "csv"]) == 0
     assert "centroid_gap,Centroid gap (toy),word vectors" in capsys.readouterr().out
 
@@ -392,7 +392,7 @@ def test_a_plugin_package_adds_its_metric_through_its_entry_point(toy_plugin):
 def test_a_plugin_metric_runs_in_the_grid_with_its_own_option_and_in_the_calibration(toy_plugin, tmp_path):
     """The plug-in's metric reads a word dataset in the grid with its own option
     (mean_cosine_gap_alternative, refused with a bad value), and its calibration hook runs on the controls."""
-    from test_experiments import WORDS, _config, make_toy_grid
+    from grid_support import WORDS, make_toy_grid, toy_grid_config
 
     from biaskit.core.permutation import TIE_RTOL
     from biaskit.data.counterfactual import assign_directions
@@ -403,7 +403,7 @@ def test_a_plugin_metric_runs_in_the_grid_with_its_own_option_and_in_the_calibra
     from biaskit.training import recipes as tm
 
     d = make_toy_grid(tmp_path / "grid")
-    cfg = _config(d, mean_cosine_gap_alternative="greater")
+    cfg = toy_grid_config(d, mean_cosine_gap_alternative="greater")
     cfg["models"] = cfg["models"][:1]
     cfg["datasets"] = [ds for ds in cfg["datasets"] if ds["name"] == "weat"]
     cfg["metrics"] = ["mean_cosine_gap"]

@@ -35,7 +35,7 @@ from biaskit.report.notebook_params import (
     parameters_cell_values,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 #: every numbered notebook checks its parameters
 CHECKED = list(NOTEBOOKS)

@@ -32,7 +32,7 @@ from biaskit.training.loop import (
 )
 from biaskit.training.pretrain import MLMTrainingConfig, train_masked_lm, train_wordpiece_tokenizer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
@@ -479,7 +479,7 @@ def test_a_python_process_never_imports_pickle_to_resume(tokenizer, tmp_path):
         "import pickle, torch, sys\n"
         "def no(*a, **k): raise AssertionError('unpickling called')\n"
         "pickle.load = pickle.loads = torch.load = no\n"
-        f"sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        f"sys.path.insert(0, {str(ROOT / 'tests' / 'training')!r})\n"
         "from test_untrusted_weights import TRAIN, _config\n"
         "from biaskit.training.pretrain import train_masked_lm\n"
         f"r = train_masked_lm(TRAIN, {str(tmp_path / 'run')!r}, _config(), progress=False)\n"

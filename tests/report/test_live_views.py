@@ -6,7 +6,7 @@ fallback.  The view is kept alive by its explorer (a widget that is garbage-coll
 page could not draw it again), and it is built of standard ipywidgets only: its plots are plain plotly
 outputs, with no widget model of their own that a page would have to start.  A cell that shows a view, run
 alone in a fresh kernel, works or says in one line which cells to run first (executed here with nbclient).
-``tests/test_browser_explorers.py`` checks the same in JupyterLab.
+``tests/report/test_browser_explorers.py`` checks the same in JupyterLab.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def test_progress_bars_with_a_description_leave_the_static_report():
 
 
 # ---------------------------------------------------------------------- cells run alone in a fresh kernel
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _view_cells(name: str) -> list[tuple[int, str]]:

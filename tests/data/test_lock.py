@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NO_DEPS_RE = re.compile(r"^#\s*no-deps:\s*([A-Za-z0-9._-]+)==(\S+)\s*$")
 
 #: (package, requirement it declares) that the lock knowingly contradicts, and why.

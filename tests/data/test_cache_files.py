@@ -3,7 +3,7 @@
 A changed byte, a cut-short file, a missing or garbled checksum file, or one of the earlier plain
 ``"<sha256>  <name>"`` format: the cache file is named in a WARNING with the reason, never used, and the
 result is computed again (equal to a fresh computation).  The checksum file names the cache file and its
-cache key, so a file swapped in from another entry is refused too (tests/test_untrusted_cache.py)."""
+cache key, so a file swapped in from another entry is refused too (tests/core/test_untrusted_cache.py)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from xdist_support import assign_groups, start_order
 
 pytest.importorskip("xdist", reason="pytest-xdist is not installed (the dev extra; make setup installs it)")
 
-CONFTEST = Path(__file__).resolve().parent / "conftest.py"
+CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 SUPPORT = CONFTEST.with_name("xdist_support.py")
 
 SHARED = """
