@@ -314,6 +314,7 @@ def test_bad_rows_are_reported_with_row_and_line_numbers(lm, caplog):
     assert skip.report.skipped_rows == [1, 2, 3, 4, 7] and list(skip.scores["row"]) == [0, 5, 6]
 
 
+@pytest.mark.slow
 def test_identical_pairs_are_exact_ties_whatever_the_batch(lm, pairs):
     """An identical pair is scored once: both sides equal exactly, for every metric and batch size."""
     sub = pairs.iloc[[47, 48, 49]]  # row 48 tokenises identically for the tiny model

@@ -496,6 +496,7 @@ def test_table_plotly_layout_hover_and_header_marks():
     assert "click" not in cells.hovertemplate  # nothing in the page answers a click on a cell
 
 
+@pytest.mark.slow
 def test_table_widget_sort_menus_details_exports_and_reset():
     """The thesis's three header clicks chosen from menus (keyboard-reachable), the cell details from menus,
     CSV of the table as shown, and Reset view."""

@@ -478,6 +478,7 @@ def test_a_comp_baseline_cell_compares_the_two_words_probabilities_read_from_the
     assert row["p_value"] == pytest.approx(proportions_ztest(count, 6, 0.5, prop_var=False)[1])
 
 
+@pytest.mark.slow
 def test_an_indirect_bias_cell_gives_each_features_mean_ibs_over_the_sampled_targets(grid, cache_dir):
     """Indirect bias in a grid: ``sample`` draws the targets, ``indirect_bias_max_templates`` is passed on,
     and each feature's row is the mean of its IBS column from :func:`indirect_bias` (itself checked against

@@ -231,6 +231,7 @@ def test_salient_group_ids_and_config_checks(tokenizer, caplog):
         MLMTrainingConfig(salient_probability=1.5)
 
 
+@pytest.mark.slow
 def test_salient_masking_in_the_training_loop(tokenizer, tmp_path):
     """The loop applies the groups: other weights than plain masking, deterministic, recorded, resumable."""
     from safetensors.torch import load_file
