@@ -23,24 +23,39 @@ tables test the procedure on a real XLNet, not xlnet-base or xlnet-large.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from biaskit.core.io import atomic_write_text
+from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.core.stats import correlation
 from biaskit.data.louis_alexandre import load_louis_alexandre_tables, load_louis_alexandre_words
 from biaskit.lm.xlnet import BridgeLM, load_bridge_lm
 from biaskit.metrics import indirect_bias as ib
+from biaskit.studies import run_provenance as rp
 
 __all__ = [
     "CATEGORY_PAIRS",
+    "RECORD_FILE",
     "TARGET_CATEGORIES",
+    "WHAT",
+    "XLNetTablesRecord",
     "category_pair_grid",
+    "default_record_dir",
+    "load_xlnet_tables_record",
+    "run_xlnet_tables_record",
     "table_3_5_row",
     "xlnet_appendix_tables",
 ]
+
+RECORD_FILE = "record.json"
+WHAT = "seed 004 (Louis-Alexandre 2022) Tables A.3-A.4 and Table 3.5's XLNet rows on en-xlnet, recorded run"
 
 #: the thesis's target categories (seed 004 section 3.4, Tables 3.6 and A.1-A.4)
 TARGET_CATEGORIES: tuple[str, ...] = ("beverage", "country", "occupation", "sport")
@@ -165,3 +180,118 @@ def xlnet_appendix_tables(
         },
         "seconds": time.perf_counter() - t0,
     }
+
+
+def default_record_dir() -> Path | None:
+    """``<repository>/records/xlnet_tables`` in a checkout; ``None`` when installed from a wheel."""
+    return REPO_ROOT / "records" / "xlnet_tables" if in_repository() else None
+
+
+@dataclass
+class XLNetTablesRecord:
+    """A recorded run of :func:`xlnet_appendix_tables`: ``meta`` is the whole ``record.json``."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def agreement(self) -> pd.DataFrame:
+        """One row per category pair: this model's ``r``, ``p``, ``n_pairs`` beside the thesis's columns."""
+        return pd.DataFrame(self.meta["results"]["agreement"])
+
+    @property
+    def table_3_5(self) -> pd.DataFrame:
+        """Table 3.5: this model's row and the thesis's four (columns gender_defining_words, female, male)."""
+        return pd.DataFrame(self.meta["results"]["table_3_5"]).T
+
+    def provenance(self) -> str:
+        s, m = self.meta["settings"], self.meta
+        return (
+            f"Recorded run (`records/{self.path.name}/{RECORD_FILE}`, {m['finished']}): "
+            f"`{s['model']}` read with `{s['xlnet_mode']}`, {s['n_names']} first names (every {s['name_step']}th "
+            f"name that is one token of the model), the first {s['max_templates']} templates of each set, "
+            f"{s['category_pairs']} category pairs, on {m['machine']['cpu']} ({m['machine']['cores']} cores), "
+            f"{m['wall_seconds'] / 60:,.1f} min of wall time, commit {str(m['versions'].get('git_commit'))[:10]}; "
+            "en-xlnet is a 2-layer XLNet trained by biaskit, so the tables test the procedure on a real XLNet, "
+            "not xlnet-base or xlnet-large."
+        )
+
+
+def load_xlnet_tables_record(path: str | Path | None = None) -> XLNetTablesRecord | None:
+    """Read a record folder (default :func:`default_record_dir`); ``None`` when there is none; ``ValueError``
+    for a file that is not such a record or lacks its provenance."""
+    folder = Path(path) if path is not None else default_record_dir()
+    if folder is None or not (folder / RECORD_FILE).is_file():
+        return None
+    meta = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
+    if meta.get("what") != WHAT:
+        raise ValueError(
+            f"{folder / RECORD_FILE} is not an XLNet-tables record (what = {meta.get('what')!r})"
+        )
+    need = ("settings", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
+    missing = [k for k in need if k not in meta]
+    if missing or not meta.get("model", {}).get("files_sha256"):
+        raise ValueError(
+            f"{folder / RECORD_FILE} lacks its provenance: missing {', '.join(missing) or 'model files_sha256'}"
+        )
+    return XLNetTablesRecord(path=folder, meta=meta)
+
+
+def _model_files(model: str, bridge: BridgeLM) -> dict[str, str]:
+    """sha256 of the model's files: a bundled model's folder (verified against its manifest), else the folder
+    the model was loaded from."""
+    from biaskit.lm.catalogue import model_path, verified_model_path
+
+    try:
+        folder = model_path(model)
+    except (KeyError, FileNotFoundError):  # not a bundled model: a folder or a checkpoint of one's own
+        folder = None
+    if folder is not None and folder.is_dir():
+        return rp.model_files(str(verified_model_path(model)))
+    return rp.model_files(bridge.lm)
+
+
+def run_xlnet_tables_record(
+    out_dir: str | Path,
+    model: str = "en-xlnet",
+    *,
+    xlnet_mode: str = "perm_mask",
+    name_step: int = 4,
+    max_templates: int | None = 4,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    progress: bool = False,
+) -> XLNetTablesRecord:
+    """Run :func:`xlnet_appendix_tables` on ``model`` and keep it as ``<out_dir>/record.json`` with its
+    provenance (commit, date, machine, versions, the model files' sha256, wall time), written atomically."""
+    t0 = time.perf_counter()
+    started = rp.now()
+    bridge = load_bridge_lm(model, xlnet_mode=xlnet_mode, batch_size=128)
+    out = xlnet_appendix_tables(
+        bridge, xlnet_mode=xlnet_mode, name_step=name_step, max_templates=max_templates, pairs=pairs,
+        progress=progress,
+    )  # fmt: skip
+    table_3_5 = out["table_3_5"]
+    meta = {
+        "what": WHAT,
+        "settings": out["settings"],
+        "model": {"name": model, "files_sha256": _model_files(model, bridge)},
+        "machine": rp.machine(),
+        "versions": rp.versions(),
+        "started": started,
+        "results": {
+            "agreement": out["agreement"].to_dict(orient="records"),
+            "table_3_5": None if table_3_5 is None else table_3_5.T.to_dict(),
+        },
+        "scoring_seconds": out["seconds"],
+        "finished": rp.now(),
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    if not meta["model"]["files_sha256"]:
+        meta["model"]["files_sha256"] = {"(not a folder)": str(bridge.name)}
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / RECORD_FILE, json.dumps(rp.plain(meta), indent=1, ensure_ascii=False) + "\n")
+    loaded = load_xlnet_tables_record(folder)
+    if loaded is None:  # pragma: no cover - the file was just written
+        raise RuntimeError(f"{folder / RECORD_FILE} was not written")
+    return loaded

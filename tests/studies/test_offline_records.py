@@ -115,6 +115,48 @@ def test_xlnet_tables_on_a_tiny_xlnet_match_a_direct_computation():
     assert row["r"] == pytest.approx(r, abs=1e-9) and row["n_pairs"] == len(tidy)
 
 
+def test_xlnet_tables_record_keeps_its_provenance_and_its_numbers_are_the_functions(tmp_path):
+    """The kept record of Tables A.3-A.4 (scripts/record_xlnet_tables.py): written atomically with the
+    model files' sha256, commit, machine and wall time; read back, its r is the Pearson r of the direct
+    and indirect scores (numpy here); a file that is not such a record, or lacks its provenance, is refused."""
+    from biaskit.lm.xlnet import load_bridge_lm
+    from biaskit.studies.xlnet_tables import (
+        category_pair_grid,
+        load_xlnet_tables_record,
+        run_xlnet_tables_record,
+    )
+
+    rec = run_xlnet_tables_record(
+        tmp_path, "en-xlnet", name_step=40, max_templates=2, pairs=[("occupation", "gender")]
+    )
+    m = rec.meta
+    assert (
+        m["model"]["files_sha256"]["model.safetensors"]
+        and m["versions"]["git_commit"]
+        and m["wall_seconds"] > 0
+    )
+    assert m["settings"]["category_pairs"] == 1 and rec.table_3_5.index[0] == "en-xlnet"
+    bridge = load_bridge_lm("en-xlnet", xlnet_mode="perm_mask")
+    res = category_pair_grid(bridge, names=_names(bridge), pairs=[("occupation", "gender")], max_templates=2)[
+        0
+    ]
+    tidy = res.tidy().dropna(subset=["ibs", "direct"])
+    row = rec.agreement.iloc[0]
+    assert row["r"] == pytest.approx(float(np.corrcoef(tidy["direct"], tidy["ibs"])[0, 1]), abs=1e-9)
+    assert row["thesis xl-large"] == pytest.approx(0.1963, abs=1e-4)  # Occupation x Gender, Table A.4
+    assert (
+        load_xlnet_tables_record(tmp_path).meta == m and "not xlnet-base or xlnet-large" in rec.provenance()
+    )
+    bad = json.loads((tmp_path / "record.json").read_text(encoding="utf-8"))
+    del bad["machine"]
+    (tmp_path / "record.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(ValueError, match="lacks its provenance: missing machine"):
+        load_xlnet_tables_record(tmp_path)
+    (tmp_path / "record.json").write_text(json.dumps({**bad, "what": "something else"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="is not an XLNet-tables record"):
+        load_xlnet_tables_record(tmp_path)
+
+
 def _names(bridge) -> list[str]:
     from biaskit.data.louis_alexandre import load_louis_alexandre_words
 
