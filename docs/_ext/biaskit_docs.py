@@ -511,9 +511,48 @@ def generate(app: Any = None) -> dict[str, Any]:
     write_registry()
     write_models()
     write_metric_trust()
+    write_long_runs()
     write_dist_sizes()
     write_reference_toc(write_benchmarks())
     return summary
+
+
+#: the kept records of runs too long for a notebook: folder of ``records/``, the script that writes it, the
+#: notebook section that shows it
+LONG_RUNS = (
+    ("fig13", "scripts/record_fig13.py", "notebook 15, section 10"),
+    ("mt_gender", "scripts/record_mt_gender.py", "notebook 15, section 9"),
+    ("domain_model", "scripts/record_domain_model.py", "notebook 12, Part D"),
+    ("xlnet_tables", "scripts/record_xlnet_tables.py", "notebook 13, section 6c″"),
+)
+
+
+def write_long_runs() -> None:
+    """``_generated/fragments/long_runs.md``: one row per kept record of ``records/`` (:data:`LONG_RUNS`), with
+    what it holds, when and where it ran, its wall time and commit, read from its ``record.json``."""
+    rows = []
+    for folder, script, shown in LONG_RUNS:
+        path = ROOT / "records" / folder / "record.json"
+        if not path.is_file():
+            rows.append([f"`records/{folder}/`", "(not recorded yet)", "", "", "", f"`{script}`", shown])
+            continue
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        machine = meta.get("machine", {})
+        rows.append(
+            [
+                f"`records/{folder}/`",
+                _md_cell(meta.get("what", "")),
+                _md_cell(str(meta.get("finished", ""))[:10]),
+                _md_cell(f"{machine.get('cpu', '')} ({machine.get('cores', '')} cores)"),
+                _md_cell(f"{float(meta.get('wall_seconds', 0)) / 60:,.1f} min"),
+                f"`{script}` at {str(meta.get('versions', {}).get('git_commit', ''))[:10]}",
+                shown,
+            ]
+        )
+    _write(
+        OUT / "fragments" / "long_runs.md",
+        _table(["record", "what", "finished", "machine", "wall time", "written by", "shown in"], rows),
+    )
 
 
 def write_metric_trust() -> None:
