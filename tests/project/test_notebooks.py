@@ -30,6 +30,11 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_is_stored_clean_and_parameterised(path):
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    no_id = [i for i, c in enumerate(raw["cells"]) if not c.get("id")]
+    assert not no_id, (
+        f"cells {no_id} have no id (nbformat 4.5 requires one; nbformat.validator.normalize adds them)"
+    )
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, "notebook has no code"
