@@ -20,7 +20,6 @@ scripts/record_domain_model.py`` runs it; notebook 12 Part D draws the recorded 
 from __future__ import annotations
 
 import csv
-import json
 import random
 import time
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.io import atomic_write_text
 from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.studies import run_provenance as rp
 
@@ -44,7 +42,7 @@ __all__ = [
     "run_domain_model_record",
 ]
 
-RECORD_FILE = "record.json"
+RECORD_FILE = rp.RECORD_FILE
 WHAT = (
     "seed 003 (Sayenju 2023) Table 5.4: domain_gain arrows from a domain model fine-tuned here, recorded run"
 )
@@ -119,18 +117,9 @@ def load_domain_model_record(path: str | Path | None = None) -> DomainModelRecor
     """Read a record folder (default :func:`default_record_dir`); ``None`` when there is none; ``ValueError``
     for a file that is not such a record or lacks its provenance."""
     folder = Path(path) if path is not None else default_record_dir()
-    if folder is None or not (folder / RECORD_FILE).is_file():
-        return None
-    meta = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
-    if meta.get("what") != WHAT:
-        raise ValueError(f"{folder / RECORD_FILE} is not a domain-model record (what = {meta.get('what')!r})")
     need = ("parameters", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
-    missing = [k for k in need if k not in meta]
-    if missing or not meta.get("model", {}).get("files_sha256"):
-        raise ValueError(
-            f"{folder / RECORD_FILE} lacks its provenance: missing {', '.join(missing) or 'model files_sha256'}"
-        )
-    return DomainModelRecord(path=folder, meta=meta)
+    meta = rp.read_record(folder, what=WHAT, kind="a domain-model record", need=need)
+    return None if meta is None or folder is None else DomainModelRecord(path=folder, meta=meta)
 
 
 def _last_layers(lm: Any) -> tuple[int, ...]:
@@ -222,7 +211,4 @@ def run_domain_model_record(
     }
     if not meta["model"]["files_sha256"]:
         meta["model"]["files_sha256"] = {"(not a folder)": str(getattr(base, "name", general))}
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / RECORD_FILE, json.dumps(rp.plain(meta), indent=1, ensure_ascii=False) + "\n")
-    return DomainModelRecord(path=folder, meta=json.loads((folder / RECORD_FILE).read_text(encoding="utf-8")))
+    return DomainModelRecord(path=Path(out_dir), meta=rp.write_record(out_dir, meta))

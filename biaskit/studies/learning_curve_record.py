@@ -49,6 +49,7 @@ import pandas as pd
 
 from biaskit.core.io import atomic_path, atomic_write, atomic_write_text
 from biaskit.core.paths import REPO_ROOT, in_repository
+from biaskit.studies import run_provenance as rp
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ THESIS_GRID: dict[str, Any] = {
     "epochs": 3,
     "model": "bert-base-uncased",
 }
-RECORD_FILE = "record.json"
+RECORD_FILE = rp.RECORD_FILE
 RUNS_FILE = "runs.csv"
 FIGURE_FILE = "fig13_learning_curve.png"
 #: what the record describes (its ``what`` field; a reader checks it)
@@ -160,18 +161,10 @@ def load_record(path: str | Path | None = None) -> LearningCurveRecord | None:
     its parameters, model hashes or machine (a record without its provenance is not read).
     """
     folder = Path(path) if path is not None else default_record_dir()
-    if folder is None or not (folder / RECORD_FILE).is_file():
+    need = ("parameters", "model", "machine", "versions", "coverage", "runs")
+    meta = rp.read_record(folder, what=WHAT, kind="a Fig. 13 learning-curve record", need=need)
+    if meta is None or folder is None:
         return None
-    meta = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
-    if meta.get("what") != WHAT:
-        raise ValueError(
-            f"{folder / RECORD_FILE} is not a Fig. 13 learning-curve record (what = {meta.get('what')!r})"
-        )
-    missing = [k for k in ("parameters", "model", "machine", "versions", "coverage", "runs") if k not in meta]
-    if missing or not meta.get("model", {}).get("files_sha256"):
-        raise ValueError(
-            f"{folder / RECORD_FILE} lacks its provenance: missing {', '.join(missing) or 'model files_sha256'}"
-        )
     rows = meta.pop("runs")
     runs = pd.DataFrame(rows)
     if not runs.empty:

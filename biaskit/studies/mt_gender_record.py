@@ -19,7 +19,6 @@ run with ``full=True`` finds it finished.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -28,7 +27,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.io import atomic_write_text
 from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.studies import run_provenance as rp
 
@@ -42,7 +40,7 @@ __all__ = [
     "run_mt_gender_record",
 ]
 
-RECORD_FILE = "record.json"
+RECORD_FILE = rp.RECORD_FILE
 WHAT = "seed 002 (Barza 2023) section 6.1: MT Gender fine-tune, recorded run"
 #: the study's size: all 3,888 MT Gender sentences, Bartl et al.'s 3 passes, BERT-base (seed 002 section 6.1)
 STUDY_SIZE: dict[str, Any] = {"sentences": 3888, "epochs": 3, "model": "bert-base-uncased"}
@@ -97,18 +95,9 @@ def load_mt_gender_record(path: str | Path | None = None) -> MTGenderRecord | No
     model hashes, machine, versions, dates) or its results.
     """
     folder = Path(path) if path is not None else default_record_dir()
-    if folder is None or not (folder / RECORD_FILE).is_file():
-        return None
-    meta = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
-    if meta.get("what") != WHAT:
-        raise ValueError(f"{folder / RECORD_FILE} is not an MT Gender record (what = {meta.get('what')!r})")
     need = ("parameters", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
-    missing = [k for k in need if k not in meta]
-    if missing or not meta.get("model", {}).get("files_sha256"):
-        raise ValueError(
-            f"{folder / RECORD_FILE} lacks its provenance: missing {', '.join(missing) or 'model files_sha256'}"
-        )
-    return MTGenderRecord(path=folder, meta=meta)
+    meta = rp.read_record(folder, what=WHAT, kind="an MT Gender record", need=need)
+    return None if meta is None or folder is None else MTGenderRecord(path=folder, meta=meta)
 
 
 def run_mt_gender_record(
@@ -196,7 +185,4 @@ def run_mt_gender_record(
     }
     if not meta["model"]["files_sha256"]:
         meta["model"]["files_sha256"] = {"(not a folder)": str(getattr(base, "name", model))}
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / RECORD_FILE, json.dumps(rp.plain(meta), indent=1, ensure_ascii=False) + "\n")
-    return MTGenderRecord(path=folder, meta=json.loads((folder / RECORD_FILE).read_text(encoding="utf-8")))
+    return MTGenderRecord(path=Path(out_dir), meta=rp.write_record(out_dir, meta))

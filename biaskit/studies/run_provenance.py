@@ -1,24 +1,41 @@
 """Where and how a recorded run ran: the machine, the package versions and commit, the model's files, the time.
 
 A kept record of a long run (``records/<name>/record.json``, written by a script outside ``make
-reproduce``) carries these so that a reader can tell what produced its numbers.  Used by
-:mod:`biaskit.studies.mt_gender_record` and :mod:`biaskit.studies.domain_model_record`.
+reproduce``) carries these so that a reader can tell what produced its numbers; :func:`write_record` and
+:func:`read_record` write such a file atomically and read it back only when it is the record asked for and
+carries its provenance.  Used by :mod:`biaskit.studies.mt_gender_record`,
+:mod:`biaskit.studies.domain_model_record`, :mod:`biaskit.studies.xlnet_tables` and
+:mod:`biaskit.studies.learning_curve_record`.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 import platform
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from biaskit.core.paths import REPO_ROOT
 
-__all__ = ["git_commit", "machine", "model_files", "now", "plain", "versions"]
+__all__ = [
+    "RECORD_FILE",
+    "git_commit",
+    "machine",
+    "model_files",
+    "now",
+    "plain",
+    "read_record",
+    "versions",
+    "write_record",
+]
+
+#: the file of a kept record in its folder (``records/<name>/record.json``)
+RECORD_FILE = "record.json"
 
 
 def machine() -> dict[str, Any]:
@@ -103,3 +120,32 @@ def plain(obj: Any) -> Any:
     if obj is None or isinstance(obj, (str, int, float, bool)):
         return obj
     return str(obj)
+
+
+def write_record(folder: str | Path, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Write ``meta`` (made JSON-ready by :func:`plain`) as ``<folder>/record.json``, atomically (the folder is
+    created); return it as read back."""
+    from biaskit.core.io import atomic_write_text
+
+    path = Path(folder) / RECORD_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(plain(meta), indent=1, ensure_ascii=False) + "\n")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_record(
+    folder: str | Path | None, *, what: str, kind: str, need: Sequence[str]
+) -> dict[str, Any] | None:
+    """The ``record.json`` of ``folder``; ``None`` when there is none (or no folder).  ``ValueError`` when its
+    ``what`` is not ``what`` ("... is not <kind> (what = ...)") or it lacks one of the keys ``need`` or the
+    sha256 of its model's files ("... lacks its provenance: missing ...")."""
+    if folder is None or not (Path(folder) / RECORD_FILE).is_file():
+        return None
+    path = Path(folder) / RECORD_FILE
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("what") != what:
+        raise ValueError(f"{path} is not {kind} (what = {meta.get('what')!r})")
+    missing = [k for k in need if k not in meta]
+    if missing or not meta.get("model", {}).get("files_sha256"):
+        raise ValueError(f"{path} lacks its provenance: missing {', '.join(missing) or 'model files_sha256'}")
+    return meta

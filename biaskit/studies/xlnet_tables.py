@@ -23,7 +23,6 @@ tables test the procedure on a real XLNet, not xlnet-base or xlnet-large.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.io import atomic_write_text
 from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.core.stats import correlation
 from biaskit.data.louis_alexandre import load_louis_alexandre_tables, load_louis_alexandre_words
@@ -54,7 +52,7 @@ __all__ = [
     "xlnet_appendix_tables",
 ]
 
-RECORD_FILE = "record.json"
+RECORD_FILE = rp.RECORD_FILE
 WHAT = "seed 004 (Louis-Alexandre 2022) Tables A.3-A.4 and Table 3.5's XLNet rows on en-xlnet, recorded run"
 
 #: the thesis's target categories (seed 004 section 3.4, Tables 3.6 and A.1-A.4)
@@ -221,20 +219,9 @@ def load_xlnet_tables_record(path: str | Path | None = None) -> XLNetTablesRecor
     """Read a record folder (default :func:`default_record_dir`); ``None`` when there is none; ``ValueError``
     for a file that is not such a record or lacks its provenance."""
     folder = Path(path) if path is not None else default_record_dir()
-    if folder is None or not (folder / RECORD_FILE).is_file():
-        return None
-    meta = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
-    if meta.get("what") != WHAT:
-        raise ValueError(
-            f"{folder / RECORD_FILE} is not an XLNet-tables record (what = {meta.get('what')!r})"
-        )
     need = ("settings", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
-    missing = [k for k in need if k not in meta]
-    if missing or not meta.get("model", {}).get("files_sha256"):
-        raise ValueError(
-            f"{folder / RECORD_FILE} lacks its provenance: missing {', '.join(missing) or 'model files_sha256'}"
-        )
-    return XLNetTablesRecord(path=folder, meta=meta)
+    meta = rp.read_record(folder, what=WHAT, kind="an XLNet-tables record", need=need)
+    return None if meta is None or folder is None else XLNetTablesRecord(path=folder, meta=meta)
 
 
 def _model_files(model: str, bridge: BridgeLM) -> dict[str, str]:
@@ -288,10 +275,4 @@ def run_xlnet_tables_record(
     }
     if not meta["model"]["files_sha256"]:
         meta["model"]["files_sha256"] = {"(not a folder)": str(bridge.name)}
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(folder / RECORD_FILE, json.dumps(rp.plain(meta), indent=1, ensure_ascii=False) + "\n")
-    loaded = load_xlnet_tables_record(folder)
-    if loaded is None:  # pragma: no cover - the file was just written
-        raise RuntimeError(f"{folder / RECORD_FILE} was not written")
-    return loaded
+    return XLNetTablesRecord(path=Path(out_dir), meta=rp.write_record(out_dir, meta))
