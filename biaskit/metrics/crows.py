@@ -76,6 +76,7 @@ __all__ = [
     "claims_crows_dataset",
     "grid_pair_scores",
     "reading_methods",
+    "reading_options",
     "crows_pairs_test",
     "crows_proportion_test",
     "crows_score",
@@ -736,6 +737,15 @@ def reading_methods(masked: str, causal: str) -> Callable[[str, Mapping[str, Any
         return (str(options[causal if model_kind == "causal" else masked]),)
 
     return methods
+
+
+def reading_options(masked: str = "cp") -> tuple[Option, Option]:
+    """The grid options of a metric that reads pair scores (with :func:`reading_methods`): ``reading``, the PLL
+    reading of a masked model (default ``masked``), and ``causal_reading``, that of a causal one (``ll``)."""
+    return (
+        Option("reading", masked, "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
+        Option("causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")),
+    )
 
 
 def _reading_grid(reading: str) -> GridSupport:

@@ -78,6 +78,7 @@ from biaskit.data.barza import (
     load_tgb_examples,
     load_tgb_pairs,
 )
+from biaskit.metrics.crows import reading_methods, reading_options
 from biaskit.metrics.sentence_pairs import (
     asld,
     asld_confidence_interval,
@@ -1199,16 +1200,9 @@ register_metric(
     grid=GridSupport(
         "crows",
         pairs_grid_cell,
-        lambda model_kind, options: (
-            str(options["barza_pairs_causal_reading" if model_kind == "causal" else "barza_pairs_reading"]),
-        ),
+        reading_methods("barza_pairs_reading", "barza_pairs_causal_reading"),
         {"static": "barza_pairs needs a language model"},
-        options=(
-            Option("reading", "sz", "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
-            Option(
-                "causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")
-            ),
-        ),
+        options=reading_options("sz"),
     ),
     summary="(absolute) sentence likelihood difference of gender-swapped sentence pairs",
     example=_pairs_example,

@@ -23,7 +23,6 @@ from biaskit.core.registry import (
     GridSupport,
     Kind,
     MetricValues,
-    Option,
     register_metric,
 )
 from biaskit.core.results import TestResult
@@ -91,7 +90,7 @@ def _battery_grid(test: Callable[..., TestResult], name: str) -> GridSupport:
     """Grid support of the battery: ``test`` of the two samples of a CrowS-Pairs dataset (the sentences
     with more and with less stereotype), scored by the metric's options ``reading`` (masked) and
     ``causal_reading`` (causal)."""
-    from biaskit.metrics.crows import grid_pair_scores, reading_methods
+    from biaskit.metrics.crows import grid_pair_scores, reading_methods, reading_options
 
     def run(call: GridCall) -> list[dict[str, Any]]:
         more, less, n_skipped = grid_pair_scores(call, call.method)
@@ -104,12 +103,7 @@ def _battery_grid(test: Callable[..., TestResult], name: str) -> GridSupport:
         run,
         reading_methods(f"{name}_reading", f"{name}_causal_reading"),
         {"static": f"{name} needs a language model"},
-        options=(
-            Option("reading", "cp", "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
-            Option(
-                "causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")
-            ),
-        ),
+        options=reading_options("cp"),
     )
 
 

@@ -44,7 +44,7 @@ from biaskit.core.registry import (
     register_metric,
 )
 from biaskit.core.results import Alternative, TestResult
-from biaskit.metrics.crows import as_scores, m_diff
+from biaskit.metrics.crows import as_scores, m_diff, reading_methods, reading_options
 
 __all__ = [
     "agreement",
@@ -450,15 +450,10 @@ register_metric(
     grid=GridSupport(
         "paraphrases",
         grid_cell,
-        lambda model_kind, options: (
-            str(options["robustness_causal_reading" if model_kind == "causal" else "robustness_reading"]),
-        ),
+        reading_methods("robustness_reading", "robustness_causal_reading"),
         {"static": "the pairs are scored by a language model"},
         options=(
-            Option("reading", "cp", "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
-            Option(
-                "causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")
-            ),
+            *reading_options("cp"),
             Option(
                 "rule",
                 "sign",
