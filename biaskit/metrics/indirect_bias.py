@@ -1054,7 +1054,7 @@ def load_bridge_dataset(
         "features": None,
         "names": None,
     }
-    return "bridge", {**data, "language": "en"}
+    return "bridge", data
 
 
 def _toy_bridge() -> dict[str, Any]:
@@ -1063,7 +1063,7 @@ def _toy_bridge() -> dict[str, Any]:
 
     return {
         "target_category": "occupation", "feature_category": "gender", "targets": list(TOY_PROFESSIONS),
-        "features": ["male", "female", "man", "woman", "boy", "girl"], "names": list(TOY_NAMES), "language": "en",
+        "features": ["male", "female", "man", "woman", "boy", "girl"], "names": list(TOY_NAMES),
     }  # fmt: skip
 
 

@@ -648,14 +648,14 @@ def load_stereoset_dataset(
     dev set, Nadeem et al. 2021) or ``stereoset:<file>`` / a path to an official-format gold JSON
     (``.json`` or ``.json.gz``, :func:`biaskit.data.datasets.load_stereoset`).  ``sample`` keeps that many
     intrasentence examples, drawn without replacement with ``random_state`` (in their file order).
-    Returns ``("stereoset", gold)``; ``gold["language"]`` is ``"en"`` for the bundled set, else ``"?"``."""
+    Returns ``("stereoset", gold)``, the official JSON."""
     from biaskit.core.paths import resolve_user_path
 
     which = path.split(":", 1)[1] if path.lower().startswith("stereoset:") else path
     if which in ("dev", "en"):
-        gold, lang = load_stereoset(), "en"
+        gold = load_stereoset()
     elif resolve_user_path(which).exists():
-        gold, lang = load_stereoset(path=resolve_user_path(which)), "?"
+        gold = load_stereoset(path=resolve_user_path(which))
     else:
         raise ValueError(
             f"unknown StereoSet dataset {path!r}; use stereoset:dev (the bundled dev set) or the path of an "
@@ -668,7 +668,7 @@ def load_stereoset_dataset(
         logger.info(
             "%s: random sample of %d intrasentence examples (random_state=%d)", path, sample, random_state
         )
-    return "stereoset", {**gold, "language": lang}
+    return "stereoset", gold
 
 
 def _toy_stereoset() -> dict[str, Any]:
@@ -691,7 +691,7 @@ def _toy_stereoset() -> dict[str, Any]:
                 ],
             }
         )  # fmt: skip
-    return {"version": "toy", "data": {"intrasentence": data, "intersentence": []}, "language": "en"}
+    return {"version": "toy", "data": {"intrasentence": data, "intersentence": []}}
 
 
 def grid_cell(call: GridCall) -> list[dict[str, Any]]:
@@ -699,7 +699,7 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     (:func:`stereoset_option_scores`), then the thesis's proportion test of ss against 50 %
     (:func:`ss_proportion_test`, ``stereoset_alternative``) over all examples and within each domain; the
     row's ``score`` is the micro ss in %, ``statistic`` the test's z (or the count of the exact test)."""
-    gold = {k: v for k, v in call.data.items() if k != "language"}
+    gold = call.data
     options = stereoset_option_scores(
         call.model, gold, batch_size=int(call.options["batch_size"]), progress=False
     )
@@ -736,8 +736,7 @@ def comp_grid_cell(call: GridCall) -> list[dict[str, Any]]:
     StereoSet dataset, each side's word set being the one word of its option (V^ster = {stereotype},
     V^anster = {anti-stereotype}); ``comp_baseline_alternative`` picks the test's alternative.  The row's
     ``score`` is the share of contexts preferring the stereotype (P(ster) >= P(anster)) in %."""
-    gold = {k: v for k, v in call.data.items() if k != "language"}
-    opts = stereoset_intrasentence(gold)
+    opts = stereoset_intrasentence(call.data)
     wide = opts.pivot_table(
         index="example_id", columns="gold_label", values="word", aggfunc="first", sort=False
     )
