@@ -709,9 +709,6 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
                 "permutation": "exact binomial",
             }
         )
-    alpha = float(o["alpha"])
-    for r in rows:
-        r["significant"] = bool(r["p_value"] < alpha) if np.isfinite(r["p_value"]) else np.nan
     return rows
 
 

@@ -1096,7 +1096,6 @@ def templates_grid_cell(call: GridCall) -> list[dict[str, Any]]:
     if "category" not in table:
         table = table.assign(category="(none)")
     by_profession = call.option("unit") == "profession"
-    alpha = float(call.options["alpha"])
     rows = []
     for cat in ["all", *dict.fromkeys(table["category"])]:
         sub = table if cat == "all" else table[table["category"] == cat]
@@ -1104,9 +1103,7 @@ def templates_grid_cell(call: GridCall) -> list[dict[str, Any]]:
         if len(values) < 2:
             continue
         res = ppd_test(values)
-        row = GridSupport.rows_from_result(res, bias_type=cat, score=float(res.estimate))[0]
-        row["significant"] = bool(row["p_value"] < alpha) if np.isfinite(row["p_value"]) else np.nan
-        rows.append(row)
+        rows.append(GridSupport.rows_from_result(res, bias_type=cat, score=float(res.estimate))[0])
     return rows
 
 

@@ -397,7 +397,6 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     )  # fmt: skip
     row = GridSupport.rows_from_result(res, bias_type="all", score=100.0 * float(res.estimate))[0]
     row["targets"] = "original vs paraphrased pairs"
-    row["significant"] = bool(row["p_value"] < float(o["alpha"])) if np.isfinite(row["p_value"]) else np.nan
     if (~ok).any():
         row["note"] = f"pairs not scored (see the log): {int((~ok).sum())}"
     return [row]

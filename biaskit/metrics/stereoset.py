@@ -725,9 +725,6 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
         if domain == "all" and n_lost:
             row["note"] = f"examples not scored (see the log): {n_lost}"
         rows.append(row)
-    alpha = float(call.options["alpha"])
-    for r in rows:
-        r["significant"] = bool(r["p_value"] < alpha) if np.isfinite(r["p_value"]) else np.nan
     return rows
 
 
@@ -747,9 +744,6 @@ def comp_grid_cell(call: GridCall) -> list[dict[str, Any]]:
     )  # fmt: skip
     preferred = table["stereotypical_preferred"].dropna().astype(bool)
     row = GridSupport.rows_from_result(res, bias_type="all", score=100.0 * float(preferred.mean()))[0]
-    row["significant"] = (
-        bool(row["p_value"] < float(call.options["alpha"])) if np.isfinite(row["p_value"]) else np.nan
-    )
     left_out = len(table) - len(preferred)
     if left_out:
         row["note"] = f"contexts without a scorable word on a side (see the log): {left_out}"
