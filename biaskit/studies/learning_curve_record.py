@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import platform
+import statistics
 import subprocess
 import time
 from collections.abc import Sequence
@@ -299,6 +300,25 @@ def _versus_thesis(
     )
 
 
+def _by_n(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per n: the number of repetitions and each measure's mean and SD over them (SD None for one run)."""
+    out = []
+    for n in sorted({int(r["n"]) for r in rows}):
+        at = [r for r in rows if int(r["n"]) == n]
+        row: dict[str, Any] = {"n": n, "runs": len(at)}
+        measures = [
+            k
+            for k in at[0]
+            if k not in ("n", "sample", "steps", "train_seconds", "model_folder", "model_written")
+        ]
+        for m in measures:
+            vals = [float(r[m]) for r in at if r.get(m) is not None]
+            row[m] = sum(vals) / len(vals) if vals else None
+            row[f"{m} sd"] = statistics.stdev(vals) if len(vals) > 1 else None
+        out.append(row)
+    return out
+
+
 def run_record(
     out_dir: str | Path | None = None,
     *,
@@ -326,6 +346,7 @@ def run_record(
     from biaskit.debiasing import cds as db
     from biaskit.lm import get_masked_lm
     from biaskit.metrics import gender_templates as gt
+    from biaskit.training.fine_tune import KEY_WHEN_SET
 
     folder = Path(out_dir) if out_dir is not None else default_record_dir()
     if folder is None:
@@ -351,7 +372,11 @@ def run_record(
         "batch_size": int(batch_size),
         "corpus": f"CDS-GAP, all {len(corpus):,} sentences (biaskit.debiasing.cds.cds_gap_corpus(None, seed={seed}))",
         "draw": "biaskit.debiasing.cds.curve_sample: default_rng([seed, n, k]), without replacement",
-        "fine_tune": {k: v for k, v in asdict(cfg).items() if k not in ("device", "checkpoint_every")},
+        "fine_tune": {
+            k: v
+            for k, v in asdict(cfg).items()
+            if k not in ("device", "checkpoint_every") and not (k in KEY_WHEN_SET and v is None)
+        },
         "evaluation": {
             "template_test": f"TBD 'clean', {len(instances):,} instances (mean |APPD| of the ordinary professions)",
             "sentence_pairs": {str(c): int(v) for c, v in pairs["category"].value_counts(sort=False).items()},
@@ -411,6 +436,7 @@ def run_record(
                     model, all_sizes, all_samples, epochs, len(done_keys), n_planned
                 ),
             },
+            "by_n": _by_n(rows),
             "runs": sorted(rows, key=lambda r: (r["n"], r["sample"])),
         }
         # each file whole or not at all, under a unique temporary name (a parallel run never shares it)

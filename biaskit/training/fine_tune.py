@@ -97,6 +97,7 @@ from biaskit.training.pretrain import (
 __all__ = [
     "BARTL",
     "BARTL_2020",
+    "KEY_WHEN_SET",
     "FineTuneConfig",
     "bartl_max_length",
     "dropout_rates",
@@ -113,8 +114,9 @@ logger = logging.getLogger(__name__)
 CACHE_SUBDIR = "fine_tuned"
 #: settings that do not change the trained weights: left out of the cache key and resume check
 _NOT_IN_KEY = ("device", "checkpoint_every", "deterministic_cuda")
-#: settings left out of the cache key while unset, so that the keys of earlier fine-tunes stay as they were
-_KEY_WHEN_SET = ("hidden_dropout", "attention_dropout")
+#: settings left out of the cache key (and out of the records that name a fine-tune) while unset, so that
+#: the keys of earlier fine-tunes stay as they were
+KEY_WHEN_SET = ("hidden_dropout", "attention_dropout")
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,7 @@ class FineTuneConfig:
 
     def __post_init__(self) -> None:
         self.training_config(self.max_length or 512)  # MLMTrainingConfig checks every value
-        for name in _KEY_WHEN_SET:
+        for name in KEY_WHEN_SET:
             p = getattr(self, name)
             if p is not None and not 0.0 <= p < 1.0:
                 raise ValueError(f"{name} must be in [0, 1) or None, got {p}")
@@ -366,7 +368,7 @@ def _plan(
     record: dict[str, Any] = {
         k: v
         for k, v in asdict(config).items()
-        if k not in _NOT_IN_KEY and not (k in _KEY_WHEN_SET and v is None)
+        if k not in _NOT_IN_KEY and not (k in KEY_WHEN_SET and v is None)
     }
     record.update(max_length=max_length, base_model=base.name, base_fingerprint=base.fingerprint())
     if causal:

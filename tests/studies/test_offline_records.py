@@ -75,6 +75,83 @@ def test_mt_gender_record_without_provenance_is_refused(tmp_path):
         load_mt_gender_record(tmp_path)
 
 
+# ----------------------------------------------------------------------------- CDS debiasing record
+@pytest.fixture(scope="module")
+def cds_record(tmp_path_factory):
+    from biaskit.studies.cds_record import run_cds_record
+
+    out = tmp_path_factory.mktemp("cds")
+    return run_cds_record(
+        out,
+        model="en-mlm",
+        sentences=12,
+        epochs=1,
+        categories=["medical", "pregnancy"],
+        max_pairs_per_set=6,
+        n_neutral=10,
+        progress=False,
+    )
+
+
+def test_cds_record_keeps_its_provenance_and_reads_back(cds_record):
+    from biaskit.studies.cds_record import WHAT, load_cds_record
+
+    m = cds_record.meta
+    assert m["what"] == WHAT and m["parameters"]["sentences"] == 12 and m["parameters"]["epochs"] == 1
+    assert m["parameters"]["sentences_available"] > 13000
+    assert m["model"]["files_sha256"]["model.safetensors"] and m["machine"]["cores"] >= 1
+    assert m["started"] <= m["finished"] and m["wall_seconds"] > 0
+    assert m["training"]["steps"] == 12  # one sentence per step, one pass
+    again = load_cds_record(cds_record.path)
+    assert again is not None and again.meta == m
+    text = again.provenance()
+    assert f"12 sentences instead of all {m['parameters']['sentences_available']:,}" in text
+    assert "1 pass(es) instead of 3" in text and "en-mlm, not bert-base-uncased" in text
+
+
+def test_cds_record_numbers_follow_from_its_rows(cds_record):
+    """Category means of |APPD| by plain arithmetic; the pair sets' ASLD recomputed from the two models'
+    sentence scores; the pseudo-perplexity rise from its two values."""
+    from biaskit.debiasing import cds as db
+    from biaskit.lm import get_masked_lm
+    from biaskit.metrics import gender_templates as gt
+    from biaskit.training.fine_tune import fine_tune
+
+    appd = cds_record.appd
+    tbe = cds_record.tbe_before_after.set_index("category")
+    med = appd[appd.category == "medical"]
+    assert len(med) == 21
+    assert tbe.loc["medical", "abs_appd_before"] == pytest.approx(med.appd_before.abs().mean(), rel=1e-9)
+    assert tbe.loc["medical", "abs_appd_after"] == pytest.approx(med.appd_after.abs().mean(), rel=1e-9)
+    # ASLD per pair set = mean |score(sentence 1) - score(sentence 2)|, each model scored here again
+    base = get_masked_lm("en-mlm")
+    corpus = db.cds_gap_corpus(12, seed=0)
+    tuned = fine_tune(base, corpus.sentences, config=db.ExperimentPreset("t", 12, 1).config(), progress=False)
+    pairs = db.sbe_evaluation_pairs(
+        tbd_instances=gt.build_tbd_instances("clean", categories=["medical", "pregnancy"])
+    )
+    pairs = pairs.groupby("category", sort=False).head(6).reset_index(drop=True)
+    sbe = cds_record.sbe_before_after.set_index("category")
+    for model, col in ((base, "asld_before"), (tuned, "asld_after")):
+        scored = gt.score_sentence_pairs(model, pairs)
+        for cat, rows in scored.groupby("category"):
+            assert sbe.loc[cat, col] == pytest.approx(rows["sld"].abs().mean(), rel=1e-6), (cat, col)
+    pp = cds_record.meta["results"]["pseudo_perplexity"]
+    assert pp["rise"] == pytest.approx(pp["after"] / pp["before"] - 1, rel=1e-12) and pp["tokens"] > 0
+
+
+def test_cds_record_without_provenance_is_refused(tmp_path):
+    from biaskit.studies.cds_record import WHAT, load_cds_record
+
+    assert load_cds_record(tmp_path) is None
+    (tmp_path / "record.json").write_text(json.dumps({"what": WHAT, "parameters": {}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="lacks its provenance"):
+        load_cds_record(tmp_path)
+    (tmp_path / "record.json").write_text(json.dumps({"what": "something else"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="not a CDS debiasing record"):
+        load_cds_record(tmp_path)
+
+
 # ----------------------------------------------------------------------------- XLNet Tables A.3-A.4, 3.5
 def test_the_forty_category_pairs_are_the_thesis_tables():
     from biaskit.studies.xlnet_tables import CATEGORY_PAIRS
