@@ -314,7 +314,9 @@ def test_every_internal_link_resolves_and_nothing_comes_from_the_network(site):
                 broken.append(f"{page.relative_to(site)}: {link}")
                 continue
             if parts.fragment and target.suffix == ".html":
-                ids = id_cache.setdefault(target, _ids(target.read_text(encoding="utf-8")))
+                if target not in id_cache:  # each page read once (setdefault would read it for every link)
+                    id_cache[target] = _ids(target.read_text(encoding="utf-8"))
+                ids = id_cache[target]
                 if unquote(parts.fragment) not in ids:
                     broken.append(f"{page.relative_to(site)}: {link} (no such anchor)")
     assert not broken, "\n".join(broken[:30])
