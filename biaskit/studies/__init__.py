@@ -18,6 +18,7 @@ replays of the seeds' printed tables, and the kept records of runs too long for 
 :mod:`biaskit.studies.replay`                  seed 000's chapter 4 recomputed from the thesis's own scores
 :mod:`biaskit.studies.louis_alexandre_replay`  seed 004 recomputed from its printed tables
 :mod:`biaskit.studies.learning_curve_record`   seed 002's learning curve (Fig. 13), kept as a record
+:mod:`biaskit.studies.cds_record`              seed 002's CDS-GAP debiasing (Table 4) at the thesis's size, kept as a record
 :mod:`biaskit.studies.mt_gender_record`        seed 002's MT Gender fine-tune at the study's size, kept as a record
 :mod:`biaskit.studies.domain_model_record`     seed 003's Table 5.4 arrows from a domain model, kept as a record
 :mod:`biaskit.studies.xlnet_tables`            seed 004's XLNet tables on the bundled XLNet

@@ -521,6 +521,7 @@ def generate(app: Any = None) -> dict[str, Any]:
 #: notebook section that shows it
 LONG_RUNS = (
     ("fig13", "scripts/record_fig13.py", "notebook 15, section 10"),
+    ("cds_full", "scripts/record_cds.py", "notebook 15, section 3b"),
     ("mt_gender", "scripts/record_mt_gender.py", "notebook 15, section 9"),
     ("domain_model", "scripts/record_domain_model.py", "notebook 12, Part D"),
     ("xlnet_tables", "scripts/record_xlnet_tables.py", "notebook 13, section 6c″"),
