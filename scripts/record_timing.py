@@ -36,10 +36,16 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     what, command = argv[0], argv[2:]
-    from biaskit.studies.run_provenance import machine
+    from biaskit.studies.run_provenance import git_commit, machine
 
     here = machine()
     load_before = _load()
+    cache = os.environ.get("BIASKIT_CACHE_DIR")
+    cache_state = (
+        "empty (BIASKIT_CACHE_DIR, a new folder)"
+        if cache and (not Path(cache).exists() or not any(Path(cache).iterdir()))
+        else "as found"
+    )
     t0 = time.perf_counter()
     status = subprocess.run(command, check=False).returncode
     seconds = time.perf_counter() - t0
@@ -52,10 +58,11 @@ def main(argv: list[str]) -> int:
             "what": what,
             "command": " ".join(command),
             "wall clock": _clock(seconds),
-            "cache": "as found",
+            "cache": cache_state,
             "when": datetime.date.today().isoformat(),
             "source": (
-                f"scripts/record_timing.py on {platform.node() or 'this machine'}: {here['cores']}-core "
+                f"scripts/record_timing.py at commit {git_commit() or 'unknown'} on "
+                f"{platform.node() or 'this machine'}: {here['cores']}-core "
                 f"{here['cpu']}; load average (1, 5, 15 min) {load_before} at the start, {_load()} at the end"
             ),
         }
