@@ -18,6 +18,23 @@ page or details -- is an ipywidgets control whose handler draws the figure again
 native ``<select>``, text box or button, so the views are used with the keyboard as well as the mouse (the
 table's sort and details are menus, not mouse clicks on the heat-map).
 
+**After a reload.**  A reloaded page, or the notebook opened again while its kernel runs, restores every
+widget model from the kernel while each view's output waits for its model -- 2 s at most (``get_model`` of
+``@jupyter-widgets/base``); the outputs then pick their models up one after another, each drawing its view
+at once, so the time spent drawing the first views counts against the wait of the others, and an output
+still waiting after 2 s says "Error displaying widget: model not found" although its model exists.  Two
+things keep that time short.  Plotly.js is loaded before: the view is displayed after an empty, hidden
+plotly figure that the page draws with its other outputs (:func:`biaskit.report.widgets.display_live`),
+since evaluating plotly.js for a view's first figure took a second of a loaded page's time.  And a view is
+few widget models: ONE ``Box`` in which the controls flow in rows and the lines and plots take the whole
+width, two ``HTML`` widgets for all its lines (above the plot the CSS, the kernel and busy lines, status,
+note and error; under it the downloads, images and the title of the details: :class:`_Lines`), the two plot
+areas, and one layout and one style per kind of widget, shared by all of them -- 26 models for a table view
+and 20 for a scatter view (each widget with a layout and a style of its own, in nested boxes, made 71 and
+54).  Handlers never create or close a widget (a saved output never points at a model that is gone), and a
+view replaced by running its cell again closes every model of it, its layouts and styles included.  If a
+reload still loses a view, the output shows the static figure and the line saying what to run.
+
 **Telling the reader when to wait or re-run.**  A handler first shows a busy line naming what it computes
 ("Computing the UMAP projection of 99 occupations ...") and dims the plot until the new one is drawn
 (:meth:`_LiveView.busy`).  Lines that CSS shows from the notebook's kernel status say when the kernel is
@@ -174,10 +191,10 @@ def _figure_images(fig: Any, name: str) -> list[str]:
 class _PlotArea:
     """An ``ipywidgets.Output`` showing plotly figures as plain outputs (:func:`plotly_bundle`)."""
 
-    def __init__(self, css_class: str) -> None:
+    def __init__(self, css_class: str, layout: Any = None) -> None:
         import ipywidgets as w
 
-        self.out = w.Output(layout=w.Layout(width="100%"))
+        self.out = w.Output(layout=layout if layout is not None else w.Layout(width="100%"))
         self.out.add_class("bk-plot")
         self.out.add_class(css_class)
         self.bundles: list[dict[str, Any]] = []
@@ -193,46 +210,162 @@ class _PlotArea:
         return [b[PLOTLY_MIME] for b in self.bundles if PLOTLY_MIME in b]
 
 
+class _Line:
+    """One line of a :class:`_Lines`: its ``value`` is HTML, as an ``ipywidgets.HTML``'s, but it is no widget
+    model of its own -- setting it redraws the one ``HTML`` widget that shows all the lines."""
+
+    def __init__(self, lines: _Lines, css_class: str) -> None:
+        self._lines = lines
+        self.css_class = css_class
+        self._value = ""
+
+    @property
+    def value(self) -> str:
+        return self._value
+
+    @value.setter
+    def value(self, html_text: str) -> None:
+        if html_text != self._value:
+            self._value = html_text
+            self._lines.refresh()
+
+
+class _Lines:
+    """Several lines of a live view (status, note, error, ... or the downloads) shown by ONE
+    ``ipywidgets.HTML``: one widget model for all of them, not one each (:class:`_LiveView`).  ``fixed`` is
+    HTML shown before the lines (the view's CSS and kernel lines); an empty line takes no room."""
+
+    def __init__(self, widget: Any, fixed: str = "") -> None:
+        self.widget = widget
+        self.fixed = fixed
+        self.lines: list[_Line] = []
+        self.refresh()
+
+    def line(self, css_class: str = "") -> _Line:
+        line = _Line(self, css_class)
+        self.lines.append(line)
+        return line
+
+    def refresh(self) -> None:
+        parts = [self.fixed]
+        for line in self.lines:
+            if line.value:
+                parts.append(
+                    f"<div class='{line.css_class}'>{line.value}</div>" if line.css_class else line.value
+                )
+        self.widget.value = "".join(parts)
+
+
 class _LiveView:
-    """Common plumbing of the two live views: the busy line, the error and note lines, the exports, the
-    guard that turns any exception of a handler into one readable line inside the widget, and the display
-    with a static fallback and a hint (:func:`biaskit.report.widgets.display_live`)."""
+    """Common plumbing of the two live views: their few widget models (shared layouts and styles, one box,
+    two ``HTML`` widgets for every line), the busy line, the error and note lines, the exports, the guard that
+    turns any exception of a handler into one readable line inside the widget, and the display with a static
+    fallback and a hint (:func:`biaskit.report.widgets.display_live`)."""
 
     fallback_html = ""
+    error: _Line
+    note: _Line
+    details_title: _Line
     #: the line JupyterLab shows instead of the view when it cannot draw it (a saved notebook reopened
-    #: without its kernel); it must work when followed
+    #: without its kernel, or a view a reloaded page could not restore); it must work when followed
     hint = (
         "To explore: run the notebook down to this cell (Run → Run All Above Selected Cell), then this cell. "
         "The figure above is the static version of the view."
     )
 
-    def __init__(self) -> None:
+    def __init__(self, lines: Sequence[str]) -> None:
         import ipywidgets as w
+        from ipywidgets.widgets.widget_description import DescriptionStyle
+        from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
         self._busy = False
-        self.css = w.HTML(_VIEW_CSS + _KERNEL_LINES)
-        self.busy_line = w.HTML()
-        self.error = w.HTML(layout=w.Layout(min_height="1.4em"))
-        self.note = w.HTML()
-        self.downloads = w.HTML()
-        self.downloads.add_class("bk-downloads")
-        self.images = w.HTML()
-        self.images.add_class("bk-downloads")
-        self.images_button = w.Button(
-            description="PNG and SVG of these plots",
+        # the few layouts and styles every widget of the view shares: by default each control brings a
+        # Layout and a Style model of its own, three models a control for a reloaded page to restore
+        self.layouts = {
+            "box": w.Layout(flex_flow="row wrap", width="100%"),
+            "full": w.Layout(width="100%"),
+            "inline": w.Layout(width="auto"),
+        }
+        self.styles = {
+            "menu": DescriptionStyle(),
+            "text": TextStyle(),
+            "button": w.ButtonStyle(),
+            "html": HTMLStyle(),
+        }
+        # two HTML widgets show every line of the view: above the plots, the CSS, the kernel lines, the busy
+        # line and the state lines (``lines``: their attribute names, e.g. "status", "note", "error"); under
+        # the plot, the downloads, the images and the title of the details
+        self.head = _Lines(self.html(), _VIEW_CSS + _KERNEL_LINES)
+        self.busy_line = self.head.line()
+        for name in lines:
+            setattr(self, name, self.head.line())
+        self.foot = _Lines(self.html())
+        self.downloads = self.foot.line("bk-downloads")
+        self.images = self.foot.line("bk-downloads")
+        self.details_title = self.foot.line()
+        self.images_button = self.button(
+            "PNG and SVG of these plots",
             icon="download",
             tooltip="Make PNG and SVG files of the plots as they are shown (download links appear below)",
-            layout=w.Layout(width="auto"),
         )
-        self.reset = w.Button(
-            description="Reset view",
-            icon="undo",
-            tooltip="Back to the view as this cell first showed it",
-            layout=w.Layout(width="auto"),
+        self.reset = self.button(
+            "Reset view", icon="undo", tooltip="Back to the view as this cell first showed it"
         )
         self.last_error = ""
         self.busy_log: list[str] = []  # what each busy line said (kept for the tests and the log)
         self.box: Any = None
+
+    # -- the widgets of a view, few models in all ----------------------------------------------------------
+    def html(self) -> Any:
+        """A full-width ``ipywidgets.HTML`` with the view's shared layout and style."""
+        import ipywidgets as w
+
+        return w.HTML(layout=self.layouts["full"], style=self.styles["html"])
+
+    def menu(self, description: str, **kwargs: Any) -> Any:
+        import ipywidgets as w
+
+        return w.Dropdown(
+            description=description, layout=self.layouts["inline"], style=self.styles["menu"], **kwargs
+        )
+
+    def button(self, description: str, **kwargs: Any) -> Any:
+        import ipywidgets as w
+
+        return w.Button(
+            description=description, layout=self.layouts["inline"], style=self.styles["button"], **kwargs
+        )
+
+    def plot_area(self, css_class: str) -> _PlotArea:
+        return _PlotArea(css_class, self.layouts["full"])
+
+    def _make_box(self, children: Sequence[Any], kind: str) -> None:
+        """The view: ONE ``Box`` whose controls flow in rows (wrapped to the width of the page) and whose
+        lines and plots take the whole width -- no nest of HBoxes, each one more model to restore."""
+        import ipywidgets as w
+
+        self.box = w.Box(list(children), layout=self.layouts["box"])
+        self.box.add_class("bk-explorer")
+        self.box.add_class(f"bk-{kind}-explorer")
+
+    def widget_models(self) -> list[Any]:
+        """Every widget model of the view (the box, its children, the shared layouts and styles): what a
+        reloaded page restores for it."""
+        found: dict[str, Any] = {}
+
+        def walk(widget: Any) -> None:
+            if widget is None or getattr(widget, "model_id", None) in found:
+                return
+            found[widget.model_id] = widget
+            for attr in ("layout", "style"):
+                walk(getattr(widget, attr, None))
+            for child in getattr(widget, "children", ()):
+                walk(child)
+
+        walk(self.box)
+        for shared in (*self.layouts.values(), *self.styles.values()):
+            walk(shared)
+        return [m for m in found.values() if m.comm is not None]
 
     # -- state lines --------------------------------------------------------------------------------------
     def show_error(self, exc: BaseException | str) -> None:
@@ -342,15 +475,11 @@ class _LiveView:
             )
 
     def close(self) -> None:
-        """Close the view and every widget in it (a view replaced by a new one must not stay a live model)."""
-
-        def close_all(widget: Any) -> None:
-            for child in getattr(widget, "children", ()):
-                close_all(child)
-            widget.close()
-
+        """Close the view and every widget model in it, its layouts and styles included (a view replaced by
+        a new one must not stay a live model: a reloaded page would restore it for nothing)."""
         if self.box is not None:
-            close_all(self.box)
+            for model in self.widget_models():
+                model.close()
 
     # -- display ------------------------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -368,7 +497,7 @@ class _LiveView:
         without its kernel shows the static figure and the hint, never "Error displaying widget"."""
         from biaskit.report.widgets import display_live
 
-        display_live(self._repr_mimebundle_(), self.hint)
+        display_live(self._repr_mimebundle_(), self.hint, plotly=True)
 
 
 def _feature_options(store: ScoreStore, model: str, target_category: str) -> list[tuple[str, str]]:
@@ -402,6 +531,8 @@ class TableWidget(_LiveView):
         "view; the figure above is its static version.</i></p>"
     )
     ORDERS = (("by score: most and least associated", 1), ("by similarity (cosine) to it", 2))
+    legend: _Line
+    pages: _Line
 
     def __init__(
         self,
@@ -413,7 +544,7 @@ class TableWidget(_LiveView):
     ) -> None:
         import ipywidgets as w
 
-        super().__init__()
+        super().__init__(("legend", "note", "error", "pages"))
         if hint:
             self.hint = hint
         self.ex = explorer
@@ -425,31 +556,27 @@ class TableWidget(_LiveView):
         self.column_page = 0
         self.cell: tuple[Any, Any] | None = None
         self._view = self._page = pd.DataFrame()
-        wide = w.Layout(width="auto")
-        self.dd_model = w.Dropdown(
-            options=st.models(), value=explorer.model, description="Model", layout=wide
-        )
-        self.dd_target = w.Dropdown(description="Targets", layout=wide)
-        self.dd_feature = w.Dropdown(description="Features", layout=wide)
-        self.dd_sort = w.Dropdown(description="Sort by", layout=wide)
-        self.dd_order = w.Dropdown(options=list(self.ORDERS), value=1, description="Order", layout=wide)
+        self.dd_model = self.menu("Model", options=st.models(), value=explorer.model)
+        self.dd_target = self.menu("Targets")
+        self.dd_feature = self.menu("Features")
+        self.dd_sort = self.menu("Sort by")
+        self.dd_order = self.menu("Order", options=list(self.ORDERS), value=1)
         self.search = w.Text(
             value=explorer.query,
             description="Search",
             placeholder="a target or feature",
             continuous_update=False,
+            layout=self.layouts["inline"],
+            style=self.styles["text"],
         )
-        self.row_prev = w.Button(description="◀ rows", layout=wide)
-        self.row_next = w.Button(description="rows ▶", layout=wide)
-        self.col_prev = w.Button(description="◀ columns", layout=wide)
-        self.col_next = w.Button(description="columns ▶", layout=wide)
-        self.pages = w.HTML()
-        self.legend = w.HTML()
-        self.dd_cell_target = w.Dropdown(description="Details of", layout=wide)
-        self.dd_cell_feature = w.Dropdown(description="with", layout=wide)
-        self.plot = _PlotArea("bk-table-plot")
-        self.details_title = w.HTML()
-        self.details = _PlotArea("bk-details-plot")
+        self.row_prev = self.button("◀ rows")
+        self.row_next = self.button("rows ▶")
+        self.col_prev = self.button("◀ columns")
+        self.col_next = self.button("columns ▶")
+        self.dd_cell_target = self.menu("Details of")
+        self.dd_cell_feature = self.menu("with")
+        self.plot = self.plot_area("bk-table-plot")
+        self.details = self.plot_area("bk-details-plot")
         self._sync_controls()
         for dd in (self.dd_model, self.dd_target, self.dd_feature):
             dd.observe(lambda _c: self._run(self.change), names="value")
@@ -464,29 +591,18 @@ class TableWidget(_LiveView):
         self.row_next.on_click(lambda _b: self._run(self.turn, "row", 1))
         self.col_prev.on_click(lambda _b: self._run(self.turn, "column", -1))
         self.col_next.on_click(lambda _b: self._run(self.turn, "column", 1))
-        row = w.Layout(flex_flow="row wrap", width="100%")
-        self.box = w.VBox(
+        self._make_box(
             [
-                self.css,
-                w.HBox([self.dd_model, self.dd_target, self.dd_feature], layout=row),
-                w.HBox([self.dd_sort, self.dd_order], layout=row),
-                w.HBox([self.search, self.reset, self.images_button], layout=row),
-                self.busy_line,
-                self.legend,
-                self.note,
-                self.error,
-                w.HBox([self.row_prev, self.row_next, self.col_prev, self.col_next, self.pages], layout=row),
+                *(self.dd_model, self.dd_target, self.dd_feature, self.dd_sort, self.dd_order, self.search),
+                *(self.dd_cell_target, self.dd_cell_feature, self.reset, self.images_button),
+                self.head.widget,
+                *(self.row_prev, self.row_next, self.col_prev, self.col_next),
                 self.plot.out,
-                self.downloads,
-                self.images,
-                w.HBox([self.dd_cell_target, self.dd_cell_feature], layout=row),
-                self.details_title,
+                self.foot.widget,
                 self.details.out,
             ],
-            layout=w.Layout(width="100%"),
+            "table",
         )
-        self.box.add_class("bk-explorer")
-        self.box.add_class("bk-table-explorer")
         self._run(self.redraw)
 
     def plot_areas(self) -> list[_PlotArea]:
@@ -670,11 +786,11 @@ class TableWidget(_LiveView):
         legend = escape_html((o.legend if o is not None else "") + (f" {ex_.message}" if ex_.message else ""))
         self.legend.value = (
             f"<div class='bk-legend' style='{_NOTE_STYLE}'>{title} {legend} <i>Sort with the Sort by and Order "
-            "menus; choose a cell under the table (Details of … with …) for its per-name scores.</i></div>"
+            "menus; choose a cell with the Details of and with menus for its per-name scores.</i></div>"
         )
         self.pages.value = (
-            f"<span class='bk-pages' style='{_NOTE_STYLE}'>rows {r0 + 1}–{r1} of {view.shape[0]}, "
-            f"columns {c0 + 1}–{c1} of {view.shape[1]}</span>"
+            f"<div class='bk-pages' style='{_NOTE_STYLE}'>Page: rows {r0 + 1}–{r1} of {view.shape[0]}, "
+            f"columns {c0 + 1}–{c1} of {view.shape[1]} (the buttons below turn the pages)</div>"
         )
         self.row_prev.disabled = r0 == 0
         self.row_next.disabled = r1 >= view.shape[0]
@@ -790,66 +906,50 @@ class ScatterWidget(_LiveView):
         "use the view; the figures above are its static version.</i></p>"
     )
     NONE = NONE
+    status: _Line
 
     def __init__(self, explorer: ScatterExplorer, *, hint: str | None = None) -> None:
         import ipywidgets as w
 
-        super().__init__()
+        super().__init__(("status", "note", "error"))
         if hint:
             self.hint = hint
         self.ex = explorer
         self.initial = explorer.snapshot()
         st = explorer.store
-        wide = w.Layout(width="auto")
-        self.dd_model = w.Dropdown(
-            options=st.models(), value=explorer.model, description="Model", layout=wide
-        )
-        self.dd_method = w.Dropdown(
-            options=list(METHODS), value=explorer.method, description="Projection", layout=wide
-        )
-        self.dd_target = w.Dropdown(description="Targets", layout=wide)
-        self.dd_feature = w.Dropdown(description="Features", layout=wide)
+        self.dd_model = self.menu("Model", options=st.models(), value=explorer.model)
+        self.dd_method = self.menu("Projection", options=list(METHODS), value=explorer.method)
+        self.dd_target = self.menu("Targets")
+        self.dd_feature = self.menu("Features")
         self.search = w.Combobox(
             value=explorer.query,
             placeholder="find a target",
             description="Search",
             ensure_option=False,
             continuous_update=False,
-            layout=wide,
+            layout=self.layouts["inline"],
+            style=self.styles["text"],
         )
-        self.dd_sel = w.Dropdown(description="Details of", layout=wide)
-        self.status = w.HTML()
-        self.plot = _PlotArea("bk-scatter-plot")
-        self.details_title = w.HTML()
-        self.details = _PlotArea("bk-details-plot")
+        self.dd_sel = self.menu("Details of")
+        self.plot = self.plot_area("bk-scatter-plot")
+        self.details = self.plot_area("bk-details-plot")
         self._sync_controls()
         for dd in (self.dd_model, self.dd_method, self.dd_target, self.dd_feature, self.search):
             dd.observe(lambda _c: self._run(self.change), names="value")
         self.dd_sel.observe(lambda _c: self._run(self.selection_changed), names="value")
         self.reset.on_click(lambda _b: self._run(self.reset_view))
         self.images_button.on_click(lambda _b: self._run(self.make_images))
-        row = w.Layout(flex_flow="row wrap", width="100%")
-        self.box = w.VBox(
+        self._make_box(
             [
-                self.css,
-                w.HBox([self.dd_model, self.dd_method], layout=row),
-                w.HBox([self.dd_target, self.dd_feature], layout=row),
-                w.HBox([self.search, self.dd_sel], layout=row),
-                w.HBox([self.reset, self.images_button], layout=row),
-                self.busy_line,
-                self.status,
-                self.note,
-                self.error,
+                *(self.dd_model, self.dd_method, self.dd_target, self.dd_feature, self.search, self.dd_sel),
+                *(self.reset, self.images_button),
+                self.head.widget,
                 self.plot.out,
-                self.downloads,
-                self.images,
-                self.details_title,
+                self.foot.widget,
                 self.details.out,
             ],
-            layout=w.Layout(width="100%"),
+            "scatter",
         )
-        self.box.add_class("bk-explorer")
-        self.box.add_class("bk-scatter-explorer")
         self._run(self.redraw)
 
     def plot_areas(self) -> list[_PlotArea]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from biaskit.core.html import escape_html, safe_href, sanitize_html, script_hash
 from biaskit.report.html_studies import Study, notebook_title, read_notebook, shown_parameters
+from biaskit.report.widgets import PLOTLY_WARM_UP_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -325,7 +326,8 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
     * a tqdm progress bar (its text fallback is the bar at 0%, which would
       mislead) is removed, and so are progress-bar lines in stdout / stderr;
     * any other widget view becomes a short note for the reader, and the hidden "run this cell" hint
-      shown beside a live view (:func:`biaskit.report.widgets.display_live`) is removed;
+      shown beside a live view (:func:`biaskit.report.widgets.display_live`) is removed, and so is the
+      empty plotly figure shown with it;
     * every image gets alternative text: the output's ``{"image/png": {"alt": ...}}``
       metadata when the notebook gave it, else "Figure N of <title>"; images inside HTML
       outputs without ``alt`` get a fallback as well;
@@ -362,6 +364,8 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
             data = out.get("data")
             if data and "bk-live-hint" in str(data.get("text/html", "")):
                 continue  # the hint JupyterLab shows for a live view it cannot draw: nothing for a static page
+            if (out.get("metadata") or {}).get(PLOTLY_WARM_UP_KEY):
+                continue  # the empty figure that has JupyterLab load plotly.js early: nothing to show
             if data and _WIDGET_VIEW in data:
                 del data[_WIDGET_VIEW]
                 data.pop(_WIDGET_STATE, None)

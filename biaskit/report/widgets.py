@@ -18,11 +18,23 @@ When ipywidgets is not installed, :func:`seed_word_form` logs that and returns
 widget's output, but no model for it: JupyterLab would show "Error displaying
 widget: model not found" there (its widget renderer wins over the HTML fallback
 of the same output whenever the notebook is trusted).  :func:`display_live`
-therefore shows a live view as two outputs: a one-line hint ("Run this cell to
-...", :func:`live_hint_html`), hidden by its own CSS as long as the live view is
-drawn, and the widget's bundle.  When the view cannot be drawn (no model, or its
-model closed) the CSS hides the widget's output and shows the hint instead, next
-to the static figure the cell displayed before it.
+therefore shows a live view as two outputs (three for a view of plotly figures,
+below): a one-line hint ("Run this cell to ...", :func:`live_hint_html`), hidden
+by its own CSS as long as the live view is drawn, and the widget's bundle.  When
+the view cannot be drawn (no model, or its model closed) the CSS hides the
+widget's output and shows the hint instead, next to the static figure the cell
+displayed before it.
+
+**Plotly is loaded before the views are restored.**  A reloaded page (or a notebook opened again while its
+kernel runs) restores the widget models from the kernel while each live view's output waits for its own
+model -- 2 s at most (``get_model`` of ``@jupyter-widgets/base`` 8.1) -- and the outputs pick their models up
+one after another, each drawing its view at once.  The first plotly figure drawn on a page makes
+JupyterLab's plotly renderer evaluate plotly.js, about a second of a busy page's time (measured on the
+loaded 2-core test machine: 0.9-1.2 s, where drawing a view's widgets took about 5 ms and a figure
+0.05-0.6 s): inside a live view, that second goes by while the other outputs wait, and those still waiting
+after 2 s give up ("Error displaying widget: model not found") although their models are there.  With
+``plotly=True``, :func:`display_live` shows an empty, hidden plotly figure between the hint and the view:
+drawn with the notebook's other outputs, it has plotly.js loaded before the views are restored.
 
 **A cell run on its own** (in a fresh kernel, e.g. after following that hint) either loads what it needs
 itself or stops with one line naming the cell to run first (:func:`needs`), never a ``NameError``.
@@ -40,6 +52,7 @@ from biaskit.core.html import escape_html
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "PLOTLY_WARM_UP_KEY",
     "CellNeedsEarlierCells",
     "SeedWordForm",
     "display_live",
@@ -47,6 +60,7 @@ __all__ = [
     "live_hint_html",
     "needs",
     "parse_words",
+    "plotly_warm_up",
     "seed_word_form",
     "with_static_fallback",
 ]
@@ -83,8 +97,39 @@ _LIVE_HINT_CSS = (
     ".jp-OutputArea:has(.bk-live-hint) > .jp-OutputArea-child:has(> .jp-OutputArea-output.jupyter-widgets) "
     "{ display: none; }\n"
     ".jp-OutputArea:has(> .jp-OutputArea-child > .jp-OutputArea-output:is(.jupyter-widgets, .lm-mod-hidden)) "
-    ".bk-live-hint { display: block !important; }"
+    ".bk-live-hint { display: block !important; }\n"
+    # the plotly warm-up (display_live(..., plotly=True)) right after the hint takes no room
+    ".jp-OutputArea-child:has(.bk-live-hint) + .jp-OutputArea-child:has(> .jp-RenderedPlotly) "
+    "{ display: none; }"
 )
+
+#: the MIME type of a plotly figure (drawn in JupyterLab by the renderer in plotly's wheel)
+_PLOTLY_MIME = "application/vnd.plotly.v1+json"
+#: the output metadata key that marks the plotly warm-up of :func:`display_live` (the static report drops it)
+PLOTLY_WARM_UP_KEY = "biaskit_plotly_warm_up"
+
+
+def plotly_warm_up() -> dict[str, Any]:
+    """The MIME bundle of an empty, transparent 10 x 10 plotly figure: drawing it makes JupyterLab load
+    plotly.js (:func:`display_live`)."""
+    hidden = {"visible": False}
+    return {
+        _PLOTLY_MIME: {
+            "data": [],
+            "layout": {
+                "width": 10,
+                "height": 10,
+                "margin": {"l": 0, "r": 0, "t": 0, "b": 0, "pad": 0},
+                "paper_bgcolor": "rgba(0,0,0,0)",
+                "plot_bgcolor": "rgba(0,0,0,0)",
+                "xaxis": hidden,
+                "yaxis": hidden,
+                "showlegend": False,
+            },
+            "config": {"staticPlot": True, "displayModeBar": False},
+        },
+        "text/plain": "",
+    }
 
 
 def live_hint_html(text: str) -> str:
@@ -96,14 +141,21 @@ def live_hint_html(text: str) -> str:
     )
 
 
-def display_live(bundle: Mapping[str, Any], hint: str) -> None:
+def display_live(bundle: Mapping[str, Any], hint: str, *, plotly: bool = False) -> None:
     """Display a live view's MIME ``bundle`` after a hint line that JupyterLab shows only when the view cannot
     be drawn: a saved notebook reopened without running the cell shows the hint (and the static figure the
     cell showed before), never "Error displaying widget: model not found".  The caller keeps a reference to
-    the widget (a widget that is garbage-collected closes its model, and a reloaded page finds nothing)."""
+    the widget (a widget that is garbage-collected closes its model, and a reloaded page finds nothing).
+
+    ``plotly``: the view draws plotly figures; an empty, hidden plotly figure (:func:`plotly_warm_up`, marked
+    with :data:`PLOTLY_WARM_UP_KEY` in its output metadata) goes between the hint and the view, so that a
+    reopened notebook loads plotly.js while it draws its outputs, before it restores the live views (see the
+    module docstring)."""
     from IPython.display import display
 
     display({"text/html": live_hint_html(hint), "text/plain": ""}, raw=True)
+    if plotly:
+        display(plotly_warm_up(), raw=True, metadata={PLOTLY_WARM_UP_KEY: True})
     display(dict(bundle), raw=True)
 
 

@@ -2,9 +2,11 @@
 
 A live view (an explorer of notebook 13, the seed-word form of notebook 00) is displayed as two outputs: a
 one-line hint, hidden by its own CSS while the view is drawn, and the widget's bundle with an HTML
-fallback.  The view is kept alive by its explorer (a widget that is garbage-collected closes, and a reloaded
-page could not draw it again), and it is built of standard ipywidgets only: its plots are plain plotly
-outputs, with no widget model of their own that a page would have to start.  A cell that shows a view, run
+fallback (an explorer has a hidden, empty plotly figure between them, so that a reopened page loads
+plotly.js before it restores the views).  The view is kept alive by its explorer (a widget that is
+garbage-collected closes, and a reloaded page could not draw it again), and it is built of few standard
+ipywidgets only: its plots are plain plotly outputs, with no widget model of their own that a page would
+have to start.  A cell that shows a view, run
 alone in a fresh kernel, works or says in one line which cells to run first (executed here with nbclient).
 ``tests/report/test_browser_explorers.py`` checks the same in JupyterLab.
 """
@@ -49,6 +51,8 @@ def test_the_hint_is_hidden_unless_the_view_cannot_be_drawn():
     # hint shown instead; never a :has() inside a :has() (invalid CSS: the browser drops the whole rule)
     assert ":has(> .jp-OutputArea-output.jupyter-widgets) { display: none; }" in hint
     assert ".bk-live-hint { display: block !important; }" in hint
+    # the plotly warm-up right after the hint takes no room
+    assert ".jp-OutputArea-child:has(.bk-live-hint) + .jp-OutputArea-child:has(> .jp-RenderedPlotly)" in hint
     for rule in widgets._LIVE_HINT_CSS.splitlines():
         for part in rule.split(":has(")[1:]:
             assert part.count("(") <= part.count(")"), rule
@@ -98,8 +102,11 @@ def test_an_explorer_keeps_its_live_view_and_displays_it_with_the_hint(store, mo
     assert tv.live.box.model_id == model_id
     shown = _captured(monkeypatch)
     tv.live._ipython_display_()
-    hint, bundle = shown
+    hint, warm_up, bundle = shown
     assert "Run All Above Selected Cell" in hint["text/html"] and "static version" in hint["text/html"]
+    # an empty plotly figure between them: the page loads plotly.js while it draws its outputs, not while it
+    # restores the views (evaluating it inside the first view made the others wait past their 2 s)
+    assert warm_up == widgets.plotly_warm_up() and warm_up[ex.PLOTLY_MIME]["data"] == []
     assert bundle[WIDGET_VIEW]["model_id"] == model_id
     assert "run it to use" in bundle["text/html"]  # the fallback of a front end without widgets
     sv = ex.ScatterExplorer(st, method="ISOMAP")
@@ -109,12 +116,16 @@ def test_an_explorer_keeps_its_live_view_and_displays_it_with_the_hint(store, mo
 def test_the_report_drops_the_hint_and_keeps_the_fallback():
     hint = {"text/html": widgets.live_hint_html("Run this cell to explore."), "text/plain": ""}
     form = widgets.seed_word_form({"X": ["math"]}, lambda g: None)
+    warm_up = new_output(
+        "display_data", data=widgets.plotly_warm_up(), metadata={widgets.PLOTLY_WARM_UP_KEY: True}
+    )
     nb = new_notebook(
         cells=[
             new_code_cell(
                 "form",
                 outputs=[
                     new_output("display_data", data=hint),
+                    warm_up,
                     new_output("display_data", data=form._repr_mimebundle_()),
                 ],
             )
@@ -159,6 +170,34 @@ def test_replaced_views_are_closed(store):
     again = sv.widget()
     assert again is sv.live and all(w.comm is None for w in old)
     assert all(w.comm is not None for w in _all_widgets(again.box))
+
+
+def test_a_view_is_few_widget_models_and_its_handlers_make_none(store):
+    """A reloaded page restores every widget model of the kernel while each view's output waits (2 s) for its
+    own; the longer the page is busy creating them, the likelier an output gives up ("Error displaying
+    widget: model not found").  A view is therefore few models (one box, two HTML widgets for all its lines,
+    shared layouts and styles); its handlers neither create nor close one (a saved output never points at a
+    model that is gone); a replaced view closes every model of it, its layouts and styles included."""
+    from ipywidgets.widgets.widget import _instances
+
+    ex, st = store
+    before = set(_instances)
+    tv, sv = ex.TableExplorer(st), ex.ScatterExplorer(st, method="ISOMAP")
+    table, scatter = tv.widget(rows_per_page=3, columns_per_page=3), sv.widget()
+    made = set(_instances) - before
+    assert len(table.widget_models()) == 26 and len(scatter.widget_models()) == 20
+    assert made == {m.model_id for m in (*table.widget_models(), *scatter.widget_models())}
+    table.dd_feature.value, table.dd_sort.value = "trait", ("column", "nurse")
+    table.row_next.click()
+    table.dd_cell_target.value = "nurse"
+    table.images_button.click()
+    table.reset.click()
+    scatter.dd_method.value, scatter.dd_sel.value, scatter.search.value = "t-SNE", "nurse", "e"
+    scatter.reset.click()
+    assert not table.last_error and not scatter.last_error
+    assert set(_instances) - before == made, "a handler made or closed a widget model"
+    tv.widget(), sv.widget()  # both cells run again
+    assert not made & set(_instances), "a replaced view left a model open"
 
 
 def test_progress_bars_with_a_description_leave_the_static_report():
