@@ -301,18 +301,50 @@ def test_fig6_sentence_gives_the_range_of_the_means_not_a_band():
 
 # ----------------------------------------------------------------------------- notebook 15, Fig. 13
 def test_recorded_curve_with_one_repetition_claims_no_plateau():
-    """The committed record (one repetition per size): its values, and no plateau read from end points."""
+    """The committed record's first repetition alone (one run per size): its values, and no plateau read
+    from end points."""
     from biaskit.studies.learning_curve_record import load_record
 
     rec = load_record()
-    assert rec is not None and int(rec.runs.groupby("n").size().max()) == 1
-    text = F.recorded_learning_curve(rec.runs.to_dict(orient="records"), before=rec.before["mean |APPD|"])
+    assert rec is not None
+    first = rec.runs[rec.runs["sample"] == 0]
+    assert int(first.groupby("n").size().max()) == 1 and len(first) == 8
+    text = F.recorded_learning_curve(first.to_dict(orient="records"), before=rec.before["mean |APPD|"])
     assert text.startswith(
         "Mean |APPD| is 0.196 before fine-tuning, 0.176 at 500 sentences and 0.036 at 4,000"
     )
     assert "0.042 / 0.053 / 0.074 / 0.043 (between 0.042 and 0.074)" in text
     assert "no spread between repetitions" in text and "cannot tell" in text
     assert "flattens" not in text and "as the thesis saw" not in text
+
+
+def test_committed_record_with_its_repetitions_gives_the_slope_of_an_independent_fit():
+    """The committed record (several repetitions per size): the sentence's slope and interval are those of
+    numpy's least-squares line through every fine-tune at 6,000 sentences and more."""
+    import numpy as np
+    from scipy import stats
+
+    from biaskit.studies.learning_curve_record import load_record
+
+    rec = load_record()
+    assert rec is not None and int(rec.runs.groupby("n").size().min()) >= 2
+    late = rec.runs[rec.runs["n"] >= 6000]
+    x, y = late["n"].to_numpy(float) / 1000, late["mean |APPD|"].to_numpy(float)
+    slope, intercept = np.polyfit(x, y, 1)
+    resid = y - (intercept + slope * x)
+    se = np.sqrt(resid @ resid / (len(x) - 2) / ((x - x.mean()) @ (x - x.mean())))
+    half = stats.t.ppf(0.975, len(x) - 2) * se
+    text = F.recorded_learning_curve(rec.runs.to_dict(orient="records"), before=rec.before["mean |APPD|"])
+    assert f"Over the {len(x)} fine-tunes at 6,000-12,000 sentences" in text
+    assert f"slope {slope:+.4f} per 1,000 sentences" in text.replace("−", "-")
+    assert f"(95 % interval {slope - half:+.4f} to {slope + half:+.4f})" in text.replace("−", "-")
+    # the sentence's verdict follows the interval, whichever way it points
+    if slope - half > 0:
+        assert "it rises again there, which the thesis did not see" in text
+    elif slope + half < 0:
+        assert "still falls there" in text
+    else:
+        assert "no trend is detectable there" in text
 
 
 def test_recorded_curve_with_repetitions_fits_a_slope():
