@@ -135,7 +135,8 @@ def test_cds_record_numbers_follow_from_its_rows(cds_record):
     for model, col in ((base, "asld_before"), (tuned, "asld_after")):
         scored = gt.score_sentence_pairs(model, pairs)
         for cat, rows in scored.groupby("category"):
-            assert sbe.loc[cat, col] == pytest.approx(rows["sld"].abs().mean(), rel=1e-6), (cat, col)
+            # float32 scores: the thread count and batch shapes move the last digits (seen: 5e-6 relative)
+            assert sbe.loc[cat, col] == pytest.approx(rows["sld"].abs().mean(), rel=1e-4), (cat, col)
     pp = cds_record.meta["results"]["pseudo_perplexity"]
     assert pp["rise"] == pytest.approx(pp["after"] / pp["before"] - 1, rel=1e-12) and pp["tokens"] > 0
 
