@@ -27,7 +27,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.studies import run_provenance as rp
 
 __all__ = [
@@ -48,7 +47,7 @@ THESIS_SIZE: dict[str, Any] = {"sentences": "all of CDS-GAP", "epochs": 3, "mode
 
 def default_record_dir() -> Path | None:
     """``<repository>/records/cds_full`` in a checkout; ``None`` when installed from a wheel."""
-    return REPO_ROOT / "records" / "cds_full" if in_repository() else None
+    return rp.record_dir("cds_full")
 
 
 @dataclass
@@ -86,8 +85,7 @@ class CDSRecord:
             f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m['finished']}): `{m['model']['name']}`"
             + (f" (weights sha256 {weights[:12]}…)" if weights else "")
             + f" fine-tuned on {p['sentences']:,} CDS-GAP sentences for {p['epochs']} pass(es), "
-            f"{m['training'].get('steps', 0):,} steps, on {m['machine']['cpu']} ({m['machine']['cores']} cores), "
-            f"{m['wall_seconds'] / 60:,.0f} min of wall time, commit {str(m['versions'].get('git_commit'))[:10]}; "
+            f"{m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; "
             + ("the thesis's size" if not differs else "differs from the thesis: " + "; ".join(differs))
             + f", on {m['model']['name']}, not {THESIS_SIZE['model']}."
         )
@@ -100,7 +98,7 @@ def load_cds_record(path: str | Path | None = None) -> CDSRecord | None:
     hashes, machine, versions, dates) or its results.
     """
     folder = Path(path) if path is not None else default_record_dir()
-    need = ("parameters", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
+    need = ("parameters", *rp.PROVENANCE_KEYS, "results")
     meta = rp.read_record(folder, what=WHAT, kind="a CDS debiasing record", need=need)
     return None if meta is None or folder is None else CDSRecord(path=folder, meta=meta)
 
@@ -180,7 +178,7 @@ def run_cds_record(
             "corpus": "biaskit.debiasing.cds.cds_gap_corpus(None if all else sentences, seed=seed)",
             "fine_tune": asdict(config),
         },
-        "model": {"name": model, "files_sha256": rp.model_files(base)},
+        "model": {"name": model, "files_sha256": rp.model_identity(base)},
         "machine": rp.machine(),
         "versions": rp.versions(),
         "started": started,
@@ -202,6 +200,4 @@ def run_cds_record(
         "finished": rp.now(),
         "wall_seconds": time.perf_counter() - t0,
     }
-    if not meta["model"]["files_sha256"]:
-        meta["model"]["files_sha256"] = {"(not a folder)": str(getattr(base, "name", model))}
     return CDSRecord(path=Path(out_dir), meta=rp.write_record(out_dir, meta))

@@ -28,7 +28,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.studies import run_provenance as rp
 
 __all__ = [
@@ -52,7 +51,7 @@ DOMAIN_CORPORA: tuple[str, ...] = ("pubmed", "covid19")
 
 def default_record_dir() -> Path | None:
     """``<repository>/records/domain_model`` in a checkout; ``None`` when installed from a wheel."""
-    return REPO_ROOT / "records" / "domain_model" if in_repository() else None
+    return rp.record_dir("domain_model")
 
 
 def medical_sentences(n: int | None = None, *, seed: int = 0, root: Path | None = None) -> list[str]:
@@ -106,9 +105,7 @@ class DomainModelRecord:
         return (
             f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m['finished']}): the domain model is "
             f"`{p['general']}` fine-tuned on {p['sentences']:,} medical sentences of BUG ({', '.join(p['corpora'])}) "
-            f"for {p['epochs']} pass(es), {m['training'].get('steps', 0):,} steps, on {m['machine']['cpu']} "
-            f"({m['machine']['cores']} cores), {m['wall_seconds'] / 60:,.0f} min of wall time, commit "
-            f"{str(m['versions'].get('git_commit'))[:10]}; the study's pair is bert-base-cased and a "
+            f"for {p['epochs']} pass(es), {m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; the study's pair is bert-base-cased and a "
             "medical-insurance NER model, so the arrows test the procedure, not the study's models."
         )
 
@@ -117,7 +114,7 @@ def load_domain_model_record(path: str | Path | None = None) -> DomainModelRecor
     """Read a record folder (default :func:`default_record_dir`); ``None`` when there is none; ``ValueError``
     for a file that is not such a record or lacks its provenance."""
     folder = Path(path) if path is not None else default_record_dir()
-    need = ("parameters", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
+    need = ("parameters", *rp.PROVENANCE_KEYS, "results")
     meta = rp.read_record(folder, what=WHAT, kind="a domain-model record", need=need)
     return None if meta is None or folder is None else DomainModelRecord(path=folder, meta=meta)
 
@@ -195,7 +192,7 @@ def run_domain_model_record(
             "fine_tune": dict(vars(config)),
             "domain_model_folder": Path(str(tuned.name)).name,
         },
-        "model": {"name": general, "files_sha256": rp.model_files(base)},
+        "model": {"name": general, "files_sha256": rp.model_identity(base)},
         "machine": rp.machine(),
         "versions": rp.versions(),
         "started": started,
@@ -209,6 +206,4 @@ def run_domain_model_record(
         "finished": rp.now(),
         "wall_seconds": time.perf_counter() - t0,
     }
-    if not meta["model"]["files_sha256"]:
-        meta["model"]["files_sha256"] = {"(not a folder)": str(getattr(base, "name", general))}
     return DomainModelRecord(path=Path(out_dir), meta=rp.write_record(out_dir, meta))

@@ -49,7 +49,7 @@ from typing import Any
 import pandas as pd
 
 from biaskit.core.io import atomic_path, atomic_write, atomic_write_text
-from biaskit.core.paths import REPO_ROOT, in_repository
+from biaskit.core.paths import REPO_ROOT
 from biaskit.studies import run_provenance as rp
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ WHAT = "seed 002 (Barza 2023) section 6.4, Fig. 13: CDS-GAP learning curve, reco
 
 def default_record_dir() -> Path | None:
     """``<repository>/records/fig13`` in a checkout of the repository; ``None`` when installed from a wheel."""
-    return REPO_ROOT / "records" / "fig13" if in_repository() else None
+    return rp.record_dir("fig13")
 
 
 # =============================================================================================

@@ -27,7 +27,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.studies import run_provenance as rp
 
 __all__ = [
@@ -48,7 +47,7 @@ STUDY_SIZE: dict[str, Any] = {"sentences": 3888, "epochs": 3, "model": "bert-bas
 
 def default_record_dir() -> Path | None:
     """``<repository>/records/mt_gender`` in a checkout; ``None`` when installed from a wheel."""
-    return REPO_ROOT / "records" / "mt_gender" if in_repository() else None
+    return rp.record_dir("mt_gender")
 
 
 @dataclass
@@ -81,8 +80,7 @@ class MTGenderRecord:
             f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m['finished']}): `{m['model']['name']}`"
             + (f" (weights sha256 {weights[:12]}…)" if weights else "")
             + f" fine-tuned on {p['sentences']:,} MT Gender sentences for {p['epochs']} pass(es), "
-            f"{m['training'].get('steps', 0):,} steps, on {m['machine']['cpu']} ({m['machine']['cores']} cores), "
-            f"{m['wall_seconds'] / 60:,.0f} min of wall time, commit {str(m['versions'].get('git_commit'))[:10]}; "
+            f"{m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; "
             + ("the study's size" if not differs else "differs from the study: " + "; ".join(differs))
             + f", on {m['model']['name']}, not {STUDY_SIZE['model']}."
         )
@@ -95,7 +93,7 @@ def load_mt_gender_record(path: str | Path | None = None) -> MTGenderRecord | No
     model hashes, machine, versions, dates) or its results.
     """
     folder = Path(path) if path is not None else default_record_dir()
-    need = ("parameters", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
+    need = ("parameters", *rp.PROVENANCE_KEYS, "results")
     meta = rp.read_record(folder, what=WHAT, kind="an MT Gender record", need=need)
     return None if meta is None or folder is None else MTGenderRecord(path=folder, meta=meta)
 
@@ -166,7 +164,7 @@ def run_mt_gender_record(
             "draw": "all of MT Gender" if sentences is None else "biaskit.data.mt_gender.mt_gender_sample",
             "fine_tune": asdict(config) if hasattr(config, "__dataclass_fields__") else dict(vars(config)),
         },
-        "model": {"name": model, "files_sha256": rp.model_files(base)},
+        "model": {"name": model, "files_sha256": rp.model_identity(base)},
         "machine": rp.machine(),
         "versions": rp.versions(),
         "started": started,
@@ -183,6 +181,4 @@ def run_mt_gender_record(
         "finished": rp.now(),
         "wall_seconds": time.perf_counter() - t0,
     }
-    if not meta["model"]["files_sha256"]:
-        meta["model"]["files_sha256"] = {"(not a folder)": str(getattr(base, "name", model))}
     return MTGenderRecord(path=Path(out_dir), meta=rp.write_record(out_dir, meta))

@@ -20,22 +20,33 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from biaskit.core.paths import REPO_ROOT
+from biaskit.core.paths import REPO_ROOT, in_repository
 
 __all__ = [
+    "PROVENANCE_KEYS",
     "RECORD_FILE",
     "git_commit",
     "machine",
     "model_files",
+    "model_identity",
     "now",
     "plain",
+    "ran_on",
     "read_record",
+    "record_dir",
     "versions",
     "write_record",
 ]
 
 #: the file of a kept record in its folder (``records/<name>/record.json``)
 RECORD_FILE = "record.json"
+#: the keys every kept record carries besides its parameters and results (what :func:`read_record` needs)
+PROVENANCE_KEYS = ("model", "machine", "versions", "started", "finished", "wall_seconds")
+
+
+def record_dir(name: str) -> Path | None:
+    """``<repository>/records/<name>`` in a checkout; ``None`` when installed from a wheel."""
+    return REPO_ROOT / "records" / name if in_repository() else None
 
 
 def machine() -> dict[str, Any]:
@@ -95,6 +106,22 @@ def model_files(lm: Any) -> dict[str, str]:
     if not folder.is_dir():
         return {}
     return {f.name: sha256_file(f) for f in sorted(folder.iterdir()) if f.is_file()}
+
+
+def model_identity(lm: Any) -> dict[str, str]:
+    """:func:`model_files` of ``lm``, or ``{"(not a folder)": <its name>}`` for a model without a folder of
+    its own (a hub id), so that a record always names the model it ran on."""
+    return model_files(lm) or {"(not a folder)": str(getattr(lm, "name", lm))}
+
+
+def ran_on(meta: Mapping[str, Any], *, minute_digits: int = 0) -> str:
+    """The end of a record's provenance sentence: "on <cpu> (<n> cores), <m> min of wall time, commit <hash>"."""
+    m = meta
+    return (
+        f"on {m['machine']['cpu']} ({m['machine']['cores']} cores), "
+        f"{m['wall_seconds'] / 60:,.{minute_digits}f} min of wall time, "
+        f"commit {str(m['versions'].get('git_commit'))[:10]}"
+    )
 
 
 def now() -> str:

@@ -31,7 +31,6 @@ from typing import Any
 
 import pandas as pd
 
-from biaskit.core.paths import REPO_ROOT, in_repository
 from biaskit.core.stats import correlation
 from biaskit.data.louis_alexandre import load_louis_alexandre_tables, load_louis_alexandre_words
 from biaskit.lm.xlnet import BridgeLM, load_bridge_lm
@@ -182,7 +181,7 @@ def xlnet_appendix_tables(
 
 def default_record_dir() -> Path | None:
     """``<repository>/records/xlnet_tables`` in a checkout; ``None`` when installed from a wheel."""
-    return REPO_ROOT / "records" / "xlnet_tables" if in_repository() else None
+    return rp.record_dir("xlnet_tables")
 
 
 @dataclass
@@ -208,8 +207,7 @@ class XLNetTablesRecord:
             f"Recorded run (`records/{self.path.name}/{RECORD_FILE}`, {m['finished']}): "
             f"`{s['model']}` read with `{s['xlnet_mode']}`, {s['n_names']} first names (every {s['name_step']}th "
             f"name that is one token of the model), the first {s['max_templates']} templates of each set, "
-            f"{s['category_pairs']} category pairs, on {m['machine']['cpu']} ({m['machine']['cores']} cores), "
-            f"{m['wall_seconds'] / 60:,.1f} min of wall time, commit {str(m['versions'].get('git_commit'))[:10]}; "
+            f"{s['category_pairs']} category pairs, {rp.ran_on(m, minute_digits=1)}; "
             "en-xlnet is a 2-layer XLNet trained by biaskit, so the tables test the procedure on a real XLNet, "
             "not xlnet-base or xlnet-large."
         )
@@ -219,7 +217,7 @@ def load_xlnet_tables_record(path: str | Path | None = None) -> XLNetTablesRecor
     """Read a record folder (default :func:`default_record_dir`); ``None`` when there is none; ``ValueError``
     for a file that is not such a record or lacks its provenance."""
     folder = Path(path) if path is not None else default_record_dir()
-    need = ("settings", "model", "machine", "versions", "started", "finished", "wall_seconds", "results")
+    need = ("settings", *rp.PROVENANCE_KEYS, "results")
     meta = rp.read_record(folder, what=WHAT, kind="an XLNet-tables record", need=need)
     return None if meta is None or folder is None else XLNetTablesRecord(path=folder, meta=meta)
 
