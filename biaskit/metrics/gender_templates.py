@@ -122,6 +122,7 @@ __all__ = [
     "GENDER_WORD_TEMPLATES",
     "TGB_CATEGORIES",
     "appd",
+    "appd_before_after",
     "appd_shrinkage",
     "asld",
     "asld_confidence_interval",
@@ -552,6 +553,15 @@ def appd(
             ppd_table.groupby(list(by), sort=False)["expected_sign"].first().reset_index(), on=list(by)
         )
     return out
+
+
+def appd_before_after(
+    before: pd.DataFrame, after: pd.DataFrame, *, by: Sequence[str] = ("category", "profession")
+) -> pd.DataFrame:
+    """Two models' APPD tables (:func:`appd`) side by side, one row per profession found in both: ``before``'s
+    columns with its ``appd`` as ``appd_before``, and ``after``'s ``appd`` as ``appd_after`` (the bars of seed
+    002's Figs. 8-9 and 14-19 and the scatter of Fig. 10)."""
+    return before.merge(after[[*by, "appd"]], on=list(by), suffixes=("_before", "_after"))
 
 
 def template_based_evaluation(

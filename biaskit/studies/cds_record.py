@@ -150,11 +150,7 @@ def run_cds_record(
     before = gt.pronoun_probability_difference(base, instances, batch_size=batch_size)
     after = gt.pronoun_probability_difference(tuned, instances, batch_size=batch_size)
     a_before, a_after = gt.appd(before), gt.appd(after)
-    cmp = a_before.merge(
-        a_after[["category", "profession", "appd"]],
-        on=["category", "profession"],
-        suffixes=("_before", "_after"),
-    )
+    cmp = gt.appd_before_after(a_before, a_after)
     ordinary = cmp[cmp["expected_sign"] == 0]
     shrink = gt.appd_shrinkage(ordinary["appd_before"], ordinary["appd_after"])
     sbe = gt.compare_sbe(gt.score_sentence_pairs(base, pairs), gt.score_sentence_pairs(tuned, pairs))

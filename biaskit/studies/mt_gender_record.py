@@ -138,11 +138,7 @@ def run_mt_gender_record(
     before = gt.pronoun_probability_difference(base, instances, batch_size=batch_size)
     after = gt.pronoun_probability_difference(tuned, instances, batch_size=batch_size)
     a_before, a_after = gt.appd(before), gt.appd(after)
-    cmp = a_before.merge(
-        a_after[["category", "profession", "appd"]],
-        on=["category", "profession"],
-        suffixes=("_before", "_after"),
-    )
+    cmp = gt.appd_before_after(a_before, a_after)
     mentions = db.professions_in_corpus(cmp["profession"].tolist(), text)
     cmp["in_corpus"] = cmp["profession"].map(lambda p: mentions.get(p, 0) > 0)
     ordinary = cmp[cmp["expected_sign"] == 0]

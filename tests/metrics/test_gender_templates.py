@@ -421,3 +421,25 @@ def test_sld_test_tests_the_signed_difference_and_keeps_asld():
     assert "first sentences" in gt.sld_test(pll_1, pll_2, alternative="greater").h1
     with pytest.raises(ValueError, match="labels"):
         gt.sld_test(pll_1, pll_2, labels=["a"])
+
+
+def test_appd_before_after_pairs_each_profession_with_its_own_two_values():
+    """Per profession, APPD before and after are the means of its own PPD rows in each table; a profession
+    missing from one table is left out; other columns of ``before`` are kept."""
+    before = pd.DataFrame(
+        {"category": ["m", "m", "m", "m", "c"], "profession": ["doctor", "doctor", "nurse", "nurse", "coder"],
+         "ppd": [0.2, 0.4, -0.1, -0.3, 0.5]}
+    )  # fmt: skip
+    after = pd.DataFrame(
+        {"category": ["m", "m", "m", "m"], "profession": ["nurse", "nurse", "doctor", "doctor"],
+         "ppd": [0.0, -0.2, 0.1, 0.05]}
+    )  # fmt: skip
+    both = gt.appd_before_after(gt.appd(before), gt.appd(after)).set_index("profession")
+    assert sorted(both.index) == ["doctor", "nurse"]
+    assert both.loc["doctor", "appd_before"] == pytest.approx(0.3)
+    assert both.loc["doctor", "appd_after"] == pytest.approx(0.075)
+    assert both.loc["nurse", "appd_before"] == pytest.approx(-0.2)
+    assert both.loc["nurse", "appd_after"] == pytest.approx(-0.1)
+    assert both.loc["doctor", "n_templates"] == 2
+    by_name = gt.appd_before_after(gt.appd(before), gt.appd(after), by=["profession"])
+    assert sorted(by_name["profession"]) == ["doctor", "nurse"]
