@@ -300,17 +300,12 @@ def _versus_thesis(
     )
 
 
-def _by_n(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per n: the number of repetitions and each measure's mean and SD over them (SD None for one run)."""
+def _by_n(rows: Sequence[dict[str, Any]], measures: Sequence[str]) -> list[dict[str, Any]]:
+    """Per n: the number of repetitions and each of ``measures``' mean and SD over them (SD None for one run)."""
     out = []
     for n in sorted({int(r["n"]) for r in rows}):
         at = [r for r in rows if int(r["n"]) == n]
         row: dict[str, Any] = {"n": n, "runs": len(at)}
-        measures = [
-            k
-            for k in at[0]
-            if k not in ("n", "sample", "steps", "train_seconds", "model_folder", "model_written")
-        ]
         for m in measures:
             vals = [float(r[m]) for r in at if r.get(m) is not None]
             row[m] = sum(vals) / len(vals) if vals else None
@@ -436,7 +431,7 @@ def run_record(
                     model, all_sizes, all_samples, epochs, len(done_keys), n_planned
                 ),
             },
-            "by_n": _by_n(rows),
+            "by_n": _by_n(rows, list(before)),
             "runs": sorted(rows, key=lambda r: (r["n"], r["sample"])),
         }
         # each file whole or not at all, under a unique temporary name (a parallel run never shares it)
