@@ -18,13 +18,20 @@ __all__ = ["NumpyBertReference", "reference_fill_blank", "reference_pair_scores"
 # =============================================================================================
 # naive reference implementations (one forward pass per mask), for tests and benchmarks
 # =============================================================================================
-def reference_pair_scores(lm: MaskedLM, sent1: str, sent2: str, metric: str = "cp") -> dict[str, object]:
+def reference_pair_scores(
+    lm: MaskedLM, sent1: str, sent2: str, metric: str = "cp", *, stacked: bool = False
+) -> dict[str, object]:
     """The official CrowS-Pairs ``mask_unigram`` loop, one forward pass per masked token.
 
-    A line-by-line transcription of ``mask_unigram`` / ``get_log_prob_unigram`` /
-    ``get_span`` in nyu-mll/crows-pairs ``metric.py`` (``"cp"``) and of the thesis's
-    ``sz`` / ``aul`` branches (nicolaMaddalozzo/biashandler), kept deliberately naive:
-    unbatched, unpadded, full ``model(...)`` logits, ``LogSoftmax(dim=0)`` on one row.
+    A line-by-line transcription of ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` in
+    nyu-mll/crows-pairs ``metric.py`` (``"cp"``) and of the thesis's ``sz`` / ``aul`` branches
+    (nicolaMaddalozzo/biashandler), kept deliberately naive: unbatched, unpadded, no attention mask, full
+    ``model(...)`` logits, ``LogSoftmax(dim=0)`` on one row.  The benchmarks time this loop.
+
+    ``stacked=True`` (for tests over many pairs) evaluates the masked copies of **one** sentence, which all
+    have that sentence's length, as one stack of passes whose rows never interact (no padding, eval mode),
+    as :class:`NumpyBertReference` does; ``aul``, which reads the unmasked sentence at every token, then
+    runs it once.  Nothing else changes; on the tiny test models the two give the same floats.
     Returns ``{"sent1_score", "sent2_score", "sent1_log_probs", "sent2_log_probs"}``.
     """
     import difflib
@@ -46,6 +53,28 @@ def reference_pair_scores(lm: MaskedLM, sent1: str, sent2: str, metric: str = "c
         target_id = token_ids[0][mask_idx]
         return log_softmax(hs)[target_id]
 
+    def get_log_probs_unigram(token_ids, mask_idxs, unmasked=False) -> list[float]:
+        """``get_log_prob_unigram`` at each of ``mask_idxs``: one pass per copy, or one stacked pass."""
+        if not stacked:
+            out = []
+            for mask_idx in mask_idxs:
+                masked = token_ids.clone().detach()
+                masked[0][mask_idx] = mask_id
+                out.append(get_log_prob_unigram(masked, token_ids, mask_idx, unmasked).item())
+            return out
+        if not mask_idxs:
+            return []
+        batch = token_ids if unmasked else token_ids.repeat(len(mask_idxs), 1)
+        if not unmasked:
+            for row, mask_idx in enumerate(mask_idxs):
+                batch[row][mask_idx] = mask_id
+        with torch.inference_mode():
+            hidden_states = model(batch)[0]
+        return [
+            log_softmax(hidden_states[0 if unmasked else row][mask_idx])[token_ids[0][mask_idx]].item()
+            for row, mask_idx in enumerate(mask_idxs)
+        ]
+
     lps1: list[float] = []
     lps2: list[float] = []
     if metric == "cp":
@@ -59,21 +88,16 @@ def reference_pair_scores(lm: MaskedLM, sent1: str, sent2: str, metric: str = "c
                 template2 += [x for x in range(op[3], op[4], 1)]
         assert len(template1) == len(template2)
         N = len(template1)
-        for i in range(1, N - 1):
-            m1 = sent1_token_ids.clone().detach()
-            m2 = sent2_token_ids.clone().detach()
-            m1[0][template1[i]] = mask_id
-            m2[0][template2[i]] = mask_id
-            lps1.append(get_log_prob_unigram(m1, sent1_token_ids, template1[i]).item())
-            lps2.append(get_log_prob_unigram(m2, sent2_token_ids, template2[i]).item())
+        lps1 = get_log_probs_unigram(sent1_token_ids, [template1[i] for i in range(1, N - 1)])
+        lps2 = get_log_probs_unigram(sent2_token_ids, [template2[i] for i in range(1, N - 1)])
         s1, s2 = float(sum(lps1)), float(sum(lps2))
     elif metric in ("sz", "aul"):
-        for ids, acc in ((sent1_token_ids, lps1), (sent2_token_ids, lps2)):
-            N = len(ids[0].tolist())
-            for i in range(1, N - 1):
-                m = ids.clone().detach()
-                m[0][i] = mask_id
-                acc.append(get_log_prob_unigram(m, ids, i, unmasked=(metric == "aul")).item())
+        lps1 = get_log_probs_unigram(
+            sent1_token_ids, list(range(1, sent1_token_ids.shape[1] - 1)), metric == "aul"
+        )
+        lps2 = get_log_probs_unigram(
+            sent2_token_ids, list(range(1, sent2_token_ids.shape[1] - 1)), metric == "aul"
+        )
         if metric == "aul":
             s1, s2 = float(sum(lps1) / len(lps1)), float(sum(lps2) / len(lps2))
         else:

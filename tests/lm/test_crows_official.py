@@ -6,8 +6,9 @@ The official scorer is nyu-mll/crows-pairs ``metric.py`` (Nangia et al. 2020; se
 ``sent1``/``sent2`` in the official order (``stereo``: sent_more, sent_less; ``antistereo``:
 sent_less, sent_more); it reads the bundled CSV itself with ``csv.DictReader``, as ``metric.py``.
 ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` are the project's transcription of
-them, :func:`biaskit._testing.reference_pair_scores`: unbatched, unpadded, one ``transformers``
-forward pass per masked copy.
+them, :func:`biaskit._testing.reference_pair_scores`: unpadded, no sharing across sentences, the masked
+copies of one sentence stacked into one ``transformers`` pass (``stacked=True``; equal to one pass per
+masked copy, which a test below checks).
 
 This code is test-only: nothing in ``biaskit`` imports it.
 """
@@ -61,10 +62,11 @@ def official_mask_unigram(data, lm: mlm.MaskedLM) -> dict[str, float]:
     """metric.py ``mask_unigram`` (n=1) on ``data["sent1"]`` / ``data["sent2"]``.
 
     :func:`biaskit._testing.reference_pair_scores` is the line-by-line transcription of
-    ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span`` (one forward pass per mask); this
-    file adds what decides the order and the counting: ``read_data`` and ``evaluate``.
+    ``mask_unigram`` / ``get_log_prob_unigram`` / ``get_span``, run with the masked copies of one
+    sentence stacked (``test_stacked_reference_is_the_one_pass_per_mask_loop``); this file adds what
+    decides the order and the counting: ``read_data`` and ``evaluate``.
     """
-    ref = reference_pair_scores(lm, data["sent1"], data["sent2"], "cp")
+    ref = reference_pair_scores(lm, data["sent1"], data["sent2"], "cp", stacked=True)
     return {"sent1_score": ref["sent1_score"], "sent2_score": ref["sent2_score"]}
 
 
@@ -212,6 +214,25 @@ def _compare_with_official(lm, official_data, en_pairs, rows) -> tuple[pd.DataFr
 
 
 # ============================================================================ tests
+@pytest.mark.parametrize("metric", ["cp", "sz", "aul"])
+def test_stacked_reference_is_the_one_pass_per_mask_loop(lm_en, lm_es, en_pairs, metric):
+    """The stacked reference used over the 1,508 pairs gives the floats of metric.py's loop (one forward
+    pass per masked copy) on both test models (lm_es: [UNK] and long sentences), every 120th pair."""
+    compared = 0
+    for lm in (lm_en, lm_es):
+        for k in range(0, len(en_pairs), 120):
+            more, less = en_pairs["sent_more"].iloc[k], en_pairs["sent_less"].iloc[k]
+            loop = reference_pair_scores(lm, more, less, metric)
+            stack = reference_pair_scores(lm, more, less, metric, stacked=True)
+            for key in ("sent1_log_probs", "sent2_log_probs"):
+                assert len(stack[key]) == len(loop[key]) > 0
+                np.testing.assert_allclose(stack[key], loop[key], rtol=0, atol=1e-6)
+            assert stack["sent1_score"] == pytest.approx(loop["sent1_score"], abs=1e-5)
+            assert stack["sent2_score"] == pytest.approx(loop["sent2_score"], abs=1e-5)
+            compared += 1
+    assert compared == 2 * len(range(0, len(en_pairs), 120))
+
+
 def test_crows_template_is_get_span():
     # metric.py's own example in its docstrings: "He is strong" / "Ruby Rose is strong"
     assert mlm.crows_template([101, 7, 8, 9, 102], [101, 5, 6, 8, 9, 102]) == ([0, 2, 3, 4], [0, 3, 4, 5])
