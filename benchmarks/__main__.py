@@ -24,7 +24,8 @@ def main() -> None:
     parser.add_argument(
         "--record",
         default=None,
-        help="also write the rows with the date, machine, threads and versions to this JSON (benchmarks/records/)",
+        help="also write the rows with the date, machine, threads and versions to this JSON "
+        "(benchmarks/records/)",
     )
     args = parser.parse_args()
     rows = []

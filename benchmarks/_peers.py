@@ -40,7 +40,10 @@ def peer_missing(peer: str) -> str | None:
     try:
         importlib.import_module(module)
     except Exception as exc:  # ImportError, or a dependency of the peer that is missing
-        return f"{peer} is not importable ({type(exc).__name__}: {exc}); install it with `make bench-peers` ({req})"
+        return (
+            f"{peer} is not importable ({type(exc).__name__}: {exc}); install it with `make bench-peers` "
+            f"({req})"
+        )
     return None
 
 
@@ -69,7 +72,8 @@ def cpu_clock() -> float:
 
 
 def interleaved(fns: dict[str, Callable[[], Any]], repeat: int, clock: Callable[[], float] = cpu_clock):
-    """Run every function ``repeat`` times, interleaved (a, b, c, a, b, c, ...); best time and last result of each.
+    """Run every function ``repeat`` times, interleaved (a, b, c, a, b, c, ...); best time and last result of
+    each.
 
     The machine is shared: interleaving spreads a busy spell over every contender, and the minimum is the
     run least disturbed."""
@@ -102,7 +106,8 @@ def _seeded_random_lm(lm_class, model_class, cfg, base, name: str, device: str, 
 
 
 def base_shaped_causal(device: str = "cpu", dtype: torch.dtype = torch.float32):
-    """A random GPT-2 of GPT-2 small's shape (12 x 768) with ``en-clm``'s tokenizer and 8,000-word output layer."""
+    """A random GPT-2 of GPT-2 small's shape (12 x 768) with ``en-clm``'s tokenizer and 8,000-word output
+    layer."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     from biaskit.lm import CausalLM, get_lm
@@ -126,7 +131,8 @@ def base_shaped_causal(device: str = "cpu", dtype: torch.dtype = torch.float32):
 
 
 def base_shaped_masked(device: str = "cpu", dtype: torch.dtype = torch.float32):
-    """A random BERT of BERT-base's shape (12 x 768) with ``en-mlm``'s tokenizer and 8,000-word output layer."""
+    """A random BERT of BERT-base's shape (12 x 768) with ``en-mlm``'s tokenizer and 8,000-word output
+    layer."""
     from transformers import BertConfig, BertForMaskedLM
 
     from biaskit.lm import MaskedLM, get_lm
@@ -291,7 +297,8 @@ def layer_shapes(lm: Any) -> list[tuple[int, int]]:
 
 def sgemm_gflops(shapes: list[tuple[int, int]], rows: int = 2048, repeat: int = 3) -> float:
     """One-thread float32 matrix-product throughput on ``shapes`` (``rows x in @ in x out``), FLOP-weighted:
-    total FLOPs over the summed best times.  The roofline's ceiling: what the scorer's products alone run at."""
+    total FLOPs over the summed best times.  The roofline's ceiling: what the scorer's products alone run
+    at."""
     flops = secs = 0.0
     for k, n in shapes:
         a, b = torch.randn(rows, k), torch.randn(k, n)

@@ -4,8 +4,9 @@ Four metrics, each comparing the batched biaskit routine with a naive reference 
 model and the same sentences (the references are minimal copies of the independent
 computations in the tests, kept here so that tests and benchmarks stay independent):
 
-* **Barza PPD** (seed 002 section 4.2.2): :func:`biaskit.metrics.gender_templates.pronoun_probability_difference`
-  vs one unbatched ``model(...)`` call per template sentence, full logits, softmax at the mask
+* **Barza PPD** (seed 002 section 4.2.2):
+  :func:`biaskit.metrics.gender_templates.pronoun_probability_difference` vs one unbatched ``model(...)`` call
+  per template sentence, full logits, softmax at the mask
   (``tests/metrics/test_gender_templates.py::_naive_mask_probs``).
 * **Indirect bias score** (seed 004 Algorithm 3.1): :func:`biaskit.metrics.indirect_bias.indirect_bias_scores`
   (one pass per (template, context word) reading every predicted word at once, batched) vs
@@ -208,7 +209,8 @@ def _indirect(quick: bool) -> dict:
         ),
         "fast_s": fast_s,
         "naive_s": naive_s,
-        "note": f"CPU s, 1 thread; naive {n_naive} forward passes; max |diff| (BS1, BS2, direct, IBS) = {diff:.1e}",
+        "note": f"CPU s, 1 thread; naive {n_naive} forward passes; max |diff| (BS1, BS2, direct, IBS) = "
+        f"{diff:.1e}",
     }
 
 
@@ -324,7 +326,8 @@ def _seat(quick: bool) -> dict:
     diff = float(np.abs(fast.vectors - ref).max())
     _check(diff, "SEAT encoder", 1e-4)
     return {
-        "name": f"SEAT encoder (target_pooled): {len(items)} sentences ({', '.join(s.split('-')[-1] for s in specs)}), BERT 2x64",
+        "name": f"SEAT encoder (target_pooled): {len(items)} sentences "
+        f"({', '.join(s.split('-')[-1] for s in specs)}), BERT 2x64",
         "fast_s": fast_s,
         "naive_s": naive_s,
         "note": f"CPU s, 1 thread; batch 32 vs 1; max |diff| = {diff:.1e}",

@@ -95,7 +95,8 @@ def _direct_bias_rows(quick: bool) -> list[dict]:
                 "name": f"DirectBias_1 vs per-word cosine loop, {label}",
                 "fast_s": fast_s,
                 "naive_s": naive_s,
-                "note": f"{reps} reps, {len(in_vocab)} words, DirectBias = {fast:.4f}; max |diff| = {diff:.1e}",
+                "note": f"{reps} reps, {len(in_vocab)} words, DirectBias = {fast:.4f}; max |diff| = "
+                f"{diff:.1e}",
             }
         )
     # the random-direction null: m directions x 320 professions
@@ -151,7 +152,8 @@ def _dicobi_rows(quick: bool) -> list[dict]:
                 "name": f"DiCoBi (max) vs 4 nested loops, {label}",
                 "fast_s": fast_s,
                 "naive_s": naive_s,
-                "note": f"{n} (x,y,a,b) combinations, GloVe 50d subset, DiCoBi = {fast:.4f}; max |diff| = {diff:.1e}",
+                "note": f"{n} (x,y,a,b) combinations, GloVe 50d subset, DiCoBi = {fast:.4f}; max |diff| = "
+                f"{diff:.1e}",
             }
         )
     return rows

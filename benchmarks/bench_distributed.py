@@ -2,11 +2,12 @@
 
 The bundled Spanish Europarl sample, replicated until it holds at least 10 million words (1 million in a
 quick run) and written as 16 text files (shards).  naive = read and tokenise all of it in one process
-(:func:`biaskit.data.corpus.load_corpus`), one :class:`~biaskit.metrics.pmi.SentenceIncidence` pass and its group
-counts; fast = :func:`biaskit.studies.distributed.sharded_cooccurrence` on the file paths with a ``LocalCluster`` of
-2 worker processes (one thread each): each worker reads, tokenises and counts its own shards, and only the
-small count matrices come back.  A second row sends already tokenised shards from the client instead (the
-data then travels, which costs more than it saves on one machine).  Wall-clock seconds; counts checked equal.
+(:func:`biaskit.data.corpus.load_corpus`), one :class:`~biaskit.metrics.pmi.SentenceIncidence` pass and its
+group counts; fast = :func:`biaskit.studies.distributed.sharded_cooccurrence` on the file paths with a
+``LocalCluster`` of 2 worker processes (one thread each): each worker reads, tokenises and counts its own
+shards, and only the small count matrices come back.  A second row sends already tokenised shards from the
+client instead (the data then travels, which costs more than it saves on one machine).  Wall-clock seconds;
+counts checked equal.
 """
 
 from __future__ import annotations

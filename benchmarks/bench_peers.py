@@ -14,8 +14,8 @@ states the largest difference between the two tools' scores, so that no speed is
   with the ``csps`` measure, the official ``metric.py`` masking; and its ``compute_csps`` with every token
   masked for ``sz``), on the bundled ``en-mlm`` and a random model of BERT-base's shape;
 * **WEFE's metrics** (RND, RNSB, ECT, MAC, RIPA) against WEFE 1.0.1 itself on its ``test_model.kv`` and the
-  queries of ``tests/metrics/test_embedding_bias.py`` (biaskit's permutation tests and bootstrap intervals, which
-  WEFE does not compute, switched off with ``n_permutations=0`` and ``n_bootstrap=0``: the same work);
+  queries of ``tests/metrics/test_embedding_bias.py`` (biaskit's permutation tests and bootstrap intervals,
+  which WEFE does not compute, switched off with ``n_permutations=0`` and ``n_bootstrap=0``: the same work);
 * the **roofline**: floating-point throughput of the causal and masked scorers at GPT-2-small / BERT-base
   shape (FLOPs of the matrix products the scorer must do, on the real tokens, over its CPU time) against the
   machine's one-thread sgemm on the same matrix shapes (``naive_s`` = the time sgemm alone would take, so
@@ -42,8 +42,8 @@ def _skip(name: str, why: str) -> dict[str, Any]:
 
 
 def _old_pad_share(lengths_by_example: list[list[int]]) -> float:
-    """Padding of the batching before token-budget batching, on the same inputs: examples in row order, chunks of
-    ``ceil(64 * 16 / items per example)`` examples, each chunk sorted by length, 64 sequences per pass."""
+    """Padding of the batching before token-budget batching, on the same inputs: examples in row order, chunks
+    of ``ceil(64 * 16 / items per example)`` examples, each chunk sorted by length, 64 sequences per pass."""
     n_items = sum(len(x) for x in lengths_by_example)
     per = max(1, math.ceil(64 * 16 / max(1.0, n_items / max(1, len(lengths_by_example)))))
     tokens = slots = 0
@@ -194,7 +194,10 @@ def _masked(quick: bool, repeat: int) -> list[dict[str, Any]]:
             )
             before = _old_pad_share(per_example)
             pad = {"pad_share": b["pad_share"], "pad_share_before": before}
-            pad_note = f"pad {b['pad_share']:.2%} (before: {before:.2%}), {b['batches']} passes, {b['rows']:,} masked copies"
+            pad_note = (
+                f"pad {b['pad_share']:.2%} (before: {before:.2%}), {b['batches']} passes, "
+                f"{b['rows']:,} masked copies"
+            )
             if why is None:
                 pv = np.r_[out["mlm-bias"][0], out["mlm-bias"][1]] if metric == "cp" else out["mlm-bias"]
                 diff = float(np.max(np.abs(pv - ours_v)))
@@ -300,8 +303,8 @@ def _wefe(quick: bool, repeat: int) -> list[dict[str, Any]]:
                 "fast_s": best["biaskit"],
                 "peer": "wefe 1.0.1",
                 "max_abs_diff": diff,
-                "note": f"CPU s, 1 thread; estimate with per-word details (biaskit: no test, n_permutations=0, no bootstrap); "
-                f"max |diff| {diff:.1e}",
+                "note": "CPU s, 1 thread; estimate with per-word details (biaskit: no test, "
+                f"n_permutations=0, no bootstrap); max |diff| {diff:.1e}",
             }
         )
     return rows

@@ -83,5 +83,6 @@ def run(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     for r in run():
         print(
-            f"{r['name']:<58} naive {r['naive_s']:.3f}s fast {r['fast_s']:.4f}s ratio {r['naive_s'] / r['fast_s']:.1f}x"
+            f"{r['name']:<58} naive {r['naive_s']:.3f}s fast {r['fast_s']:.4f}s ratio "
+            f"{r['naive_s'] / r['fast_s']:.1f}x"
         )

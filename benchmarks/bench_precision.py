@@ -47,7 +47,8 @@ def run(quick: bool = False) -> list[dict]:
                     same = float(np.mean((mh > lh) == (m32 > l32)))
                     rows.append(
                         {
-                            "name": f"{name} {metric}, {len(pairs)} CrowS pairs, {dtype} vs float32 ({device})",
+                            "name": f"{name} {metric}, {len(pairs)} CrowS pairs, {dtype} vs float32 "
+                            f"({device})",
                             "naive_s": t32,
                             "fast_s": th,
                             "note": f"|score change| mean {dev.mean():.3f}, max {dev.max():.3f} nats; "

@@ -2,8 +2,9 @@
 
 Same recipe, data, starting weights and steps: the first ``n`` steps of the ``en-mlm`` recipe (masked,
 continued from ``en-mlm-balanced``) and of the ``en-clm`` recipe (causal, continued from ``en-clm-balanced``),
-2 layers x 128, batches of 32 BUG / GAP / BOLD sentences, run by :func:`biaskit.training.pretrain.train_masked_lm` /
-:func:`~biaskit.training.pretrain.train_causal_lm` themselves (``train_seconds``: the loop only, not the data loading):
+2 layers x 128, batches of 32 BUG / GAP / BOLD sentences, run by
+:func:`biaskit.training.pretrain.train_masked_lm` / :func:`~biaskit.training.pretrain.train_causal_lm`
+themselves (``train_seconds``: the loop only, not the data loading):
 
 * naive: ``precision="float32"``, the recipes' setting before bfloat16;
 * fast: ``precision="bfloat16"`` (``torch.autocast``, eager attention on a CPU), the recipes' setting

@@ -40,7 +40,8 @@ def _pct(x: float | None, digits: int = 1) -> str:
 
 def _peer_rows(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "| comparison | peer | peer time | biaskit | peer / biaskit | largest score difference | biaskit padding (before) |",
+        "| comparison | peer | peer time | biaskit | peer / biaskit | largest score difference | "
+        "biaskit padding (before) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -63,15 +64,16 @@ def _peer_rows(rows: list[dict[str, Any]]) -> list[str]:
 
 def _roofline_rows(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "| scorer, shape | biaskit CPU time | GFLOP/s reached | one-thread sgemm, same shapes | share of sgemm |",
+        "| scorer, shape | biaskit CPU time | GFLOP/s reached | one-thread sgemm, same shapes | "
+        "share of sgemm |",
         "|---|---|---|---|---|",
     ]
     for r in rows:
         if not r.get("name", "").startswith("roofline") or r.get("skipped"):
             continue
         out.append(
-            f"| {r['name'].removeprefix('roofline: ').split(', vs')[0]} | {_s(r['fast_s'])} | {r['gflops']:.1f} | "
-            f"{r['sgemm_gflops']:.1f} | **{_pct(r['gflops'] / r['sgemm_gflops'], 0)}** |"
+            f"| {r['name'].removeprefix('roofline: ').split(', vs')[0]} | {_s(r['fast_s'])} | "
+            f"{r['gflops']:.1f} | {r['sgemm_gflops']:.1f} | **{_pct(r['gflops'] / r['sgemm_gflops'], 0)}** |"
         )
     return out
 
@@ -96,7 +98,8 @@ def _targets(rows: list[dict[str, Any]]) -> list[str]:
         )
     if roof:
         shares = ", ".join(
-            f"{r['name'].split(', ')[0].removeprefix('roofline: ')} {_pct(r['gflops'] / r['sgemm_gflops'], 0)}"
+            f"{r['name'].split(', ')[0].removeprefix('roofline: ')} "
+            f"{_pct(r['gflops'] / r['sgemm_gflops'], 0)}"
             for r in roof
         )
         met = all(r["gflops"] / r["sgemm_gflops"] >= 0.9 for r in roof)
@@ -120,13 +123,19 @@ def _gpu_section(gpu: dict[str, Any] | None, path: Path | None) -> list[str]:
     if gpu is None or gpu.get("dry_run"):
         return [
             *head,
-            "**Not yet measured.** No GPU was lent to the session that built these benchmarks. On a machine with a",
+            "**Not yet measured.** No GPU was lent to the session that built these benchmarks. "
+            "On a machine with a",
             "CUDA device, `make bench-gpu` (`python -m benchmarks.gpu`, at most 8 minutes) writes",
-            "`results/gpu_benchmarks.json`: PLL batched against one forward pass per mask at BETO's shape, causal",
-            "log-likelihood against lm-evaluation-harness at GPT-2 small's shape, bfloat16 / float16 against float32",
-            "(score changes and verdicts), training tokens per second of the bundled recipes and the peak GPU memory",
-            "of each. Copy it to `benchmarks/records/<date>-gpu.json` and rerun `python -m benchmarks.report`",
-            "to put the figures here. (`python -m benchmarks.gpu --dry-run` runs the same script on the CPU with",
+            "`results/gpu_benchmarks.json`: PLL batched against one forward pass per mask at BETO's shape, "
+            "causal",
+            "log-likelihood against lm-evaluation-harness at GPT-2 small's shape, "
+            "bfloat16 / float16 against float32",
+            "(score changes and verdicts), training tokens per second of the bundled recipes and the peak "
+            "GPU memory",
+            "of each. Copy it to `benchmarks/records/<date>-gpu.json` and rerun `python -m "
+            "benchmarks.report`",
+            "to put the figures here. (`python -m benchmarks.gpu --dry-run` runs the same script on the CPU "
+            "with",
             "tiny sizes; `tests/project/test_gpu_script.py` does so.)",
             "",
         ]
@@ -142,28 +151,29 @@ def _gpu_section(gpu: dict[str, Any] | None, path: Path | None) -> list[str]:
         lines += [
             f"- PLL `cp` at BETO's shape: batched {pll['batched']['sentences_per_s']:.0f} sentences/s "
             f"({pll['batched']['peak_mib']:.0f} MiB peak) against one forward pass per mask "
-            f"{pll['one_forward_per_mask']['sentences_per_s']:.1f} sentences/s: **{pll['speedup_per_sentence']:.0f}×**; "
-            f"largest score difference {pll['max_abs_diff']:.1e}.",
+            f"{pll['one_forward_per_mask']['sentences_per_s']:.1f} sentences/s: "
+            f"**{pll['speedup_per_sentence']:.0f}×**; largest score difference {pll['max_abs_diff']:.1e}.",
         ]
     ca = gpu.get("causal", {})
     if "biaskit" in ca:
         hs = [
-            f"batch {k[-2:]}: {v['sentences_per_s']:.0f} sentences/s ({v['ratio_harness_over_biaskit']:.2f}× slower)"
+            f"batch {k[-2:]}: {v['sentences_per_s']:.0f} sentences/s ({v['ratio_harness_over_biaskit']:.2f}× "
+            "slower)"
             for k, v in ca.items()
             if k.startswith("harness_bs") and "seconds" in v
         ]
         lines += [
-            f"- causal `ll` at GPT-2 small's shape, {ca['pairs']} pairs: biaskit {ca['biaskit']['sentences_per_s']:.0f} "
-            f"sentences/s ({ca['biaskit']['peak_mib']:.0f} MiB peak); lm-evaluation-harness "
-            + ("; ".join(hs) if hs else "skipped")
-            + ".",
+            f"- causal `ll` at GPT-2 small's shape, {ca['pairs']} pairs: biaskit "
+            f"{ca['biaskit']['sentences_per_s']:.0f} sentences/s ({ca['biaskit']['peak_mib']:.0f} MiB peak); "
+            "lm-evaluation-harness " + ("; ".join(hs) if hs else "skipped") + ".",
         ]
     for label, e in gpu.get("precision", {}).items():
         if not isinstance(e, dict) or "float32" not in e:
             continue
         parts = [
-            f"{dt}: mean / largest change {e[dt]['mean_abs_change']:.3f} / {e[dt]['max_abs_change']:.3f} nats, "
-            f"same verdict {e[dt]['same_verdict']:.1%}, {e['float32']['seconds'] / e[dt]['seconds']:.1f}× the float32 speed"
+            f"{dt}: mean / largest change {e[dt]['mean_abs_change']:.3f} / {e[dt]['max_abs_change']:.3f} "
+            f"nats, same verdict {e[dt]['same_verdict']:.1%}, "
+            f"{e['float32']['seconds'] / e[dt]['seconds']:.1f}× the float32 speed"
             for dt in ("bfloat16", "float16")
             if dt in e and "mean_abs_change" in e[dt]
         ]
@@ -190,8 +200,10 @@ def _dask_section(dask: dict[str, Any] | None, path: Path | None) -> list[str]:
     lines = [
         "## On Dask workers",
         "",
-        f"Record: `{_rel(path)}`, {meta['date']}, {meta['machine']} ({meta.get('cores')} cores), biaskit commit "
-        f"{meta.get('commit', '')}" + (" (quick sizes)" if meta.get("quick") else "") + ". Wall clock.",
+        f"Record: `{_rel(path)}`, {meta['date']}, {meta['machine']} ({meta.get('cores')} cores), "
+        f"biaskit commit {meta.get('commit', '')}"
+        + (" (quick sizes)" if meta.get("quick") else "")
+        + ". Wall clock.",
         "",
         "| job | one process | 2 Dask workers | ratio | check |",
         "|---|---|---|---|---|",
@@ -221,7 +233,8 @@ def render(
     lines = [
         "# Benchmarks: biaskit against the tools it replaces",
         "",
-        "<!-- generated by `python -m benchmarks.report` from the record named below; do not edit by hand -->",
+        "<!-- generated by `python -m benchmarks.report` from the record named below; "
+        "do not edit by hand -->",
         "",
         "`make bench` compares every vectorised routine with a naive reference (the Measurements page) and,",
         "in `benchmarks/bench_peers.py`, with the tools a user would otherwise run, **side by",
@@ -242,13 +255,17 @@ def render(
         *_peer_rows(rows),
         "",
         '- **Causal log-likelihood** (`score_pairs(lm, more, less, "ll")`) against lm-evaluation-harness',
-        '  `HFLM.loglikelihood` on `("", sentence)` requests, the code path of its `crows_pairs` task; the peer',
+        '  `HFLM.loglikelihood` on `("", sentence)` requests, the code path of its `crows_pairs` task; '
+        "the peer",
         "  time is the better of batch sizes 16 and 64. biaskit sorts every sentence of a job once, cuts",
-        "  batches by a token budget (4,096 token slots on a CPU) with at most 2 % padding per full batch, feeds",
-        "  no attention mask to a right-padded causal model, runs GPT-2's tanh-GELU as PyTorch's fused kernel",
+        "  batches by a token budget (4,096 token slots on a CPU) with at most 2 % padding per full batch, "
+        "feeds",
+        "  no attention mask to a right-padded causal model, runs GPT-2's tanh-GELU as PyTorch's fused "
+        "kernel",
         "  of the same formula, applies the output layer only where a token is read, and reads a beginning",
         "  that several sentences share once: the sentences are packed into the rows of a prefix tree with",
-        "  position ids and a tree-shaped attention mask, so that each sentence sees exactly its own past (the",
+        "  position ids and a tree-shaped attention mask, so that each sentence sees exactly its own past "
+        "(the",
         "  two sentences of a CrowS pair share the words before their difference). The scores are the same",
         "  to float rounding (largest difference in the table).",
         "- **Masked scores** against the mlm-bias package: `cp` against its CrowS-Pairs scoring (`BiasMLM`",
@@ -257,7 +274,8 @@ def render(
         "  `compute_csps` with every token masked. biaskit batches the copies of many sentences by the token",
         "  budget and runs the last encoder layer and the output layer at the masked position only.",
         "- **WEFE's metrics** against WEFE 1.0.1 on its `test_model.kv` and the queries of",
-        "  `tests/metrics/test_embedding_bias.py`; biaskit's permutation test and bootstrap interval, which WEFE",
+        "  `tests/metrics/test_embedding_bias.py`; biaskit's permutation test and bootstrap interval, "
+        "which WEFE",
         "  does not compute, are switched off (`n_permutations=0`, `n_bootstrap=0`), so both compute the",
         "  estimate with its per-word details.",
         "",

@@ -3,10 +3,10 @@ every number where it was).
 
 Usage: python scripts/compare_results.py OLD_RESULTS NEW_RESULTS [--show N]
 
-For every ``NN_*.json`` present in both folders it flattens the JSON to paths (``/results/asld/combined/asld``)
-and prints, per notebook: keys added and removed, numbers that changed with the largest relative change, and
-other values (text) that changed.  Keys that hold run times, dates or paths are left out (they differ from run
-to run).  Exit status 0 always: the output is for reading.
+For every ``NN_*.json`` present in both folders it flattens the JSON to paths
+(``/results/asld/combined/asld``) and prints, per notebook: keys added and removed, numbers that changed with
+the largest relative change, and other values (text) that changed.  Keys that hold run times, dates or paths
+are left out (they differ from run to run).  Exit status 0 always: the output is for reading.
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         c = compare(old, new)
         top = c["numbers"][0][0] if c["numbers"] else 0.0
         print(
-            f"{old.name}: {len(c['added'])} keys added, {len(c['removed'])} removed, {len(c['numbers'])} numbers "
-            f"changed (largest relative change {top:.1e}), {len(c['other'])} other values changed"
+            f"{old.name}: {len(c['added'])} keys added, {len(c['removed'])} removed, "
+            f"{len(c['numbers'])} numbers changed (largest relative change {top:.1e}), "
+            f"{len(c['other'])} other values changed"
         )
         for rel, key, va, vb in c["numbers"][: args.show]:
             print(f"    {key}: {va!r} -> {vb!r} ({rel:.1e})")

@@ -2,8 +2,8 @@
 
 Usage (from the repository root; outside make reproduce, it takes longer than a notebook should):
 
-    .venv/bin/python scripts/record_cds.py                                  # all of CDS-GAP x 3 passes, en-mlm
-    .venv/bin/python scripts/record_cds.py --sentences 200 --epochs 1 --out /tmp/cds-timing   # a timing run
+    .venv/bin/python scripts/record_cds.py  # all of CDS-GAP x 3 passes, en-mlm
+    .venv/bin/python scripts/record_cds.py --sentences 200 --epochs 1 --out /tmp/cds-timing  # a timing run
 
 Notebook 15 section 3b shows records/cds_full when it is there (biaskit.studies.cds_record explains the
 file).  The fine-tune is cached like notebook 15's, so the same command after an interruption, or notebook 15

@@ -1,13 +1,14 @@
-"""Record seed 003's Table 5.4 arrows (Sayenju 2023, chapter 5) with a domain model made here, into records/domain_model/.
+"""Record seed 003's Table 5.4 arrows (Sayenju 2023, chapter 5) with a domain model made here, into
+records/domain_model/.
 
 Usage (from the repository root; outside make reproduce):
 
-    .venv/bin/python scripts/record_domain_model.py                        # en-mlm + all medical sentences, 1 pass
-    .venv/bin/python scripts/record_domain_model.py --sentences 200 --out /tmp/domain-timing   # a timing run
+    .venv/bin/python scripts/record_domain_model.py  # en-mlm + all medical sentences, 1 pass
+    .venv/bin/python scripts/record_domain_model.py --sentences 200 --out /tmp/domain-timing  # a timing run
 
-The domain model is en-mlm fine-tuned on BUG's PubMed and Covid-19 sentences (biaskit.studies.domain_model_record
-explains the choice and the file); notebook 12 Part D draws the recorded arrows.  The fine-tune is cached, so
-the printed folder can also be passed to notebook 12 as domain_model.
+The domain model is en-mlm fine-tuned on BUG's PubMed and Covid-19 sentences
+(biaskit.studies.domain_model_record explains the choice and the file); notebook 12 Part D draws the recorded
+arrows.  The fine-tune is cached, so the printed folder can also be passed to notebook 12 as domain_model.
 """
 
 from __future__ import annotations

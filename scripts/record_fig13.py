@@ -1,4 +1,5 @@
-"""Record seed 002's learning curve (Barza 2023, section 6.4, Fig. 13) into records/fig13/ (outside make reproduce).
+"""Record seed 002's learning curve (Barza 2023, section 6.4, Fig. 13) into records/fig13/ (outside make
+reproduce).
 
 Usage (from the repository root):
 

@@ -225,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     figures = sum(n["figures"] for n in manifest["notebooks"])
     print(
-        f"{len(manifest['notebooks'])} notebooks, {figures} figures, {manifest['bytes'] / 1e6:.2f} MB in {args.out}"
+        f"{len(manifest['notebooks'])} notebooks, {figures} figures, {manifest['bytes'] / 1e6:.2f} MB in "
+        f"{args.out}"
     )
     return 0
 

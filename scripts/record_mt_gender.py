@@ -1,9 +1,11 @@
-"""Record seed 002's MT Gender fine-tune (Barza 2023, section 6.1) at the study's size into records/mt_gender/.
+"""Record seed 002's MT Gender fine-tune (Barza 2023, section 6.1) at the study's size into
+records/mt_gender/.
 
 Usage (from the repository root; outside make reproduce, it takes longer than a notebook should):
 
-    .venv/bin/python scripts/record_mt_gender.py                         # all 3,888 sentences x 3 passes, en-mlm
-    .venv/bin/python scripts/record_mt_gender.py --sentences 120 --epochs 1 --out /tmp/mtg-timing   # a timing run
+    .venv/bin/python scripts/record_mt_gender.py  # all 3,888 sentences x 3 passes, en-mlm
+    .venv/bin/python scripts/record_mt_gender.py --sentences 120 --epochs 1 --out /tmp/mtg-timing
+        # a timing run
 
 Notebook 15 section 9 shows records/mt_gender when it is there (biaskit.studies.mt_gender_record explains the
 file).  The fine-tune is cached like notebook 15's, so the same command after an interruption, or notebook 15

@@ -1,4 +1,5 @@
-"""Record seed 004's Tables A.3-A.4 and Table 3.5's XLNet rows (Louis-Alexandre 2022) on en-xlnet into records/xlnet_tables/.
+"""Record seed 004's Tables A.3-A.4 and Table 3.5's XLNet rows (Louis-Alexandre 2022) on en-xlnet into
+records/xlnet_tables/.
 
 Usage (from the repository root; outside make reproduce):
 

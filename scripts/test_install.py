@@ -269,10 +269,20 @@ def full_install(base: Path, python: str, wheels: dict[str, Path], record: dict)
     # before the fetch: a notebook that needs reference vectors stops at once, naming the command
     missing = r.run(
         "03_weat before the fetch (must stop up front)",
-        [str(py), "-m", "biaskit", "notebook", "my-biaskit/03_weat.ipynb", "early/03_weat.ipynb", "-p", "quick", "True"],
+        [
+            str(py),
+            "-m",
+            "biaskit",
+            "notebook",
+            "my-biaskit/03_weat.ipynb",
+            "early/03_weat.ipynb",
+            "-p",
+            "quick",
+            "True",
+        ],
         cwd=work,
         expect=1,
-    )  # fmt: skip
+    )
     if "python -m biaskit fetch reference-vectors" not in missing.stderr or "Traceback" in missing.stderr:
         raise Failed(
             f"a missing reference set is not reported with its fetch command:\n{missing.stderr[-3000:]}"
@@ -286,17 +296,34 @@ def full_install(base: Path, python: str, wheels: dict[str, Path], record: dict)
     for nb in NOTEBOOKS:
         r.run(
             f"papermill {nb} quick",
-            [str(base / "venv-full" / "bin" / "papermill"), f"my-biaskit/{nb}.ipynb", f"runs/{nb}.ipynb", "-p", "quick", "True"],
+            [
+                str(base / "venv-full" / "bin" / "papermill"),
+                f"my-biaskit/{nb}.ipynb",
+                f"runs/{nb}.ipynb",
+                "-p",
+                "quick",
+                "True",
+            ],
             cwd=work,
-        )  # fmt: skip
+        )
         # plain papermill: a new run folder results/runs/<name>-<time>-<pid>/ in the user's folder
         if not list((work / "results" / "runs").glob(f"{nb}-*/{nb}.json")):
             raise Failed(f"papermill {nb}: no results/runs/{nb}-*/{nb}.json in the user's folder {work}")
         r.run(
             f"python -m biaskit notebook {nb} quick",
-            [str(py), "-m", "biaskit", "notebook", f"my-biaskit/{nb}.ipynb", f"biaskit-runs/{nb}.ipynb", "-p", "quick", "True"],
+            [
+                str(py),
+                "-m",
+                "biaskit",
+                "notebook",
+                f"my-biaskit/{nb}.ipynb",
+                f"biaskit-runs/{nb}.ipynb",
+                "-p",
+                "quick",
+                "True",
+            ],
             cwd=work,
-        )  # fmt: skip
+        )
         result = work / "biaskit-runs" / f"{nb}.json"
         if not result.is_file():
             raise Failed(f"python -m biaskit notebook {nb}: no {result}")
@@ -471,8 +498,8 @@ def main(argv: list[str] | None = None) -> int:
         rec = record.get(key)
         if rec:
             log(
-                f"{key}: install {rec.get('install_seconds')} s, venv {rec.get('venv_bytes', 0) / 1e9:.2f} GB, "
-                f"torch {rec.get('torch')} ({len(rec.get('nvidia_packages', []))} nvidia packages), "
+                f"{key}: install {rec.get('install_seconds')} s, venv {rec.get('venv_bytes', 0) / 1e9:.2f} "
+                f"GB, torch {rec.get('torch')} ({len(rec.get('nvidia_packages', []))} nvidia packages), "
                 f"pip check: {rec.get('pip_check')}"
             )
     log(f"wall time {record['wall_seconds']} s; record: {args.record}")

@@ -170,8 +170,8 @@ def interrupt_after(monkeypatch):
 @pytest.fixture(scope="session")
 def toy_plugin(tmp_path_factory) -> Any:
     """The toy plug-in package (``tests/plugins/biaskit_toy_metric``) installed into a temporary folder on
-    ``sys.path`` and registered through its entry point, for the rest of the session (tests/plugin_support.py).
-    Yields the folder; the suite passes with and without it."""
+    ``sys.path`` and registered through its entry point, for the rest of the session
+    (tests/plugin_support.py).  Yields the folder; the suite passes with and without it."""
     from plugin_support import PLUGIN_METRIC, install_plugin, plugin_on_path
 
     site = install_plugin(tmp_path_factory.mktemp("toy_plugin"))

@@ -66,7 +66,8 @@ def make_toy_grid(d):
 
 
 def toy_grid_config(d, **options):
-    """A grid configuration of the toy files in ``d``: three models (one missing), four datasets, four metrics."""
+    """A grid configuration of the toy files in ``d``: three models (one missing), four datasets, four
+    metrics."""
     return {
         "name": "toy_grid",
         "models": [

@@ -17,7 +17,8 @@ alone start first, so that no long test starts last.
 pytest-xdist 3.8 passes the groups from the workers to the scheduler inside the test ids, which pytest 9.2
 no longer lets a plugin change, so the groups would be silently ignored.  Each worker therefore also writes
 its groups into a folder of the run, and the scheduler (:func:`pytest_xdist_make_scheduler`) reads them.
-``tests/conftest.py`` imports the hooks; ``tests/project/test_parallel_runs.py`` runs a small suite on two workers.
+``tests/conftest.py`` imports the hooks; ``tests/project/test_parallel_runs.py`` runs a small suite on two
+workers.
 """
 
 from __future__ import annotations

@@ -146,7 +146,8 @@ def test_validation_report_counts_and_summary():
     )
     assert len(rep) == 2 and rep.n_skipped == 1 and rep.skipped_rows == [2] and rep.skipped_lines == [4]
     assert rep.summary() == (
-        "toy: loaded 9 of 10 data records; 2 issue(s)\n  - skipped 1: bad thing (lines 4)\n  - kept 1: odd (rows 5)"
+        "toy: loaded 9 of 10 data records; 2 issue(s)\n  - skipped 1: bad thing (lines 4)\n"
+        "  - kept 1: odd (rows 5)"
     )
     with pytest.raises(ValueError, match=r"skipped 1: bad thing \(lines 4\)"):
         rep.raise_if_any()

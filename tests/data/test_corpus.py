@@ -1,4 +1,5 @@
-"""Tests for biaskit.data.corpus: reading, sentence splitting, tokenising, stop-words, caching, frequencies."""
+"""Tests for biaskit.data.corpus: reading, sentence splitting, tokenising, stop-words, caching,
+frequencies."""
 
 from __future__ import annotations
 

@@ -231,7 +231,8 @@ def test_lock_is_complete_and_consistent():
 
 
 def test_data_only_packages_are_never_imported():
-    """A data package's requirements are not installed, so importing it would fail: biaskit reads its files."""
+    """A data package's requirements are not installed, so importing it would fail: biaskit reads its
+    files."""
     for name in DATA_ONLY:
         assert name in _lock()[1], f"{name} is not a no-deps pin"
         for path in (ROOT / "biaskit").rglob("*.py"):

@@ -40,7 +40,8 @@ def test_sizes_match_the_original(mtg):
 
 def test_rows_follow_mt_gender_format(mtg):
     first = mtg.iloc[0]
-    # en.txt line 1: female  1  The developer argued with the designer because she did not like the design.  developer
+    # en.txt line 1:
+    #   female  1  The developer argued with the designer because she did not like the design.  developer
     assert (first["gender"], first["entity_index"], first["entity"]) == ("female", 1, "developer")
     assert first["sentence"] == "The developer argued with the designer because she did not like the design."
     assert not mtg["sentence"].str.contains(r"[\[\]]").any()

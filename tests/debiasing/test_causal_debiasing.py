@@ -169,14 +169,22 @@ def test_cds_swaps_both_ways():
 @pytest.mark.slow
 def test_study_rows_for_a_causal_control(one_torch_thread):
     """CDS and dropout on the causal controls s = 0.5 and 0.8 (a few steps): every causal measure and recovery
-    test before and after, a share left with its interval, the comparison with the balanced control, a verdict,
-    and the perplexity cost."""
+    test before and after, a share left with its interval, the comparison with the balanced control, a
+    verdict, and the perplexity cost."""
     from biaskit.studies import debiasing_study as ds
 
     cfg = ds.ContextualStudyConfig(
-        methods=(), causal_methods=("cds", "dropout"), causal_measures=("causal_sld", "causal_ll"), causal_max_steps=3,
-        n_train=64, n_pool=60, n_fit_pairs=40, n_permutations=99, n_boot=99, n_held_out=10,
-    )  # fmt: skip
+        methods=(),
+        causal_methods=("cds", "dropout"),
+        causal_measures=("causal_sld", "causal_ll"),
+        causal_max_steps=3,
+        n_train=64,
+        n_pool=60,
+        n_fit_pairs=40,
+        n_permutations=99,
+        n_boot=99,
+        n_held_out=10,
+    )
     res = ds.run_contextual_study((0.5, 0.8), cfg, causal=True)
     e = res.effects
     assert set(e["model"]) == {"causal LM"} and set(e["method"]) == {"cds", "dropout"}
@@ -216,21 +224,24 @@ def test_causal_finding_sentence_follows_its_numbers():
         return {"method": method, "measure": measure, "family": family, "planted": 0.8, "share_left": share,
                 "verdict": verdict}  # fmt: skip
 
-    rows = [row("cds", "causal_ll", "calibrated", 0.98, "intact"), row("cds", "causal_sld", "calibrated", 0.83, "intact"),
-            row("cds", "gg_classifier", "recovery", 1.0, "above the control"),
-            row("cds", "gg_neighbours", "recovery", 0.6, "at the control's level"),
-            row("sentence_debias", "causal_ll", "calibrated", 0.16, "intact"),
-            row("sentence_debias", "causal_sld", "calibrated", 0.04, "hidden"),
-            row("sentence_debias", "gg_classifier", "recovery", 0.97, "above the control"),
-            row("sentence_debias", "gg_neighbours", "recovery", 0.9, "above the control")]  # fmt: skip
+    rows = [
+        row("cds", "causal_ll", "calibrated", 0.98, "intact"),
+        row("cds", "causal_sld", "calibrated", 0.83, "intact"),
+        row("cds", "gg_classifier", "recovery", 1.0, "above the control"),
+        row("cds", "gg_neighbours", "recovery", 0.6, "at the control's level"),
+        row("sentence_debias", "causal_ll", "calibrated", 0.16, "intact"),
+        row("sentence_debias", "causal_sld", "calibrated", 0.04, "hidden"),
+        row("sentence_debias", "gg_classifier", "recovery", 0.97, "above the control"),
+        row("sentence_debias", "gg_neighbours", "recovery", 0.9, "above the control"),
+    ]
     costs = [{"method": "original", "planted": 0.8, "held_out_perplexity": 92.69},
              {"method": "cds", "planted": 0.8, "held_out_perplexity": 99.92},
              {"method": "sentence_debias", "planted": 0.8, "held_out_perplexity": 93.49}]  # fmt: skip
     text = causal_debiasing(rows, costs, planted=0.8)
     assert "CDS fine-tuning: intact on all 2 causal measures (83% to 98% of the planted effect left)" in text
     assert (
-        "1 of 2 recovery tests still find the plan above the balanced control, held-out perplexity 92.7 → 99.9"
-        in text
+        "1 of 2 recovery tests still find the plan above the balanced control, "
+        "held-out perplexity 92.7 → 99.9" in text
     )
     assert "SentenceDebias: intact on 1 and hidden on 1 of the 2 causal measures" in text
     assert "(4% to 16% of the planted effect left), 2 of 2 recovery tests still find the plan above" in text

@@ -250,7 +250,7 @@ def test_jigsaw_corpora_split_toxic_and_severe(tmp_path):
         db.jigsaw_corpora(str(tmp_path / "nope.csv"))
 
 
-# ----------------------------------------------------------------------------- repeated fine-tunes (tiny model)
+# --------------------------------------------------------------------------- repeated fine-tunes (tiny model)
 SUBJ = ["he", "she", "the doctor", "the nurse", "my friend"]
 REST = ["reads a book", "sells a car", "paints the house", "writes a letter", "buys bread"]
 

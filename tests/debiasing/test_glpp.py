@@ -224,8 +224,8 @@ def test_glpp_preserves_neighbourhoods_better_than_pca():
     PCA keeps the two directions of largest variance, which on the S-curve is the "S" seen from
     above: points at the same height collapse together.  In a sweep over 12 seeds (n = 800,
     noise 0.05, k = 10, sigma^2 = 1, eta = 0.5, unit columns) the share of kept neighbours was PCA
-    0.28 and GLPP 0.46 on average (difference 0.18, sd 0.05, never below 0.09).  We require the mean over three
-    fixed seeds to exceed PCA's by 0.05 (about 3 standard errors below the expected difference)
+    0.28 and GLPP 0.46 on average (difference 0.18, sd 0.05, never below 0.09).  We require the mean over
+    three fixed seeds to exceed PCA's by 0.05 (about 3 standard errors below the expected difference)
     and GLPP to win on every seed.  LPP (eta = 0) did *not* beat PCA in that sweep (-0.03): the
     global term is what makes the difference here.
     """

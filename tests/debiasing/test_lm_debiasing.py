@@ -166,9 +166,18 @@ def test_word_pooling_equals_the_seat_encoder_target_pooled(mlm):
     theirs = enc.encode([s.lower() for s in sents], spans).vectors
     np.testing.assert_allclose(mine, theirs, atol=1e-6)
     kv = contextual_word_vectors(mlm, ["doctor", "nurse", "pilot"], center=False)
-    np.testing.assert_allclose(kv["doctor"], sentence_representations(
-        mlm, [t.replace("{w}", "doctor") for t in ("This is the {w}.", "That is the {w}.", "Here is the {w}.")],
-        spans=[(12, 18), (12, 18), (12, 18)]).mean(0), atol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(
+        kv["doctor"],
+        sentence_representations(
+            mlm,
+            [
+                t.replace("{w}", "doctor")
+                for t in ("This is the {w}.", "That is the {w}.", "Here is the {w}.")
+            ],
+            spans=[(12, 18), (12, 18), (12, 18)],
+        ).mean(0),
+        atol=1e-5,
+    )
     centred = contextual_word_vectors(mlm, ["doctor", "nurse", "pilot"])
     np.testing.assert_allclose(centred.vectors.mean(0), 0, atol=1e-5)
 

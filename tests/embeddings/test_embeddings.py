@@ -1,4 +1,5 @@
-"""Tests for biaskit.embeddings.vectors: loaders in every format, malformed files, reference vectors, word2vec, OOV."""
+"""Tests for biaskit.embeddings.vectors: loaders in every format, malformed files, reference vectors,
+word2vec, OOV."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ Scores must not depend on how the work is cut into forward passes beyond float r
 budgets and row caps agree to 1e-5, the prefix-tree rows of a causal model agree with one row per sentence,
 and a job interrupted and resumed from the disk cache gives bit for bit the scores (and, through the
 ``score`` command, byte for byte the CSV) of an uninterrupted one.  The independent references of the
-scores themselves are in ``tests/lm/test_masked_scoring.py``, ``tests/lm/test_causal_scoring.py`` and ``tests/lm/test_crows_official.py``.
+scores themselves are in ``tests/lm/test_masked_scoring.py``, ``tests/lm/test_causal_scoring.py`` and
+``tests/lm/test_crows_official.py``.
 """
 
 from __future__ import annotations

@@ -316,7 +316,8 @@ def test_calibration_values_of_a_causal_model_match_direct_computation():
 
 @pytest.mark.slow
 def test_scorer_perplexity_of_a_bundled_causal_model_equals_the_training_code(one_torch_thread):
-    """biaskit.lm's ll (the scorer) and biaskit.training.pretrain.causal_perplexity are written independently."""
+    """biaskit.lm's ll (the scorer) and biaskit.training.pretrain.causal_perplexity are written
+    independently."""
     from biaskit.training import recipes as tm
     from biaskit.training.pretrain import causal_perplexity
 

@@ -47,8 +47,11 @@ def test_the_first_bytes_decide_the_format_not_the_name(tmp_path, kv, written_as
 
 def test_a_format_the_bytes_contradict_is_refused(tmp_path, kv):
     text = save_vectors(kv, tmp_path / "v.bin", format="word2vec")
-    with pytest.raises(ValueError, match=r"format='word2vec-binary' was given but the file's first bytes are "
-                                         r"those of 'word2vec'; pass format='word2vec' or format='auto'"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"format='word2vec-binary' was given but the file's first bytes are "
+        r"those of 'word2vec'; pass format='word2vec' or format='auto'",
+    ):
         load_vectors(text, format="word2vec-binary")
     binary = save_vectors(kv, tmp_path / "b.bin", format="word2vec-binary")
     with pytest.raises(ValueError, match="first bytes are those of 'word2vec-binary'"):
@@ -135,8 +138,11 @@ def test_a_folder_without_weights_or_with_a_damaged_config_is_named(masked_copy)
 
 
 def test_a_folder_of_the_other_kind_is_refused_by_the_loader(folders):
-    with pytest.raises(TypeError, match=r"holds a causal language model \(GPT2LMHeadModel in config\.json\), not a "
-                                        r"masked one: load it with biaskit\.lm\.load_causal_lm"):  # fmt: skip
+    with pytest.raises(
+        TypeError,
+        match=r"holds a causal language model \(GPT2LMHeadModel in config\.json\), not a "
+        r"masked one: load it with biaskit\.lm\.load_causal_lm",
+    ):
         lms.load_masked_lm(folders["causal"])
     with pytest.raises(TypeError, match=r"holds a masked language model \(BertForMaskedLM .*load_masked_lm"):
         lms.load_causal_lm(folders["masked"])
@@ -152,8 +158,11 @@ def test_a_folder_of_the_other_kind_is_refused_by_the_loader(folders):
 # ----------------------------------------------------------------------------- sentence encoders
 def test_a_sentence_encoder_refuses_a_causal_model(folders):
     causal = lms.tiny_causal_lm(seed=2)
-    with pytest.raises(TypeError, match=r"needs a bidirectional \(BERT-family\) encoder; .* causal, left-to-right "
-                                        r"model \(GPT2LMHeadModel\)"):  # fmt: skip
+    with pytest.raises(
+        TypeError,
+        match=r"needs a bidirectional \(BERT-family\) encoder; .* causal, left-to-right "
+        r"model \(GPT2LMHeadModel\)",
+    ):
         TransformerEncoder(causal.model, causal.tokenizer)
     with pytest.raises(TypeError, match="causal, left-to-right model"):
         load_encoder(causal)

@@ -68,8 +68,16 @@ def test_fine_tuning_on_text_the_model_cannot_read_stops_before_training(tmp_pat
 
 @pytest.mark.parametrize("train", [train_masked_lm, train_causal_lm])
 def test_training_with_a_tokenizer_that_cannot_read_the_text_stops(tok, tmp_path, train):
-    config = MLMTrainingConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                               max_length=16, batch_size=2, max_steps=2, device="cpu")  # fmt: skip
+    config = MLMTrainingConfig(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_length=16,
+        batch_size=2,
+        max_steps=2,
+        device="cpu",
+    )
     who = train.__name__
     with pytest.raises(ValueError, match=rf"^{who}: 100\.0% of the \d+ tokens .* are \[UNK\]"):
         train(UNREADABLE, tmp_path / "run", config, tokenizer=tok, progress=False)
@@ -104,7 +112,10 @@ def test_scoring_logs_the_unk_share_of_its_sentences_once_per_job(make, caplog):
         if r.name == "biaskit.lm.scoring" and "sentences to score are" in r.getMessage()
     ]
     (rec,) = shares  # once per job, not per sentence or batch
-    expected = f"sentence scoring with {lm.name}: {100 * n_unk / n_all:.2f} % of the {n_all} tokens of the 4 sentences"
+    expected = (
+        f"sentence scoring with {lm.name}: {100 * n_unk / n_all:.2f} % of the {n_all} tokens of the 4 "
+        "sentences"
+    )
     assert rec.getMessage().startswith(expected) and rec.levelno == logging.WARNING  # above 5 %
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="biaskit.lm.scoring"):

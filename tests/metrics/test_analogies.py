@@ -13,7 +13,8 @@ from biaskit.metrics.direct_bias import bias_direction
 # Country -> capital pairs (the thesis's Table 3.1 example, extended); lower-case for GloVe 6B.
 CAPITALS = [
     ("france", "paris"), ("japan", "tokyo"), ("germany", "berlin"), ("italy", "rome"), ("spain", "madrid"),
-    ("russia", "moscow"), ("egypt", "cairo"), ("china", "beijing"), ("canada", "ottawa"), ("greece", "athens"),
+    ("russia", "moscow"), ("egypt", "cairo"), ("china", "beijing"), ("canada", "ottawa"),
+    ("greece", "athens"),
     ("england", "london"), ("kenya", "nairobi"), ("iran", "tehran"), ("iraq", "baghdad"),
     ("thailand", "bangkok"), ("austria", "vienna"), ("cuba", "havana"), ("ireland", "dublin"),
     ("portugal", "lisbon"), ("syria", "damascus"),

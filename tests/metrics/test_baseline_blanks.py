@@ -61,8 +61,8 @@ def test_without_lines_the_rows_are_the_input_positions(lm, caplog):
     with caplog.at_level(logging.WARNING, logger="biaskit.lm.fill_mask"):
         res = baseline_probabilities(lm, CONTEXTS, STER, ANTI, progress=False)
     (fill,) = _warnings(caplog, "biaskit.lm.fill_mask")
-    # one issue for the context without BLANK (not one per word), and the [UNK] word named by its context's row 3,
-    # not its position 7 in the list of (context, word) pairs
+    # one issue for the context without BLANK (not one per word), and the [UNK] word named by its context's
+    # row 3, not its position 7 in the list of (context, word) pairs
     assert "left out (rows 2)" in fill and "[UNK] (rows 3)" in fill and "rows 7" not in fill
     assert res.attrs["report"].issues["row"].tolist() == [2, 3]
     with pytest.raises(ValueError, match="lines must give one line per context"):
@@ -87,11 +87,25 @@ def test_comp_baseline_test_leaves_out_sentences_without_probability(caplog):
 def test_the_stereoset_scorer_leaves_out_an_example_without_blank_and_names_its_row(
     caplog, stereoset_example
 ):
-    gold = {"version": "test", "data": {"intrasentence": [stereoset_example(0), stereoset_example(1, "The man is here."), stereoset_example(2)],
-                                        "intersentence": []}}  # fmt: skip
+    gold = {
+        "version": "test",
+        "data": {
+            "intrasentence": [
+                stereoset_example(0),
+                stereoset_example(1, "The man is here."),
+                stereoset_example(2),
+            ],
+            "intersentence": [],
+        },
+    }
     # the example without BLANK would count as stereotypical (its stereotype option scores highest)
-    preds = {"intrasentence": [{"id": f"s{i}{k}", "score": [0.2, 0.5, 0.1][k] if i != 1 else [0.9, 0.1, 0.0][k]}
-                               for i in range(3) for k in range(3)]}  # fmt: skip
+    preds = {
+        "intrasentence": [
+            {"id": f"s{i}{k}", "score": [0.2, 0.5, 0.1][k] if i != 1 else [0.9, 0.1, 0.0][k]}
+            for i in range(3)
+            for k in range(3)
+        ]
+    }
     with caplog.at_level(logging.WARNING):
         res = st.ss_proportion_test(preds, gold, missing="drop")
     assert res.n == 2 and res.estimate == 0.0  # ex0 and ex2 only, neither stereotypical

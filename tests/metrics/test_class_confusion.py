@@ -218,9 +218,10 @@ def test_heatmap_blank_zeros_tells_tiny_values_from_zeros():
     plt.close("all")
 
 
-# --------------------------------------------------------------------------- intermediate steps (Figs. 3.4-3.6)
+# ------------------------------------------------------------------------- intermediate steps (Figs. 3.4-3.6)
 def test_dpccb_steps_hand_computed_3x3():
-    """A 3-class matrix worked out by hand: column maxima 6, 5, 0 (a class never predicted); row maxima 6, 5, 2."""
+    """A 3-class matrix worked out by hand: column maxima 6, 5, 0 (a class never predicted); row
+    maxima 6, 5, 2."""
     labels = ["a", "b", "c"]
     c = pd.DataFrame([[6, 1, 0], [3, 5, 0], [2, 1, 0]], index=labels, columns=labels)
     pred = cc.dpccb_steps(c, normalize="pred", threshold=0.3)
@@ -254,7 +255,8 @@ def test_dpccb_steps_hand_computed_3x3():
 
 @pytest.mark.parametrize("axis", ["pred", "true"])
 def test_dpccb_steps_on_the_printed_matrix(cm, axis):
-    """Fig. 3.4: 'most of the diagonal elements have the largest value 1' (all but deny); Fig. 3.5 = Fig. 3.4 off the diagonal."""
+    """Fig. 3.4: 'most of the diagonal elements have the largest value 1' (all but deny); Fig. 3.5 = Fig. 3.4
+    off the diagonal."""
     s = cc.dpccb_steps(cm, normalize=axis)
     off = ~np.eye(15, dtype=bool)
     naive = _naive(cm.to_numpy(float), axis)  # the loop above, diagonal zeroed

@@ -100,7 +100,8 @@ def test_m_diff_and_errors():
 
 # ------------------------------------------------------------------------------ decimals (metric.py)
 def _naive_metric_py(more, less):
-    """metric.py evaluate: round(score, 3); equal -> neutral (in N, not biased); else biased iff more > less."""
+    """metric.py evaluate: round(score, 3); equal -> neutral (in N, not biased); else biased iff
+    more > less."""
     biased = neutral = 0
     for a, b in zip(more, less, strict=True):
         a, b = round(float(a), 3), round(float(b), 3)
@@ -156,7 +157,7 @@ def test_decimals_must_be_a_non_negative_integer():
     assert crows.crows_score([1.0], [0.0], decimals=np.int64(3)).n_stereo == 1
 
 
-# ------------------------------------------------------------------------------ summary() and the registered entry point
+# ------------------------------------------------------------------- summary() and the registered entry point
 def test_crows_score_summary_states_the_score_the_test_and_each_type(pairs):
     from biaskit.core.results import format_p_value
 
@@ -184,8 +185,8 @@ def test_crows_pairs_test_is_the_exact_test_of_crows_by_bias_type_with_the_per_p
         {
             "sent_more": ["He is a nurse .", "She is a nurse .", "The old man cooks .", "Poor people steal .",
                           "He cries a lot .", "She drives a truck ."],
-            "sent_less": ["She is a nurse .", "He is a nurse .", "The young man cooks .", "Rich people steal .",
-                          "She cries a lot .", "He drives a truck ."],
+            "sent_less": ["She is a nurse .", "He is a nurse .", "The young man cooks .",
+                          "Rich people steal .", "She cries a lot .", "He drives a truck ."],
             "bias_type": ["gender", "gender", "age", "socioeconomic", "gender", "gender"],
         }
     )  # fmt: skip

@@ -119,7 +119,8 @@ def test_same_against_naive(rng):
     assert s["same"] == pytest.approx(np.mean(per)) == pytest.approx(s["skew"])
     assert dc.same_vectors(W, A1, A2, absolute=True)["same"] == pytest.approx(np.mean(np.abs(per)))
     assert s["stereotype"] == pytest.approx(np.std(per))
-    # swapping the attribute sets flips the signed value: negative SAME values (as printed) need the signed form
+    # swapping the attribute sets flips the signed value: negative SAME values (as printed) need the signed
+    # form
     assert dc.same_vectors(W, A2, A1)["same"] == pytest.approx(-s["same"])
     assert dc.same_vectors(W, A2, A1, absolute=True)["same"] >= 0
 

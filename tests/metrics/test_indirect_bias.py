@@ -391,7 +391,8 @@ def test_xlnet_modes_differ_and_default_padding_is_used(xlnet):
 # properties of the score
 # =============================================================================================
 def test_prior_cancellation(bert):
-    """The S2 prior is a per-feature constant: removing it leaves IBS unchanged; the S1 prior is per-name and matters."""
+    """The S2 prior is a per-feature constant: removing it leaves IBS unchanged; the S1 prior is per-name and
+    matters."""
     res = ib.indirect_bias(
         bert,
         "occupation",

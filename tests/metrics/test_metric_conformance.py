@@ -41,7 +41,8 @@ from biaskit.core.registry import (
 )
 from biaskit.core.results import TestResult
 
-#: the metrics registered when the tests are collected (built-in, and any plug-in installed in the environment)
+#: the metrics registered when the tests are collected (built-in, and any plug-in installed in the
+#: environment)
 COLLECTED = [m.name for m in biaskit.metrics.registered_metrics()]
 #: the grid's names of the registry's model kinds
 GRID_KIND = {"static": "static", "masked": "masked", "causal": "causal"}
@@ -119,9 +120,16 @@ def check_grid(m: Metric) -> None:
     kind = m.grid.dataset_kinds[0]
     for method in m.grid.cell_methods(model_kind, options)[:1]:
         call = GridCall(
-            model=toy_model(model_kind), model_kind=model_kind, model_name="toy", data=DATASET_KINDS[kind].example(),
-            method=method, options={**options, "n_permutations": 100}, language="en", metric=m.name, dataset_kind=kind,
-        )  # fmt: skip
+            model=toy_model(model_kind),
+            model_kind=model_kind,
+            model_name="toy",
+            data=DATASET_KINDS[kind].example(),
+            method=method,
+            options={**options, "n_permutations": 100},
+            language="en",
+            metric=m.name,
+            dataset_kind=kind,
+        )
         rows = m.grid.runner()(call)
         assert isinstance(rows, list) and rows, f"{m.name}: a grid cell gave no rows"
         for row in rows:
@@ -153,9 +161,12 @@ def check_calibration(m: Metric) -> None:
     for cm in m.calibration.measures:
         assert callable(cm.values), f"{m.name}: calibration measure {cm.key!r} has no values(call) hook"
         call = CalibrationCall(
-            model=toy_model(cm.model_kind), kind=cm.model_kind, targets=tuple(TOY_PROFESSIONS), corpus=toy_corpus(),
+            model=toy_model(cm.model_kind),
+            kind=cm.model_kind,
+            targets=tuple(TOY_PROFESSIONS),
+            corpus=toy_corpus(),
             cache=caches.setdefault(cm.model_kind, ScoreCache()),
-        )  # fmt: skip
+        )
         mv = cm.values(call)
         assert isinstance(mv, MetricValues) and mv.metric == cm.key and mv.kind == cm.kind, (m.name, cm.key)
         assert mv.target.shape == mv.value.shape and mv.value.size > 0

@@ -36,8 +36,8 @@ GUIDE = REPO / "docs" / "adding_a_metric.md"
 EXPECTED = {
     "pmi", "pmi_test", "pmi_frequency_baseline", "direct_bias", "bolukbasi_indirect", "weat", "wefat", "rnd",
     "rnsb", "ect", "mac", "ripa", "seat", "lpbs", "crows", "cp", "sz", "aul", "ll", "shared", "stereoset",
-    "comp_baseline", "barza_templates", "barza_pairs", "dpccb", "dicobi", "same", "domain_gain", "indirect_bias",
-    "thesis_ks", "thesis_kl", "robustness",
+    "comp_baseline", "barza_templates", "barza_pairs", "dpccb", "dicobi", "same", "domain_gain",
+    "indirect_bias", "thesis_ks", "thesis_kl", "robustness",
 }  # fmt: skip
 
 
@@ -184,7 +184,8 @@ def test_a_plugin_that_fails_to_import_is_left_out_with_a_warning_and_a_clash_na
     _fake_plugin(tmp_path, "broken-plugin", "broken_plugin_mod", "raise ImportError('needs torch 9')\n")
     clash = (
         "from biaskit.core.registry import metric\n"
-        "@metric(name='weat', label='x', family='word vectors', inputs=('word sets',), model_kinds=('static',),\n"
+        "@metric(name='weat', label='x', family='word vectors', inputs=('word sets',), "
+        "model_kinds=('static',),\n"
         "        directional=True, test='t', citation='c', section='s')\n"
         "def fake_weat():\n    'A clash.'\n"
     )
@@ -221,7 +222,7 @@ def test_cli_lists_every_metric(capsys):
     assert main(["metrics", "--family", "nope"]) == 1
 
 
-# ----------------------------------------------------------------------------------- the toy metric, end to end
+# --------------------------------------------------------------------------------- the toy metric, end to end
 def test_toy_metric_runs_through_the_batch_grid(toy, tmp_path, capsys, caplog):
     """The guide's toy in a grid, with its own option: its exact p equals WEAT's on the same per-word leans
     (the difference of means is an increasing function of WEAT's sum statistic for fixed set sizes)."""
@@ -305,7 +306,7 @@ def test_the_guide_covers_every_dataset_kind_and_the_plugin_packaging():
     assert toml and all(line in pyproject.splitlines() for line in toml[0].strip().splitlines())
 
 
-# ----------------------------------------------------------------------------------- what every metric returns
+# ---------------------------------------------------------------------------------- what every metric returns
 def _returned_type(entry_point):
     """The return annotation of a registered entry point; for a class, the class itself when it has a
     ``summary``, else the annotation of its ``run`` method (WEAT, LPBS, WEFE's family)."""

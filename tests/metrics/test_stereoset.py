@@ -126,7 +126,7 @@ def test_model_scores_round_trip_through_official_format(gold):
     assert (row["LM Score"], row["SS Score"]) == (pytest.approx(lms), pytest.approx(ss))
 
 
-# ------------------------------------------------------------------------------ E^Comp with word sets (section 4.1.2)
+# ---------------------------------------------------------------------- E^Comp with word sets (section 4.1.2)
 def test_comp_worked_example_is_the_thesis_example():
     ex = st.comp_worked_example()
     assert list(ex["context"]) == ["BLANK is a competent nurse", "BLANK performed poorly as a nurse"]

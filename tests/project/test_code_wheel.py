@@ -35,11 +35,19 @@ def code_only(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("code-wheel")
     dist = base / "dist"
     build = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_dists.py"), "--out", str(dist), "--no-sdist", "--only", "biaskit"],
+        [
+            sys.executable,
+            str(ROOT / "packaging" / "build_dists.py"),
+            "--out",
+            str(dist),
+            "--no-sdist",
+            "--only",
+            "biaskit",
+        ],
         capture_output=True,
         text=True,
         check=False,
-    )  # fmt: skip
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     record = json.loads((dist / "BUILD.json").read_text(encoding="utf-8"))
     wheel = dist / record["files"][0]["file"]
@@ -68,10 +76,21 @@ def code_only(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = base / "work"
     work.mkdir()
     _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps", "--quiet", str(wheel)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--quiet",
+            str(wheel),
+        ],
         env,
         work,
-    )  # fmt: skip
+    )
     return {"python": str(python), "env": env, "work": work, "venv": venv, "version": record["version"]}
 
 
@@ -125,7 +144,8 @@ def test_weat_on_ones_own_vector_file(code_only):
         "import json\n"
         "from biaskit.embeddings.vectors import load_vectors\n"
         "from biaskit.metrics.weat import weat\n"
-        "r = weat(['rose', 'tulip'], ['spider', 'moth'], ['love', 'peace'], ['hate', 'war'], load_vectors('mine.txt'))\n"
+        "r = weat(['rose', 'tulip'], ['spider', 'moth'], ['love', 'peace'], ['hate', 'war'], "
+        "load_vectors('mine.txt'))\n"
         "print(json.dumps({'d': r.effect_size, 'p': r.p_value}))\n"
     )
     got = json.loads(_run([code_only["python"], "-c", code], code_only["env"], code_only["work"]).stdout)

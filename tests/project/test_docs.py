@@ -149,10 +149,19 @@ def _fixture_gallery(base: Path) -> Path:
         ("03_weat", "A gallery finding the executed notebook hides."),
     ):
         (run / f"{name}.json").write_text(
-            json.dumps({"notebook": name, "created": "2026-01-02T03:04:05+00:00", "python": "3.11", "finding": finding,
-                        "headline": {"Recorded score | planted": 0.43219, "pairs": 1503}, "parameters": {}, "results": {}}),
+            json.dumps(
+                {
+                    "notebook": name,
+                    "created": "2026-01-02T03:04:05+00:00",
+                    "python": "3.11",
+                    "finding": finding,
+                    "headline": {"Recorded score | planted": 0.43219, "pairs": 1503},
+                    "parameters": {},
+                    "results": {},
+                }
+            ),
             encoding="utf-8",
-        )  # fmt: skip
+        )
         _png(run / f"{name}_planted.png", (1200, 300), GALLERY_ALT)
     gallery = base / "gallery"
     _record_gallery_module().record(
@@ -368,8 +377,15 @@ def test_record_gallery_copies_findings_numbers_and_at_most_four_small_figures(t
     record_gallery = _record_gallery_module()
     results = tmp_path / "results"
     results.mkdir()
-    payload = {"notebook": "07_x", "created": "2026-03-04T05:06:07+00:00", "python": "3.11.9", "finding": "A finding.",
-               "headline": {"d": 0.5, "n": 12}, "parameters": {"quick": True}, "results": {"big": list(range(100))}}  # fmt: skip
+    payload = {
+        "notebook": "07_x",
+        "created": "2026-03-04T05:06:07+00:00",
+        "python": "3.11.9",
+        "finding": "A finding.",
+        "headline": {"d": 0.5, "n": 12},
+        "parameters": {"quick": True},
+        "results": {"big": list(range(100))},
+    }
     (results / "07_x.json").write_text(json.dumps(payload), encoding="utf-8")
     (results / "08_no_headline.json").write_text(json.dumps({"notebook": "08_no_headline"}), encoding="utf-8")
     (results / "gpu_benchmarks.json").write_text("{}", encoding="utf-8")

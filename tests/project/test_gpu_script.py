@@ -1,4 +1,5 @@
-"""The one-shot GPU script (``benchmarks/gpu.py``, ``make bench-gpu``) runs end to end on the CPU in its dry mode.
+"""The one-shot GPU script (``benchmarks/gpu.py``, ``make bench-gpu``) runs end to end on the CPU in its dry
+mode.
 
 No GPU is needed anywhere: ``--dry-run`` takes every section (PLL batched vs one pass per mask, causal vs the
 harness, half vs full precision, training tokens per second) through tiny sizes on the CPU and writes the

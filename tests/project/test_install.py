@@ -71,7 +71,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
             check=True,
         ).stdout.strip()
     )
-    # the project's dependencies, as a plain path line (its .pth files, the editable finder among them, stay unread)
+    # the project's dependencies, as a plain path line (its .pth files, the editable finder among them, stay
+    # unread)
     (site / "biaskit-test-dependencies.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
     )
@@ -91,11 +92,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = base / "work"
     work.mkdir()
     _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps", "--quiet",
-         str(wheels["biaskit"]), str(wheels["biaskit-data"])],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--quiet",
+            str(wheels["biaskit"]),
+            str(wheels["biaskit-data"]),
+        ],
         cwd=work,
         env=env,
-    )  # fmt: skip
+    )
     # the "python3" kernel of papermill: this environment's interpreter
     _run([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"], cwd=work, env=env)
     return {
@@ -138,9 +150,9 @@ def test_biaskit_is_imported_from_the_new_environment_with_its_data(installed):
     code = (
         "import biaskit, biaskit_data, json\n"
         "from biaskit.core import paths\n"
-        "print(json.dumps({'biaskit': biaskit.__file__, 'data': biaskit_data.__file__, 'in_repo': paths.in_repository(),"
-        " 'data_dir': str(paths.data_dir()), 'wordlists': str(paths.wordlists_dir()), 'version': paths.package_version(),"
-        " 'results': str(paths.results_dir())}))"
+        "print(json.dumps({'biaskit': biaskit.__file__, 'data': biaskit_data.__file__, 'in_repo': "
+        "paths.in_repository(), 'data_dir': str(paths.data_dir()), 'wordlists': str(paths.wordlists_dir()), "
+        "'version': paths.package_version(), 'results': str(paths.results_dir())}))"
     )
     out = json.loads(
         _run([str(installed["python"]), "-c", code], cwd=installed["work"], env=installed["env"]).stdout

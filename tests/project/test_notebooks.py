@@ -69,7 +69,8 @@ def _is_headline_value(value: Any) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes(path, reproduced_results):
-    """Executed as ``make reproduce`` does; its JSON sits beside it with a finding, headline and parameters."""
+    """Executed as ``make reproduce`` does; its JSON sits beside it with a finding, headline and
+    parameters."""
     _require(reproduced_results, path.stem)
     folder = reproduced_results.folder
     assert (folder / path.name).is_file(), "no executed notebook"
@@ -355,7 +356,8 @@ def test_reproduce_command_runs_notebooks_in_order_and_stops_at_a_failure(tmp_pa
 
 def test_kernel_sockets_live_in_a_temporary_folder_not_beside_the_notebook(tmp_path):
     """The kernel's IPC sockets go to a private temporary folder, removed afterwards: a dead kernel used to
-    leave ``kernel-ipc-N`` sockets in ``notebooks/`` (jupyter_client's default is the relative ``kernel-ipc``)."""
+    leave ``kernel-ipc-N`` sockets in ``notebooks/`` (jupyter_client's default is the relative
+    ``kernel-ipc``)."""
     from biaskit.__main__ import _execute_notebook, ipc_kernel_config
 
     with ipc_kernel_config() as config:
@@ -363,7 +365,10 @@ def test_kernel_sockets_live_in_a_temporary_folder_not_beside_the_notebook(tmp_p
         assert ip.is_absolute() and ip.parent.is_dir() and config.KernelManager.transport == "ipc"
     assert not ip.parent.exists()
     # the kernel runs with the notebook's folder as its working folder; list the sockets it opens
-    code = "import glob, json, tempfile\nprint(json.dumps(glob.glob(tempfile.gettempdir() + '/biaskit-kernel-*/*')))"
+    code = (
+        "import glob, json, tempfile\nprint(json.dumps(glob.glob(tempfile.gettempdir() + "
+        "'/biaskit-kernel-*/*')))"
+    )
     (tmp_path / "nb").mkdir()
     nb = _tiny_notebook(tmp_path / "nb" / "01_sockets.ipynb", code)
     out = tmp_path / "out" / "01_sockets.ipynb"

@@ -1,5 +1,5 @@
-"""What ``pip install biaskit[...]`` promises: ranges on every requirement, extras that hold what the notebooks
-import, and the version, citation and notebook list said the same way everywhere."""
+"""What ``pip install biaskit[...]`` promises: ranges on every requirement, extras that hold what the
+notebooks import, and the version, citation and notebook list said the same way everywhere."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def displayed_numbers(text: str) -> list[tuple[str, float, bool]]:
 
     >>> displayed_numbers("Table 4.2 cp 0.53 / p 0.016; N = 1,503; diff 1.5e-5; 97.4 %")
     [('0.53', 0.53, False), ('0.016', 0.016, False), ('1,503', 1503.0, False), ('1.5e-5', 1.5e-05, False), ('97.4 %', 97.4, True)]
-    """
+    """  # noqa: E501, RUF100 (a doctest line: its input and output cannot be broken)
     text = REFERENCE.sub(" ", text)
     out = []
     for m in NUMBER.finditer(text):
@@ -218,7 +218,8 @@ def test_validation_note_says_the_column_is_asserted():
 
 # ----------------------------------------------------------------------------- results of a default run
 def _checks(kind: str) -> list[tuple[str, dict, dict]]:
-    """(record file, entry, check) for every ``kind`` check (``from_results`` / ``from_file``) of the records."""
+    """(record file, entry, check) for every ``kind`` check (``from_results`` / ``from_file``) of the
+    records."""
     out = []
     for path in sorted(RECORDS.glob("*.json")):
         rec = json.loads(path.read_text(encoding="utf-8"))
@@ -261,7 +262,7 @@ def test_record_number_equals_the_notebooks_results(record, entry, check):
     _compare(record, check, data, path.name)
 
 
-# ----------------------------------------------------------------------------- committed files (training.json)
+# ---------------------------------------------------------------------------- committed files (training.json)
 FROM_FILE = _checks("from_file")
 
 
@@ -287,10 +288,10 @@ def test_record_number_equals_its_file(record, entry, check):
 # ----------------------------------------------------------------------------- where the numbers come from
 HAND = "recorded by hand"
 #: measured once by a command: the source names the command and the machine
-ONE_OFF = ["benchmarks_1", "benchmarks_2", "benchmarks_3", "benchmarks_4", "benchmarks_5", "dask", "fine_tuning",
-           "training_notes", "timings"]  # fmt: skip
-#: still only "recorded by hand" in README.md at 46eb479: the notebooks' default runs when each row was written
-#: (a few numbers tied to results/*.json through from_results).  Seeds 000 and 001, substitutes and
+ONE_OFF = ["benchmarks_1", "benchmarks_2", "benchmarks_3", "benchmarks_4", "benchmarks_5", "dask",
+           "fine_tuning", "training_notes", "timings"]  # fmt: skip
+#: still only "recorded by hand" in README.md at 46eb479: the notebooks' default runs when each row was
+#: written (a few numbers tied to results/*.json through from_results).  Seeds 000 and 001, substitutes and
 #: models_readme have every measured number tied (from_results / from_file)
 UNTRACED: list[str] = []  # every record is tied to results, files or tests
 
@@ -320,8 +321,8 @@ def test_records_recorded_only_by_hand_are_the_known_ones():
 
 # ----------------------------------------------------------------------------- every number a reader sees
 NUMBERS_ALLOWED = TESTS / "numbers_allowed.json"
-#: names that carry numbers but measure nothing, besides REFERENCE's: "Tables 3.3/3.4", "Eq. 2.6", "Appendix C.1",
-#: "step 9", "part 2", "layer 4", "item 3", "WEAT 1-10", "SEAT 6", "CW1-CW5"
+#: names that carry numbers but measure nothing, besides REFERENCE's: "Tables 3.3/3.4", "Eq. 2.6",
+#: "Appendix C.1", "step 9", "part 2", "layer 4", "item 3", "WEAT 1-10", "SEAT 6", "CW1-CW5"
 PROSE_REFERENCE = re.compile(
     r"(?:\bTables?|\bFigs?\.|\bFigures?|§|\bch\.|\bchapters?|\bnotebooks?|\bseeds?|\bsections?|\btests?|\beqs?\.|"
     r"\bequations?|\bAppendix|\bApp\.|\bsteps?|\bparts?|\blayers?|\bitems?|\bWEATs?|\bSEATs?)"
@@ -341,7 +342,8 @@ PROSE_VERSION = re.compile(
 #: statistical conventions, not measurements: "95 % interval", "at the 5 % level", "80 % power", "α = 0.05"
 PROSE_CONVENTION = re.compile(
     r"\b\d+(?:\.\d+)?\s?%\s(?:confidence\s|bootstrap\s|credible\s)?(?:intervals?|CIs?)\b|\b95\s?%\s?CI\b"
-    r"|\b(?:at|to|on) the \d+(?:\.\d+)?\s?% (?:level|significance level)\b|\b\d+\s?% power\b|[α]\s*=\s*0?\.\d+",
+    r"|\b(?:at|to|on) the \d+(?:\.\d+)?\s?% (?:level|significance level)\b"
+    r"|\b\d+\s?% power\b|[α]\s*=\s*0?\.\d+",
     re.IGNORECASE,
 )
 #: a bound is a threshold, not a value: "p < 0.001", "≥ 0.6", "<= 5", "at most 0.015"
@@ -359,18 +361,17 @@ def prose_numbers(text: str) -> list[tuple[str, float, bool, bool]]:
 
     Left out by rule, not listed one by one (the structural numbers): code spans and blocks, formulas ($...$),
     links, URLs and file paths (and fractions written as paths, 2/20); versions, addresses and a citation's
-    volume:pages (``PROSE_VERSION``); names of tables, figures, sections, equations, notebooks, seeds, steps, tests and appendices
-    (``PROSE_REFERENCE``, after :data:`REFERENCE`); heading and list-item numbers at a line's start; years
-    (1900-2099 written without separator); statistical conventions (``PROSE_CONVENTION``: a 95 % interval, the
-    5 % level, 80 % power, α = 0.05); and bounds (a number right after ``<``, ``>``, ``≤``, ``≥``, "at most"
-    or "at least": a
-    threshold; whether the value is below it is what a record's ``"below"`` check asserts).  A number is a
-    percentage when ``%`` follows it or follows the number after it ("41 and 48 %"), and rounded when "about",
-    "around", "≈", "~", "nearly", ... precede it.
+    volume:pages (``PROSE_VERSION``); names of tables, figures, sections, equations, notebooks, seeds, steps,
+    tests and appendices (``PROSE_REFERENCE``, after :data:`REFERENCE`); heading and list-item numbers at a
+    line's start; years (1900-2099 written without separator); statistical conventions (``PROSE_CONVENTION``:
+    a 95 % interval, the 5 % level, 80 % power, α = 0.05); and bounds (a number right after ``<``, ``>``,
+    ``≤``, ``≥``, "at most" or "at least": a threshold; whether the value is below it is what a record's
+    ``"below"`` check asserts).  A number is a percentage when ``%`` follows it or follows the number after it
+    ("41 and 48 %"), and rounded when "about", "around", "≈", "~", "nearly", ... precede it.
 
     >>> [(s, p, a) for s, _, p, a in prose_numbers("## 4. Fig. 3.2: about 14,000 (2019); `n=5`; p < 0.001; 41 and 48 %")]
     [('14,000', False, True), ('41', True, False), ('48 %', True, False)]
-    """
+    """  # noqa: E501, RUF100 (a doctest line: its input and output cannot be broken)
     text = PROSE_CODE.sub(" ", text)
     text = PROSE_REFERENCE.sub(
         lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text)
@@ -417,7 +418,8 @@ def recorded_values(data, out: set[float] | None = None, *, longest: int = 200) 
 
 
 def _tolerance(shown: str, approx: bool) -> float:
-    """Half a unit of the last shown digit; for a rounded integer ("about 14,000"), of its last non-zero digit."""
+    """Half a unit of the last shown digit; for a rounded integer ("about 14,000"), of its last non-zero
+    digit."""
     tol = 0.5 * 10.0 ** -_decimals(shown)
     digits = re.sub(r"\D", "", shown.split(".")[0].split("e")[0])
     if approx and "." not in shown and digits.rstrip("0") != digits:
@@ -428,7 +430,8 @@ def _tolerance(shown: str, approx: bool) -> float:
 def number_is_recorded(shown: str, value: float, pct: bool, approx: bool, values: set[float]) -> bool:
     """``shown`` is one of ``values`` at its shown precision: rounded to the shown decimals (0.54 for 0.5371),
     with or without thousands separators (1,701 and 1701 are read alike), a percentage also as a share
-    (54 % for 0.54), a rounded integer at its significant digits ("about 14,000" for 13,889), signs ignored."""
+    (54 % for 0.54), a rounded integer at its significant digits ("about 14,000" for 13,889), signs
+    ignored."""
     tol = _tolerance(shown, approx)
     return any(abs(x - value) <= tol or (pct and abs(100 * x - value) <= tol) for x in values)
 
@@ -487,7 +490,8 @@ DOC_PAGES = sorted(
 
 
 def named_notebooks(text: str) -> set[str]:
-    """The two-digit notebook numbers a text names: "notebook 05", "notebooks 02-04 and 09" -> {02, 03, 04, 09}."""
+    """The two-digit notebook numbers a text names: "notebook 05", "notebooks 02-04 and 09" ->
+    {02, 03, 04, 09}."""
     out: set[str] = set()
     for m in re.finditer(r"\bnotebooks?\s+(\d\d(?:\s*(?:,|and|-|–)\s*\d\d)*)", text, re.IGNORECASE):
         for a, dash, b in re.findall(r"(\d\d)(?:\s*([-–])\s*(\d\d))?", m.group(1)):
@@ -508,9 +512,10 @@ def _results_of(stem: str) -> tuple[Path | None, str]:
 @pytest.mark.parametrize("path", NOTEBOOK_FILES, ids=lambda p: p.stem)
 def test_every_number_of_a_notebooks_prose_is_recorded(path):
     """A number in a notebook's Markdown is a value of its default run (``results/<notebook>.json``) or of the
-    default run of a notebook it names ("notebook 05"), of a kept record (``records/``, a bundled model's ``training.json``) or an allowed number
-    (``tests/numbers_allowed.json``: the seed studies' own numbers, each with its section, and a few
-    constants, each with its reason); structural numbers are left out by rule (:func:`prose_numbers`).
+    default run of a notebook it names ("notebook 05"), of a kept record (``records/``, a bundled model's
+    ``training.json``) or an allowed number (``tests/numbers_allowed.json``: the seed studies' own numbers,
+    each with its section, and a few constants, each with its reason); structural numbers are left out by rule
+    (:func:`prose_numbers`).
 
     Skipped, with the reason, without a default run of the notebook.  The match is at the shown precision,
     so a number with two significant digits can match a value of the run by chance: this test catches a
@@ -528,9 +533,9 @@ def test_every_number_of_a_notebooks_prose_is_recorded(path):
     ]
     missing = unrecorded_numbers(text, _json_values([results, *named, *_kept_records()]), _allowed(where))
     assert not missing, (
-        f"{where}: {missing} in its Markdown match no value of {results.name}, no kept record and no entry of "
-        f"{NUMBERS_ALLOWED.name} (generate the sentence from the run, save the number as a results key, or, for a "
-        "number quoted from a seed study, add it there with its section)"
+        f"{where}: {missing} in its Markdown match no value of {results.name}, no kept record and no entry "
+        f"of {NUMBERS_ALLOWED.name} (generate the sentence from the run, save the number as a results key, "
+        "or, for a number quoted from a seed study, add it there with its section)"
     )
 
 
@@ -547,7 +552,8 @@ def test_every_number_of_a_docs_page_is_recorded(path):
         runs = [p for p in sorted(results_folder().glob("[0-9][0-9]_*.json")) if _results_of(p.stem)[0]]
         if not runs:
             pytest.skip(
-                f"{where}: {missing} match no record; without a default run in {results_folder()} they cannot be checked"
+                f"{where}: {missing} match no record; without a default run in {results_folder()} they "
+                "cannot be checked"
             )
         missing = [
             s
@@ -555,7 +561,8 @@ def test_every_number_of_a_docs_page_is_recorded(path):
             if s in unrecorded_numbers(path.read_text(encoding="utf-8"), _json_values(runs), set())
         ]
     assert not missing, (
-        f"{where}: {missing} match no record, no value of a default run and no entry of {NUMBERS_ALLOWED.name}"
+        f"{where}: {missing} match no record, no value of a default run and no entry of "
+        f"{NUMBERS_ALLOWED.name}"
     )
 
 
@@ -618,9 +625,11 @@ def test_an_unrecorded_number_in_a_sentence_is_caught(tmp_path, monkeypatch):
 def test_prose_numbers_rules():
     """The structural rules and the matching rules, one case each."""
     got = prose_numbers(
-        "## 6c′ · Table 3.2\n1. First, see Tables 3.3/3.4, Eq. 2.6, Appendix C.1, step 9 and WEAT 1-10 (Barza 2023).\n"
+        "## 6c′ · Table 3.2\n"
+        "1. First, see Tables 3.3/3.4, Eq. 2.6, Appendix C.1, step 9 and WEAT 1-10 (Barza 2023).\n"
         "A 95 % interval, at the 5 % level, with 80 % power and α = 0.05: p < 0.001, `n = 2,000`, "
-        "data/models/en-mlm/training.json, [a](https://x.org/1.5). Kept: 0.54, 54 %, 1,701, about 14,000, 41 and 48 %."
+        "data/models/en-mlm/training.json, [a](https://x.org/1.5). Kept: 0.54, 54 %, 1,701, "
+        "about 14,000, 41 and 48 %."
     )
     assert [(s, p, a) for s, _, p, a in got] == [
         ("0.54", False, False), ("54 %", True, False), ("1,701", False, False), ("14,000", False, True),

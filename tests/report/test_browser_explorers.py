@@ -649,7 +649,8 @@ class Explorer:
                 assert ib and hb, f"no entry {entry!r} in the Colour by menu"
                 x, y = ib["x"] + ib["width"] / 2, ib["y"] + ib["height"] / 2
                 shown = item.evaluate(
-                    "(e, [x, y]) => { const t = document.elementFromPoint(x, y); return !!t && e.contains(t); }",
+                    "(e, [x, y]) => { const t = document.elementFromPoint(x, y); "
+                    "return !!t && e.contains(t); }",
                     [x, y],
                 )
                 if shown:
@@ -865,7 +866,8 @@ def test_notebook_13_explorers_in_jupyterlab(lab: Lab, browser: Any, tmp_path: P
                     page, lambda ex=ex: ex.main.locator(".js-plotly-plot").count() > 0, f"{ex.name} drawn"
                 )
             if label == "run_all":
-                # the controls show the state the code set: occupation x gender, sorted (kept from the trait sort)
+                # the controls show the state the code set: occupation x gender, sorted (kept from the
+                # trait sort)
                 assert _value(_dropdown(table.box, "Targets")) == "occupation"
                 assert _value(_dropdown(table.box, "Features")) == "gender"
                 assert _value(_dropdown(table.box, "Sort by")).startswith("feature: ")

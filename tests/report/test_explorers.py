@@ -768,7 +768,8 @@ def test_a_choice_made_while_a_handler_runs_is_applied_after_it():
 
 
 def test_table_figure_prints_no_negative_zero():
-    """A score that rounds to 0 from below (the thesis's bert-base Age x Sport r = -0.0005) reads 0.00, not -0.00."""
+    """A score that rounds to 0 from below (the thesis's bert-base Age x Sport r = -0.0005) reads 0.00,
+    not -0.00."""
     import matplotlib
 
     matplotlib.use("Agg")

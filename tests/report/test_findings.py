@@ -140,8 +140,9 @@ PUBLISHED_TABLE5 = {
 GENDER_WORDS = [  # (word, expected sign, APPD before, APPD after)
     ("businessman", 1, 0.250171, 0.142018), ("businesswoman", -1, 0.233002, 0.120430),
     ("congressman", 1, 0.252696, 0.147548), ("congresswoman", -1, 0.232437, 0.120594),
-    ("actress", -1, 0.280503, 0.165577), ("hostess", -1, 0.212514, 0.110766), ("waitress", -1, 0.207502, 0.102778),
-    ("pregnant", -1, 0.114806, -0.024865), ("testicles", 1, 0.112179, -0.031138), ("breastfeed", -1, 0.080844, 0.008621),
+    ("actress", -1, 0.280503, 0.165577), ("hostess", -1, 0.212514, 0.110766),
+    ("waitress", -1, 0.207502, 0.102778), ("pregnant", -1, 0.114806, -0.024865),
+    ("testicles", 1, 0.112179, -0.031138), ("breastfeed", -1, 0.080844, 0.008621),
 ]  # fmt: skip
 GENDER_RECORDS = [
     {"profession": w, "expected_sign": e, "appd_before": b, "appd_after": a} for w, e, b, a in GENDER_WORDS
@@ -225,16 +226,26 @@ def test_label_free_sentence_when_no_set_separates():
 # ----------------------------------------------------------------------------- item 7: notebook 14
 # from results/14_calibration.json of a default run (by_planted_direction.rows at s = 0.8)
 SPLIT_ROWS_0_8 = [
-    {"metric": "crows_cp", "kind": "sign", "pooled": 73.125, "male_planted": 58.125, "female_planted": 88.125, "toward_female": 65.0, "n_male": 320, "n_female": 320},
-    {"metric": "crows_sz", "kind": "sign", "pooled": 99.0625, "male_planted": 98.125, "female_planted": 100.0, "toward_female": 50.9375, "n_male": 320, "n_female": 320},
-    {"metric": "crows_aul", "kind": "sign", "pooled": 66.5625, "male_planted": 50.625, "female_planted": 82.5, "toward_female": 65.9375, "n_male": 320, "n_female": 320},
-    {"metric": "stereoset_ss", "kind": "sign", "pooled": 100.0, "male_planted": 100.0, "female_planted": 100.0, "toward_female": 50.0, "n_male": 120, "n_female": 120},
-    {"metric": "barza_tbe", "kind": "mean", "pooled": 0.4808, "male_planted": 0.4059, "female_planted": 0.5558, "toward_female": 0.0749, "n_male": 80, "n_female": 80},
-    {"metric": "barza_sld", "kind": "mean", "pooled": 1.236, "male_planted": 0.7326, "female_planted": 1.7394, "toward_female": 0.5034, "n_male": 80, "n_female": 80},
-    {"metric": "causal_ll", "kind": "sign", "pooled": 86.5625, "male_planted": 73.125, "female_planted": 100.0, "toward_female": 63.4375, "n_male": 320, "n_female": 320},
-    {"metric": "causal_shared", "kind": "sign", "pooled": 56.4062, "male_planted": 43.125, "female_planted": 69.6875, "toward_female": 63.2812, "n_male": 320, "n_female": 320},
-    {"metric": "causal_next_word", "kind": "sign", "pooled": 100.0, "male_planted": 100.0, "female_planted": 100.0, "toward_female": 50.0, "n_male": 120, "n_female": 120},
-    {"metric": "causal_sld", "kind": "mean", "pooled": 0.2444, "male_planted": 0.4371, "female_planted": 0.0516, "toward_female": -0.1927, "n_male": 80, "n_female": 80},
+    {"metric": "crows_cp", "kind": "sign", "pooled": 73.125, "male_planted": 58.125,
+     "female_planted": 88.125, "toward_female": 65.0, "n_male": 320, "n_female": 320},
+    {"metric": "crows_sz", "kind": "sign", "pooled": 99.0625, "male_planted": 98.125,
+     "female_planted": 100.0, "toward_female": 50.9375, "n_male": 320, "n_female": 320},
+    {"metric": "crows_aul", "kind": "sign", "pooled": 66.5625, "male_planted": 50.625,
+     "female_planted": 82.5, "toward_female": 65.9375, "n_male": 320, "n_female": 320},
+    {"metric": "stereoset_ss", "kind": "sign", "pooled": 100.0, "male_planted": 100.0,
+     "female_planted": 100.0, "toward_female": 50.0, "n_male": 120, "n_female": 120},
+    {"metric": "barza_tbe", "kind": "mean", "pooled": 0.4808, "male_planted": 0.4059,
+     "female_planted": 0.5558, "toward_female": 0.0749, "n_male": 80, "n_female": 80},
+    {"metric": "barza_sld", "kind": "mean", "pooled": 1.236, "male_planted": 0.7326,
+     "female_planted": 1.7394, "toward_female": 0.5034, "n_male": 80, "n_female": 80},
+    {"metric": "causal_ll", "kind": "sign", "pooled": 86.5625, "male_planted": 73.125,
+     "female_planted": 100.0, "toward_female": 63.4375, "n_male": 320, "n_female": 320},
+    {"metric": "causal_shared", "kind": "sign", "pooled": 56.4062, "male_planted": 43.125,
+     "female_planted": 69.6875, "toward_female": 63.2812, "n_male": 320, "n_female": 320},
+    {"metric": "causal_next_word", "kind": "sign", "pooled": 100.0, "male_planted": 100.0,
+     "female_planted": 100.0, "toward_female": 50.0, "n_male": 120, "n_female": 120},
+    {"metric": "causal_sld", "kind": "mean", "pooled": 0.2444, "male_planted": 0.4371,
+     "female_planted": 0.0516, "toward_female": -0.1927, "n_male": 80, "n_female": 80},
 ]  # fmt: skip
 SPLIT_ROWS_0_8 = [dict(r, planted=0.8) for r in SPLIT_ROWS_0_8]
 
@@ -255,7 +266,7 @@ def test_planted_direction_sentence_for_a_mean_and_a_missing_skew():
     )
 
 
-# ----------------------------------------------------------------------------- counts the coverage pages quote
+# ---------------------------------------------------------------------------- counts the coverage pages quote
 def test_counts_saved_for_the_coverage_pages_are_the_sentences_counts():
     """The counts a notebook saves (and a coverage record quotes) are those its sentence states."""
     c = F.gender_word_counts(GENDER_RECORDS)
@@ -372,19 +383,24 @@ def test_recorded_curve_with_repetitions_fits_a_slope():
 
 # ----------------------------------------------------------------------------- the stale statements
 STALE = {
-    "1: Sayenju's named pairs 'exactly'": r"named pairs exactly|gives exactly (its|the named) pairs|row-normalised variant does\b"
+    "1: Sayenju's named pairs 'exactly'": r"named pairs exactly|gives exactly (its|the named) pairs"
+    r"|row-normalised variant does\b"
     r"|exact \(row variant\)|reproduces the named pairs|reproduces the pairs named",
     "2: Table 5 'at every step, as in the thesis'": r"as in the thesis's Table 5|at every step \(−0\.02",
     "3: what CDS breaks read as a replication": r"should have a gender do not get it back",
-    "4: the label-free method 'works'": r"label-free corpus measure works|do not simply mention women more often",
-    "5: the unrecorded full-configuration run": r"0\.198 → 0\.024|66\.2 → 76\.1|\+15 % \(66|\|APPD\| → 0\.024|PPPL \+15 %",
-    "7: a pooled share without its split": r"cp \(73\.1 % of the 640 pairs\)|AUL 66\.6 % of 640 pairs, StereoSet",
+    "4: the label-free method 'works'": r"label-free corpus measure works"
+    r"|do not simply mention women more often",
+    "5: the unrecorded full-configuration run": r"0\.198 → 0\.024|66\.2 → 76\.1|\+15 % \(66"
+    r"|\|APPD\| → 0\.024|PPPL \+15 %",
+    "7: a pooled share without its split": r"cp \(73\.1 % of the 640 pairs\)"
+    r"|AUL 66\.6 % of 640 pairs, StereoSet",
     "MT Gender 'not bundled'": r"that set is not bundled, so here they follow",
     "XLNet 'none (skipped)' among the substitutes": r"none \(skipped\)",
     "causal CDS 'not built'": r"CDS fine-tuning \(notebook 15\) \| ✓ \| not built",
     "make reproduce 'about 10 minutes'": r"takes about 10 minutes|about 10 minutes in all",
     "Fig. 6 means as a band typed by hand": r"within about ±0\.3 around 3\.6",
-    "a plateau read from one repetition's end points": r"as the thesis saw from 6,000|stops falling from about 4,000"
+    "a plateau read from one repetition's end points": r"as the thesis saw from 6,000"
+    r"|stops falling from about 4,000"
     r"|flattens' if abs\(d_late\)",
     "numbers of runs nobody kept (notebook 14)": r"float32 gave 56\.1 %|24 in all, written before measuring"
     r"|loses its s = 0\.8 finding \(52\.3 %",

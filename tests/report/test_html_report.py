@@ -941,7 +941,8 @@ def test_study_page_shows_no_raw_logs_or_progress_bars(results_dir: Path, tmp_pa
                 new_output(
                     "stream",
                     name="stderr",
-                    text="WARNING:biaskit.data.wordlists:set Y: dropping 1 of 7 out-of-vocabulary words: ['middle eastern']\n",
+                    text="WARNING:biaskit.data.wordlists:set Y: dropping 1 of 7 out-of-vocabulary words: "
+                    "['middle eastern']\n",
                 ),
             ],
         )

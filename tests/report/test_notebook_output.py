@@ -1,4 +1,5 @@
-"""biaskit.report.notebook_output: where a run writes, what it writes, and how a reader sees numbers and messages."""
+"""biaskit.report.notebook_output: where a run writes, what it writes, and how a reader sees numbers and
+messages."""
 
 from __future__ import annotations
 
@@ -270,8 +271,8 @@ def test_describe_folder_and_where_saved(tmp_path):
     assert describe_folder(tmp_path / "glove run") == "glove run/"
     sentence = where_saved(tmp_path / "glove run" / "03_weat.json")
     assert (
-        sentence
-        == "The numbers of this run are saved in `03_weat.json`, next to its figures, in the folder `glove run/`."
+        sentence == "The numbers of this run are saved in `03_weat.json`, next to its figures, "
+        "in the folder `glove run/`."
     )
     assert "PosixPath" not in sentence and str(tmp_path) not in sentence
     assert where_saved(REPO_ROOT / "results" / "x.json", figures=False).endswith("in the folder `results/`.")
@@ -421,8 +422,8 @@ def test_note_html_labels_escapes_and_keeps_line_breaks():
 
 
 def test_label_points_keeps_crowded_labels_apart():
-    """Twelve words on nearly the same spot: placed at their points the labels overlap; label_points moves them
-    apart (no two bounding boxes intersect) and leaves each label's text and count as given."""
+    """Twelve words on nearly the same spot: placed at their points the labels overlap; label_points moves
+    them apart (no two bounding boxes intersect) and leaves each label's text and count as given."""
     from biaskit.report.notebook_output import label_points
 
     rng = np.random.default_rng(0)

@@ -96,7 +96,8 @@ def test_three_and_three_words_cannot_be_significant_at_005_and_the_form_says_so
     assert "nothing can be significant at α = 0.05" in warning
     assert "With these set sizes no result could be significant" in run.verdict()
     assert run.verdict().startswith(
-        "No evidence at α = 0.05 that the target sets differ in how they associate with MaleTerms and FemaleTerms"
+        "No evidence at α = 0.05 that the target sets differ in how they associate with MaleTerms and "
+        "FemaleTerms"
     )
     # one-sided, the floor is 1/20 = 0.05: still not below 0.05
     one = seed_weat(run.given, vectors, alternative="greater")

@@ -143,8 +143,8 @@ def _kl_items(spread: float, seed: int) -> cal.MetricValues:
 def test_kl_score_gets_a_label_permutation_test_but_no_direction():
     planted = cal.evaluate(_kl_items(2.0, 9), DIRS, n_permutations=500)
     assert planted.p_value is None and not planted.toward_planted  # the study gives it no test, nor a side
-    # variances 4 + 4 = 8 (planted side) and 4 + 1 = 5, equal means: KL(8 || 5) = 0.065 and KL(5 || 8) = 0.0475,
-    # so the score is 100 * 0.065 / 0.1125 = 57.8
+    # variances 4 + 4 = 8 (planted side) and 4 + 1 = 5, equal means: KL(8 || 5) = 0.065 and
+    # KL(5 || 8) = 0.0475, so the score is 100 * 0.065 / 0.1125 = 57.8
     assert planted.effect == pytest.approx(57.8, abs=1.5)
     assert planted.p_label < 0.01  # the planted labelling is unusual among random ones
     null = [cal.evaluate(_kl_items(1.0, k), DIRS, n_permutations=200).p_label for k in range(10, 30)]
@@ -216,8 +216,8 @@ def test_bundled_static_controls_find_the_planted_skew_and_only_it(s, plan):
 
 @pytest.mark.slow
 def test_run_calibration_tables_come_from_the_values_it_keeps(plan):
-    """run_calibration's effect rows are :func:`evaluate` of the values it returns (``result.values``), which an
-    analysis such as :func:`effects_by_item_group` reuses without scoring the models again."""
+    """run_calibration's effect rows are :func:`evaluate` of the values it returns (``result.values``), which
+    an analysis such as :func:`effects_by_item_group` reuses without scoring the models again."""
     from biaskit.data.corpus import tokenize
     from biaskit.training import recipes as tm
 
@@ -242,9 +242,9 @@ def test_run_calibration_tables_come_from_the_values_it_keeps(plan):
 
 @pytest.mark.slow
 def test_bundled_language_model_controls(plan, one_torch_thread):
-    """At s = 0.8 every directional masked-LM measure finds the plan with its own test and the label test (p < 0.01);
-    at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation of
-    sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.053).
+    """At s = 0.8 every directional masked-LM measure finds the plan with its own test and the label test
+    (p < 0.01); at s = 0.5 none does with the label test, nor with its own test except SEAT, whose permutation
+    of sentences ignores that five sentences share a profession (measured: own p = 0.0005, label p = 0.053).
     Measured at s = 0.8: cp 73.1 %, sz 99.1 %, AUL 66.6 % of 640 pairs, KS D = 0.13 (p = 2e-5)."""
     from biaskit.training import recipes as tm
 
@@ -525,8 +525,9 @@ def test_effects_by_planted_direction_against_plain_counts():
     value[::17] = 0.0  # ties, which a share leaves out
     sign = cal.MetricValues("crows_cp", "sign", tg, value)
     mean = cal.MetricValues("barza_sld", "mean", tg, value.copy())
-    by_profession = cal.MetricValues("lpbs", "groups", np.array(TARGETS, dtype=object), rng.normal(0, 1, len(TARGETS)),
-                                     unit="profession")  # fmt: skip
+    by_profession = cal.MetricValues(
+        "lpbs", "groups", np.array(TARGETS, dtype=object), rng.normal(0, 1, len(TARGETS)), unit="profession"
+    )
     values = {"crows_cp": {0.5: sign, 0.8: sign}, "barza_sld": {0.8: mean}, "lpbs": {0.8: by_profession}}
     tab = cal.effects_by_planted_direction(values, DIRS)
     assert list(zip(tab["metric"], tab["planted"], strict=True)) == [
@@ -605,7 +606,8 @@ def test_extrapolated_sample_size_of_an_overwhelming_effect_is_the_smallest_test
     val = np.array([(10.0 if DIRS[t] == "male" else 0.0) + 0.01 * i for i, t in enumerate(TARGETS)])
     mv = cal.MetricValues("g", "groups", np.array(TARGETS, object), val, unit="profession")
     assert cal.extrapolated_sample_size(mv, DIRS) == 4  # two professions per planted gender
-    # two items already give a t test (1 degree of freedom) over 80 % power when d is about 20: resampling agrees
+    # two items already give a t test (1 degree of freedom) over 80 % power when d is about 20: resampling
+    # agrees
     mv = _items(20.0, kind="mean")
     assert cal.extrapolated_sample_size(mv, DIRS) == 2
     assert cal.power_curve(mv, DIRS, [2], n_resamples=400, n_permutations=20)["power"].item() > 0.9

@@ -158,8 +158,18 @@ def test_a_global_shift_does_not_pass_for_removal():
     before_planted, before_ctrl = measures(-0 + 1.0 * sg, True), measures(noise, False)
     after_planted, after_ctrl = measures(planted_v, True), measures(control_v, False)
     assert after_planted["causal_next_word"].effect == pytest.approx(50.0)  # the sign count is blind
-    rows = ds.compare_rows("m", 0.8, before_planted, after_planted, ["causal_next_word"], dirs, cfg, model="causal LM",
-                           control_before=before_ctrl, control_after=after_ctrl)  # fmt: skip
+    rows = ds.compare_rows(
+        "m",
+        0.8,
+        before_planted,
+        after_planted,
+        ["causal_next_word"],
+        dirs,
+        cfg,
+        model="causal LM",
+        control_before=before_ctrl,
+        control_after=after_ctrl,
+    )
     r = {x["measure"]: x for x in rows}
     assert r["causal_next_word"]["verdict"] == "intact"
     assert r["causal_next_word"]["verdict_basis"] == "causal_next_word_log_ratio"
@@ -282,7 +292,8 @@ def test_verdicts_on_synthetic_ground_truth():
 def test_static_study_on_two_controls():
     """The word-vector controls s = 0.5 and 0.9: hard debias makes WEAT and DirectBias fall to the balanced
     control's level at s = 0.9 while the classifiers still read the plan above the control (hidden); INLP is
-    fitted on the outside word list and stops when its held-out classifier is at chance; nothing is created."""
+    fitted on the outside word list and stops when its held-out classifier is at chance; nothing is
+    created."""
     from biaskit.embeddings.vectors import load_trained_vectors
 
     vec = {s: load_trained_vectors("en-planted-w2v", s=s) for s in (0.5, 0.9)}
@@ -339,8 +350,15 @@ def test_contextual_study_on_one_masked_control():
     """SentenceDebias on the masked controls s = 0.5 and 0.8: the template effect shrinks but stays above the
     balanced control (intact), the classifier still reads the planted gender from the professions'
     representations, and the StereoSet-style blanks get their log-probability companion."""
-    cfg = ds.ContextualStudyConfig(methods=("sentence_debias",), measures=("barza_tbe", "stereoset_ss"), n_pool=80,
-                                   n_fit_pairs=200, n_permutations=200, n_boot=200, n_held_out=20)  # fmt: skip
+    cfg = ds.ContextualStudyConfig(
+        methods=("sentence_debias",),
+        measures=("barza_tbe", "stereoset_ss"),
+        n_pool=80,
+        n_fit_pairs=200,
+        n_permutations=200,
+        n_boot=200,
+        n_held_out=20,
+    )
     res = ds.run_contextual_study((0.5, 0.8), cfg)
     e = res.effects[res.effects["planted"] == 0.8].set_index("measure")
     assert set(e.index) == {"barza_tbe", "stereoset_ss", "stereoset_log_ratio", *ds.RECOVERY_TESTS}
@@ -356,12 +374,34 @@ def test_contextual_study_on_one_masked_control():
 
 # --------------------------------------------------------------------------- the notebook's sentences
 def _row(model, method, measure, family, s, **kw):
-    base = {"model": model, "method": method, "measure": measure, "family": family, "planted": s, "no_effect": 0.0,
-            "before": 0.0, "after": 0.0, "chance": 0.0, "p_before": 0.5, "p_after": 0.5, "share_left": None,
-            "ci_low": None, "ci_high": None, "control_after": None, "vs_control": None, "vs_control_low": None,
-            "vs_control_high": None, "vs_control_confidence": 0.95, "above_control": False,
-            "companion_of": None, "verdict": None, "verdict_basis": None, "own_verdict": None,
-            "verdict_vs_chance": None, "toward_female_after": None}  # fmt: skip
+    base = {
+        "model": model,
+        "method": method,
+        "measure": measure,
+        "family": family,
+        "planted": s,
+        "no_effect": 0.0,
+        "before": 0.0,
+        "after": 0.0,
+        "chance": 0.0,
+        "p_before": 0.5,
+        "p_after": 0.5,
+        "share_left": None,
+        "ci_low": None,
+        "ci_high": None,
+        "control_after": None,
+        "vs_control": None,
+        "vs_control_low": None,
+        "vs_control_high": None,
+        "vs_control_confidence": 0.95,
+        "above_control": False,
+        "companion_of": None,
+        "verdict": None,
+        "verdict_basis": None,
+        "own_verdict": None,
+        "verdict_vs_chance": None,
+        "toward_female_after": None,
+    }
     base.update(kw)
     return base
 
@@ -377,12 +417,13 @@ def test_notebook_sentences_follow_their_numbers():
         _row(w, "hard_debias", "weat", "calibrated", 0.5, after=0.0042, verdict="none created"),
         _row(w, "hard_debias", "direct_bias", "calibrated", 0.5, after=0.0004, verdict="none created"),
         # s = 0.8: the neighbour test fired against chance, not against the control
-        _row(w, "hard_debias", "weat", "calibrated", 0.8, after=0.0042, verdict="removed", verdict_vs_chance="hidden",
-             share_left=0.02, ci_low=-0.01, ci_high=0.05, vs_control=0.0, vs_control_low=-0.003, vs_control_high=0.003),
+        _row(w, "hard_debias", "weat", "calibrated", 0.8, after=0.0042, verdict="removed",
+             verdict_vs_chance="hidden", share_left=0.02, ci_low=-0.01, ci_high=0.05, vs_control=0.0,
+             vs_control_low=-0.003, vs_control_high=0.003),
         _row(w, "hard_debias", "direct_bias", "calibrated", 0.8, after=0.0004, verdict="removed",
              verdict_vs_chance="hidden"),
-        _row(w, "hard_debias", "gg_neighbours", "recovery", 0.8, after=0.4886, p_after=0.002, vs_control=0.2014,
-             vs_control_low=-0.1471, vs_control_high=0.6056, vs_control_confidence=0.9875,
+        _row(w, "hard_debias", "gg_neighbours", "recovery", 0.8, after=0.4886, p_after=0.002,
+             vs_control=0.2014, vs_control_low=-0.1471, vs_control_high=0.6056, vs_control_confidence=0.9875,
              verdict="at the control's level", verdict_vs_chance="recovers the plan"),
         # GLPP: DirectBias's PCA direction is blind, the mean pair difference is not
         _row(w, "glpp", "direct_bias", "calibrated", 0.8, after=-0.0616, p_after=0.18, vs_control=-0.0543,
@@ -402,12 +443,16 @@ def test_notebook_sentences_follow_their_numbers():
         "on the word vectors, the neighbour test r = 0.285 (p = 0.040)" in text and "clustering" not in text
     )
     changes = f.rule_changes(rows)
-    assert ("hard debiasing on the word vectors at s = 0.8 (WEAT and DirectBias (PCA direction)): hidden against "
-            "chance, removed against the control (the neighbour test at s = 0.8 is +0.201 [-0.147, 0.606] "
-            "(98.75 % interval) from the control)") in changes  # fmt: skip
-    assert ("GLPP on the word vectors at s = 0.8 (DirectBias (PCA direction)): hidden against chance, intact against "
-            "the control (DirectBias along the mean pair difference at s = 0.8 is +0.248 [0.145, 0.350] (95 % "
-            "interval) from the control)") in changes  # fmt: skip
+    assert (
+        "hard debiasing on the word vectors at s = 0.8 (WEAT and DirectBias (PCA direction)): hidden against "
+        "chance, removed against the control (the neighbour test at s = 0.8 is +0.201 [-0.147, 0.606] "
+        "(98.75 % interval) from the control)"
+    ) in changes
+    assert (
+        "GLPP on the word vectors at s = 0.8 (DirectBias (PCA direction)): hidden against chance, "
+        "intact against the control (DirectBias along the mean pair difference at s = 0.8 is +0.248 "
+        "[0.145, 0.350] (95 % interval) from the control)"
+    ) in changes
     comp = f.companion_disagreements(rows, fitted)
     assert (
         "GLPP on the word vectors, s = 0.8: DirectBias (PCA direction) is -0.062 (p = 0.180 against chance"
@@ -422,16 +467,35 @@ def test_notebook_sentences_follow_their_numbers():
     assert lines[0] == "Hard debiasing (word vectors): removed at s = 0.8."
     assert lines[1].startswith("GLPP (word vectors): intact at s = 0.8 (s = 0.8: 1 of 1 measure above")
     head = f.debiasing_headline(rows)
-    assert head.startswith("On word vectors with a planted gender bias (s = 0.8), hard debiasing brings WEAT to the "
-                           "balanced control's level (2% of the planted WEAT effect left, 95 % interval -1% to 5%")  # fmt: skip
+    assert head.startswith(
+        "On word vectors with a planted gender bias (s = 0.8), hard debiasing brings WEAT to the "
+        "balanced control's level (2% of the planted WEAT effect left, 95 % interval -1% to 5%"
+    )
     assert "verdict removed" in head and "no method only hides it" in head
     # a method hidden at the top skew: the recovery test above the control is named with its numbers
     rows[4].update(verdict="hidden")
-    rows.append(_row(w, "hard_debias", "gg_classifier", "recovery", 0.8, after=90.0, no_effect=50.0, vs_control=32.5,
-                     vs_control_low=15.0, vs_control_high=49.4, vs_control_confidence=0.9875, above_control=True))  # fmt: skip
+    rows.append(
+        _row(
+            w,
+            "hard_debias",
+            "gg_classifier",
+            "recovery",
+            0.8,
+            after=90.0,
+            no_effect=50.0,
+            vs_control=32.5,
+            vs_control_low=15.0,
+            vs_control_high=49.4,
+            vs_control_confidence=0.9875,
+            above_control=True,
+        )
+    )
     head = f.debiasing_headline(rows)
-    assert ("yet the RBF-SVM classifier still recovers the planted gender of 90 % of the professions, +32.5 points "
-            "[15.0, 49.4] (98.75 % interval) above the balanced control: at this skew it hides the bias") in head  # fmt: skip
+    assert (
+        "yet the RBF-SVM classifier still recovers the planted gender of 90 % of the professions, "
+        "+32.5 points [15.0, 49.4] (98.75 % interval) above the balanced control: "
+        "at this skew it hides the bias"
+    ) in head
     assert "hard debiasing on the word vectors hide it from at least one measure" in head
 
 
@@ -445,24 +509,53 @@ def test_inlp_sentence_follows_its_numbers():
 
     fitted = {"inlp": {"0.5": info(1, 0.5, "iteration 2 of 20: at chance", 0.53, 0.76),
                        "0.9": info(2, 0.45, "iteration 3 of 20: at chance", 0.46, 0.80)}}  # fmt: skip
-    probe = _row("word2vec", "inlp", "linear_probe", "recovery", 0.9, after=72.5, p_after=0.0032, no_effect=50.0,
-                 control_after=55.0, vs_control=17.5, vs_control_low=-12.5, vs_control_high=45.0,
-                 vs_control_confidence=0.9875, above_control=False)  # fmt: skip
-    lm = {"masked LM: inlp_sentence": {"0.5": {"rank_removed": 0, "stopped": "at chance", "probe_accuracy": 0.46,
-                                               "probe_accuracy_before": 0.46},
-                                       "0.8": {"rank_removed": 10, "stopped": None, "probe_accuracy": 0.585,
-                                               "probe_accuracy_before": 0.68}}}  # fmt: skip
+    probe = _row(
+        "word2vec",
+        "inlp",
+        "linear_probe",
+        "recovery",
+        0.9,
+        after=72.5,
+        p_after=0.0032,
+        no_effect=50.0,
+        control_after=55.0,
+        vs_control=17.5,
+        vs_control_low=-12.5,
+        vs_control_high=45.0,
+        vs_control_confidence=0.9875,
+        above_control=False,
+    )
+    lm = {
+        "masked LM: inlp_sentence": {
+            "0.5": {
+                "rank_removed": 0,
+                "stopped": "at chance",
+                "probe_accuracy": 0.46,
+                "probe_accuracy_before": 0.46,
+            },
+            "0.8": {
+                "rank_removed": 10,
+                "stopped": None,
+                "probe_accuracy": 0.585,
+                "probe_accuracy_before": 0.68,
+            },
+        }
+    }
     text = f.inlp_fit([probe], fitted, iterations=20, lm_fitted=lm, lm_iterations=10)
     assert text.startswith("INLP on the word vectors was fitted on 102 gendered words and first names")
     assert "(the words the measures read and the professions left out; 34 more held out)" in text
     assert "removed 1 to 2 of the 20 directions it was allowed, stopping at s = 0.5 and 0.9" in text
     assert "(accuracy 0.45 to 0.50, larger class 0.50)" in text
     assert "reads the held-out gendered words at 0.46 to 0.53 (0.76 to 0.80 before INLP)" in text
-    assert ("a linear probe reads the planted gender at s = 0.9 for 72.5 % of them (p = 0.003 against chance), not "
-            "above the balanced control's 55.0 % (+17.5 points [-12.5, 45.0] (98.75 % interval))") in text  # fmt: skip
+    assert (
+        "a linear probe reads the planted gender at s = 0.9 for 72.5 % of them (p = 0.003 against chance), "
+        "not above the balanced control's 55.0 % (+17.5 points [-12.5, 45.0] (98.75 % interval))"
+    ) in text
     assert "cannot be told from the balanced control" in text
-    assert ("INLP on the sentence representation removed 0 to 10 of 10 directions (stopping at chance on the "
-            "held-out sentences for the masked model at s = 0.5); a fresh logistic regression then reads the gender "
-            "of the held-out sentences at 0.46 to 0.58 (0.46 to 0.68 before).") in text  # fmt: skip
+    assert (
+        "INLP on the sentence representation removed 0 to 10 of 10 directions (stopping at chance on the "
+        "held-out sentences for the masked model at s = 0.5); a fresh logistic regression then reads the "
+        "gender of the held-out sentences at 0.46 to 0.58 (0.46 to 0.68 before)."
+    ) in text
     probe.update(above_control=True, vs_control_low=2.5)
     assert "not every direction a linear classifier can use" in f.inlp_fit([probe], fitted, iterations=20)

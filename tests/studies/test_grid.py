@@ -265,8 +265,9 @@ def test_a_causal_model_runs_crows_with_log_likelihoods_and_skips_the_masked_onl
 
 
 def test_plot_results_centres_each_rows_bars_on_its_label():
-    """Each test row gets only the bars it has, centred on its own tick (a row that one model alone ran must not
-    sit half-way to the next label), LPBS's pooling "-" is named in the legend, stars stay inside the axes."""
+    """Each test row gets only the bars it has, centred on its own tick (a row that one model alone ran must
+    not sit half-way to the next label), LPBS's pooling "-" is named in the legend, stars stay inside the
+    axes."""
     import matplotlib.pyplot as plt
 
     from biaskit.studies.grid import POOLING_LABELS, plot_results
@@ -469,9 +470,10 @@ def test_a_comp_baseline_cell_compares_the_two_words_probabilities_read_from_the
     gold = json.loads(gold_file.read_text(encoding="utf-8"))["data"]["intrasentence"]
     words = [{s["gold_label"]: s["sentence"][len("This is ") : -1] for s in ex["sentences"]} for ex in gold]
     preferred = [
-        float(prob[tok.convert_tokens_to_ids(w["stereotype"])]) >= float(prob[tok.convert_tokens_to_ids(w["anti-stereotype"])])
+        float(prob[tok.convert_tokens_to_ids(w["stereotype"])])
+        >= float(prob[tok.convert_tokens_to_ids(w["anti-stereotype"])])
         for w in words
-    ]  # fmt: skip
+    ]
     count = sum(preferred)
     assert row["status"] == "ok" and row["n"] == 6 and row["score"] == pytest.approx(100 * count / 6)
     assert 0 < count < 6

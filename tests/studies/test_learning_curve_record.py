@@ -1,4 +1,5 @@
-"""The recorded Fig. 13 learning curve (seed 002 section 6.4): its reader, provenance and the committed record."""
+"""The recorded Fig. 13 learning curve (seed 002 section 6.4): its reader, provenance and the committed
+record."""
 
 from __future__ import annotations
 

@@ -344,9 +344,15 @@ def test_the_seeds_run_as_dask_tasks(fast_word2vec, tmp_path):
         Client(cluster) as client,
     ):
         rec = mt.run_trust_study(
-            ["word2vec"], seeds=[1, 2], skews=[0.5], out=tmp_path / "r.json", scheduler=client, progress=False,
-            n_resamples=10, n_splits=4,
-        )  # fmt: skip
+            ["word2vec"],
+            seeds=[1, 2],
+            skews=[0.5],
+            out=tmp_path / "r.json",
+            scheduler=client,
+            progress=False,
+            n_resamples=10,
+            n_splits=4,
+        )
     assert sorted(fast_word2vec) == [(0.5, 1), (0.5, 2)]
     assert [m["seed"] for m in rec.models] == [1, 2] and all(m["trained_now"] for m in rec.models)
 

@@ -1,7 +1,8 @@
-"""The code paths of the long offline runs, at a tiny size: MT Gender at the study's size (seed 002 section 6.1,
-``biaskit.studies.mt_gender_record``) and Tables A.3-A.4 / Table 3.5's XLNet rows on an XLNet read as Table 3.2
-reads it (seed 004, ``biaskit.studies.xlnet_tables``).  The full runs are recorded outside ``make test``; here
-the records are checked for their provenance and their numbers against independent computations."""
+"""The code paths of the long offline runs, at a tiny size: MT Gender at the study's size (seed 002
+section 6.1, ``biaskit.studies.mt_gender_record``) and Tables A.3-A.4 / Table 3.5's XLNet rows on an XLNet
+read as Table 3.2 reads it (seed 004, ``biaskit.studies.xlnet_tables``).  The full runs are recorded outside
+``make test``; here the records are checked for their provenance and their numbers against independent
+computations."""
 
 from __future__ import annotations
 
@@ -196,7 +197,8 @@ def test_xlnet_tables_on_a_tiny_xlnet_match_a_direct_computation():
 def test_xlnet_tables_record_keeps_its_provenance_and_its_numbers_are_the_functions(tmp_path):
     """The kept record of Tables A.3-A.4 (scripts/record_xlnet_tables.py): written atomically with the
     model files' sha256, commit, machine and wall time; read back, its r is the Pearson r of the direct
-    and indirect scores (numpy here); a file that is not such a record, or lacks its provenance, is refused."""
+    and indirect scores (numpy here); a file that is not such a record, or lacks its provenance, is
+    refused."""
     from biaskit.lm.xlnet import load_bridge_lm
     from biaskit.studies.xlnet_tables import (
         category_pair_grid,

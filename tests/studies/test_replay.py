@@ -248,7 +248,8 @@ def test_tables_accept_a_custom_score_set():
 
 
 def test_compute_mode_names_the_model_it_runs(monkeypatch, tmp_path):
-    """auto -> the bundled trained-here model when BETO is absent ("real but small"); tiny -> "meaningless"."""
+    """auto -> the bundled trained-here model when BETO is absent ("real but small");
+    tiny -> "meaningless"."""
     pytest.importorskip("torch")
     import json
 

@@ -128,7 +128,8 @@ def test_load_trained_clm_and_causal_names():
 
 
 def _planted_preference(s: float) -> float:
-    """Mean over CONTROL_TARGETS of log P(planted pronoun | "the <target> said") - log P(other pronoun | ...)."""
+    """Mean over CONTROL_TARGETS of log P(planted pronoun | "the <target> said") -
+    log P(other pronoun | ...)."""
     import torch
 
     name = tm.causal_control_name(s)

@@ -1,4 +1,5 @@
-"""The bundled XLNet (data/models/en-xlnet, seed 004 section 3.3.3): loads, is an XLNet, reproduces its held-out score.
+"""The bundled XLNet (data/models/en-xlnet, seed 004 section 3.3.3): loads, is an XLNet, reproduces its
+held-out score.
 
 Its held-out score is a pseudo-perplexity read through XLNet's query stream
 (:func:`biaskit.training.evaluation.xlnet_pseudo_perplexity`), not the permutation-LM perplexity.

@@ -1,4 +1,5 @@
-"""biaskit.training.pretrain: GPT-2-layout causal LM trained here (train_causal_lm, clm_loss, causal_perplexity)."""
+"""biaskit.training.pretrain: GPT-2-layout causal LM trained here (train_causal_lm, clm_loss,
+causal_perplexity)."""
 
 from __future__ import annotations
 

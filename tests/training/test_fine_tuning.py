@@ -167,8 +167,14 @@ def test_batch_standard_padding(base):
     assert (ids[pad] == tok.pad_token_id).all() and (attn[pad] == 0).all() and (attn[~pad] == 1).all()
     assert special[pad].all() and special[:, 0].all()  # padding and [CLS] never targets
     for seed in range(20):  # even with 90 % masking, padding is never a target
-        _, labels = mask_tokens(ids, special, len(tok), tok.mask_token_id, torch.Generator().manual_seed(seed),
-                                mask_probability=0.9)  # fmt: skip
+        _, labels = mask_tokens(
+            ids,
+            special,
+            len(tok),
+            tok.mask_token_id,
+            torch.Generator().manual_seed(seed),
+            mask_probability=0.9,
+        )
         assert (labels[pad] == -100).all()
         assert (labels[~special] != -100).any()
 

@@ -146,9 +146,20 @@ TRAIN = [f"the {w} reads a {o} in the {p} ." for w in ("doctor", "nurse", "judge
 
 
 def _config(**kw) -> MLMTrainingConfig:
-    base = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_length=16,
-                batch_size=8, learning_rate=3e-3, warmup_steps=2, max_steps=20, checkpoint_every=5, seed=0,
-                device="cpu")  # fmt: skip
+    base = dict(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_length=16,
+        batch_size=8,
+        learning_rate=3e-3,
+        warmup_steps=2,
+        max_steps=20,
+        checkpoint_every=5,
+        seed=0,
+        device="cpu",
+    )
     return MLMTrainingConfig(**{**base, **kw})
 
 

@@ -254,8 +254,13 @@ def test_salient_masking_in_the_training_loop(tokenizer, tmp_path):
     again = train_masked_lm(TRAIN, tmp_path / "sal", sal_cfg, tokenizer=tokenizer, progress=False)
     assert again.steps == 12 and again.resumed_from_step == 12  # the recorded config matches: complete
     with pytest.raises(ValueError, match="another configuration"):
-        train_masked_lm(TRAIN, tmp_path / "sal", replace(sal_cfg, salient_probability=0.5), tokenizer=tokenizer,
-                        progress=False)  # fmt: skip
+        train_masked_lm(
+            TRAIN,
+            tmp_path / "sal",
+            replace(sal_cfg, salient_probability=0.5),
+            tokenizer=tokenizer,
+            progress=False,
+        )
 
 
 # ----------------------------------------------------------------------------- masked LM
@@ -525,7 +530,8 @@ def test_bfloat16_length_grouped_training_is_deterministic_resumes_and_learns(ba
 
 
 def test_float32_steps_train_exactly_as_float32_then_switch_to_bfloat16(baseline, tokenizer, tmp_path):
-    """The bundled base's recipe: its first pass in float32, the rest in bfloat16 (trained_models.BASE_CONFIG)."""
+    """The bundled base's recipe: its first pass in float32, the rest in bfloat16
+    (trained_models.BASE_CONFIG)."""
     out, _ = baseline  # tiny_config(): 40 steps in float32
     all_float32 = tiny_config(precision="bfloat16", float32_steps=40)
     train_masked_lm(TRAIN, tmp_path / "a", all_float32, tokenizer=tokenizer, progress=False)

@@ -38,9 +38,20 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 def _config(**kw) -> MLMTrainingConfig:
     """A 1 x 16 BERT, 12 steps, a checkpoint every 5 (at steps 5 and 10): a second or two on a CPU."""
-    base = dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, max_length=24,
-                batch_size=16, learning_rate=3e-3, warmup_steps=2, max_steps=12, checkpoint_every=5, seed=0,
-                device="cpu")  # fmt: skip
+    base = dict(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_length=24,
+        batch_size=16,
+        learning_rate=3e-3,
+        warmup_steps=2,
+        max_steps=12,
+        checkpoint_every=5,
+        seed=0,
+        device="cpu",
+    )
     return MLMTrainingConfig(**{**base, **kw})
 
 
@@ -61,7 +72,8 @@ def _flip_exponent(path: Path) -> None:
 
 
 class _Payload:
-    """Unpickling this writes ``marker``: what a planted pickle could do on ``torch.load(weights_only=False)``."""
+    """Unpickling this writes ``marker``: what a planted pickle could do on
+    ``torch.load(weights_only=False)``."""
 
     def __init__(self, marker: Path) -> None:
         self.marker = marker
@@ -82,7 +94,8 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory, tokenizer) -> Path:
-    """An uninterrupted run: the weights every resumed, restored or retrained run must equal, byte for byte."""
+    """An uninterrupted run: the weights every resumed, restored or retrained run must equal, byte for
+    byte."""
     out = tmp_path_factory.mktemp("clean") / "run"
     train_masked_lm(TRAIN, out, _config(), tokenizer=tokenizer, progress=False)
     return out
@@ -208,11 +221,21 @@ def test_the_rng_state_and_the_scalars_round_trip_exactly(tmp_path):
     opt = torch.optim.AdamW(model.parameters())
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
     path = save_checkpoint(
-        tmp_path / "c", step=3, model=model, optimizer=opt, scheduler=sched, rng={"torch": want, "cuda": None},
-        scalars={"losses": [0.1, float("nan"), 1 / 3], "tokens_seen": 9, "train_seconds": 0.1 + 0.2,
-                 "config": {"salient_groups": (("he", "she"), ("nurse",))}, "data": "d"},
+        tmp_path / "c",
+        step=3,
+        model=model,
+        optimizer=opt,
+        scheduler=sched,
+        rng={"torch": want, "cuda": None},
+        scalars={
+            "losses": [0.1, float("nan"), 1 / 3],
+            "tokens_seen": 9,
+            "train_seconds": 0.1 + 0.2,
+            "config": {"salient_groups": (("he", "she"), ("nurse",))},
+            "data": "d",
+        },
         tokenizer={"empty.txt": b"", "tokenizer.json": b"\x00\xff{"},
-    )  # fmt: skip
+    )
     back = read_checkpoint(path)
     assert torch.equal(back["rng"]["torch"], want) and back["rng"]["cuda"] is None
     assert back["losses"][0] == 0.1 and np.isnan(back["losses"][1]) and back["losses"][2] == 1 / 3
@@ -473,7 +496,8 @@ def test_a_fine_tune_record_that_does_not_match_its_sha256_is_not_read(base, cac
 
 @pytest.mark.slow
 def test_a_python_process_never_imports_pickle_to_resume(tokenizer, tmp_path):
-    """Belt and braces: resuming in a fresh interpreter with ``pickle.load`` / ``torch.load`` disabled works."""
+    """Belt and braces: resuming in a fresh interpreter with ``pickle.load`` / ``torch.load`` disabled
+    works."""
     _crashed(tmp_path / "run", tokenizer)
     code = (
         "import pickle, torch, sys\n"
