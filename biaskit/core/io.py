@@ -328,7 +328,10 @@ def cache_file_problem(path: str | Path, key: str) -> str | None:
     if record.get("file") != path.name:
         return f"its checksum file {side.name} belongs to another file ({str(record.get('file'))[:80]!r})"
     if record.get("key") != str(key):
-        return f"its checksum file {side.name} belongs to another cache entry (key {str(record.get('key'))[:40]!r})"
+        return (
+            f"its checksum file {side.name} belongs to another cache entry "
+            f"(key {str(record.get('key'))[:40]!r})"
+        )
     recorded = record.get("sha256")
     if not isinstance(recorded, str) or len(recorded) != 64:
         return f"its checksum file {side.name} holds no sha256"
@@ -337,7 +340,10 @@ def cache_file_problem(path: str | Path, key: str) -> str | None:
     except OSError as exc:
         return f"it cannot be read ({exc.strerror})"
     if record.get("size") != size:
-        return f"its size {size:,} bytes differs from the {record.get('size')} bytes recorded when it was written"
+        return (
+            f"its size {size:,} bytes differs from the {record.get('size')} bytes recorded "
+            "when it was written"
+        )
     got = sha256_file(path)
     if got != recorded:
         return f"its sha256 {got[:16]}... differs from the {recorded[:16]}... recorded when it was written"
@@ -492,7 +498,8 @@ class ValidationReport:
         return head + (frame_html(self.issues, index=False) if len(self) else "")
 
     def log(self, log: logging.Logger | None = None, level: int = logging.WARNING) -> None:
-        """Write :meth:`summary` to ``log`` (this module's logger by default), when there is anything to say."""
+        """Write :meth:`summary` to ``log`` (this module's logger by default), when there is anything to
+        say."""
         if len(self):
             (log or logger).log(level, "%s", self.summary())
 
@@ -544,7 +551,8 @@ def _short(text: Any, n: int = 80) -> str:
 def issue_record(
     line: int | None, reason: str, action: str, text: Any = "", *, row: Any = None, column: Any = None
 ) -> dict[str, Any]:
-    """One issue for :class:`ValidationReport` (its :data:`REPORT_COLUMNS`; ``text`` shortened to 80 characters)."""
+    """One issue for :class:`ValidationReport` (its :data:`REPORT_COLUMNS`; ``text`` shortened to 80
+    characters)."""
     return {
         "row": row,
         "line": line,
@@ -761,7 +769,8 @@ def read_csv_lines(raw: bytes, encoding: str, context: str, *, fix: str | None =
             issues.append(
                 issue_record(
                     start,
-                    f"CSV parse error ({exc}){hint}; lines {start}-{last} ({n_lost} non-blank lines) not read",
+                    f"CSV parse error ({exc}){hint}; lines {start}-{last} "
+                    f"({n_lost} non-blank lines) not read",
                     "skipped",
                     physical[start - 1],
                 )

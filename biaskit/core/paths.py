@@ -58,7 +58,8 @@ def package_version() -> str:
 
 
 def data_wheel_name(version: str) -> str:
-    """The file name of the ``biaskit-data`` wheel of ``version`` (``biaskit_data-<version>-py3-none-any.whl``)."""
+    """The file name of the ``biaskit-data`` wheel of ``version``
+    (``biaskit_data-<version>-py3-none-any.whl``)."""
     return f"{DATA_PACKAGE}-{version}-py3-none-any.whl"
 
 
@@ -76,16 +77,17 @@ def installed_data_root() -> Path:
     except ImportError:
         raise BundledDataMissing(
             f"biaskit's bundled data (word lists, datasets, the small trained models, the notebooks) are not "
-            f"installed. They come as a second wheel that `make dist` builds in a checkout of the repository beside "
-            f"the code wheel: `pip install dist/{data_wheel_name(version)}`. Or point BIASKIT_DATA_DIR and "
-            "BIASKIT_WORDLISTS_DIR at copies of the repository's data/ and wordlists/ folders. (Third-party "
-            "reference vectors are another matter: `python -m biaskit fetch reference-vectors`.)"
+            f"installed. They come as a second wheel that `make dist` builds in a checkout of the repository "
+            f"beside the code wheel: `pip install dist/{data_wheel_name(version)}`. Or point "
+            "BIASKIT_DATA_DIR and BIASKIT_WORDLISTS_DIR at copies of the repository's data/ and wordlists/ "
+            "folders. (Third-party reference vectors are another matter: "
+            "`python -m biaskit fetch reference-vectors`.)"
         ) from None
     if biaskit_data.__version__ != version:
         raise BundledDataMissing(
-            f"{DATA_DISTRIBUTION} {biaskit_data.__version__} is installed but biaskit is {version}: the two are "
-            f"built and installed together; install the data wheel of the same version, built by `make dist`: "
-            f"`pip install dist/{data_wheel_name(version)}`"
+            f"{DATA_DISTRIBUTION} {biaskit_data.__version__} is installed but biaskit is {version}: "
+            f"the two are built and installed together; install the data wheel of the same version, "
+            f"built by `make dist`: `pip install dist/{data_wheel_name(version)}`"
         )
     root = Path(str(importlib.resources.files(DATA_PACKAGE)))
     if root not in _verified and os.environ.get("BIASKIT_DATA_VERIFY", "1") != "0":
@@ -112,14 +114,16 @@ def data_dir() -> Path:
 
 
 def wordlists_dir() -> Path:
-    """Folder of the bundled word lists (``BIASKIT_WORDLISTS_DIR``, else :func:`bundled_dir` ``("wordlists")``)."""
+    """Folder of the bundled word lists (``BIASKIT_WORDLISTS_DIR``, else :func:`bundled_dir`
+    ``("wordlists")``)."""
     if "BIASKIT_WORDLISTS_DIR" in os.environ:
         return Path(os.environ["BIASKIT_WORDLISTS_DIR"])
     return bundled_dir("wordlists")
 
 
 def notebooks_dir() -> Path:
-    """Folder of the numbered study notebooks (``BIASKIT_NOTEBOOKS_DIR``, else :func:`bundled_dir` ``("notebooks")``)."""
+    """Folder of the numbered study notebooks (``BIASKIT_NOTEBOOKS_DIR``, else :func:`bundled_dir`
+    ``("notebooks")``)."""
     if "BIASKIT_NOTEBOOKS_DIR" in os.environ:
         return Path(os.environ["BIASKIT_NOTEBOOKS_DIR"])
     return bundled_dir("notebooks")
@@ -174,9 +178,9 @@ def cache_dir() -> Path:
             )
         if not shared and st.st_uid != os.getuid():
             raise UnsafeCacheError(
-                f"the biaskit cache folder {path} belongs to another user (uid {st.st_uid}): biaskit would read "
-                "files it did not write. Point BIASKIT_CACHE_DIR at a folder of your own (e.g. "
-                "~/.cache/biaskit), or, for a cache shared on purpose by your Dask workers, set "
+                f"the biaskit cache folder {path} belongs to another user (uid {st.st_uid}): "
+                "biaskit would read files it did not write. Point BIASKIT_CACHE_DIR at a folder of your own "
+                "(e.g. ~/.cache/biaskit), or, for a cache shared on purpose by your Dask workers, set "
                 f"{SHARED_CACHE_ENV}=1"
             )
         if not shared and st.st_mode & 0o020:

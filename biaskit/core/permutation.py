@@ -113,7 +113,8 @@ _POW2 = np.uint64(1) << np.arange(64, dtype=np.uint64)
 
 
 def check_settings(alternative: Any, exact: Any, n_permutations: Any, comparison: Any = ">=") -> None:
-    """``ValueError`` for an unknown ``alternative``, ``comparison`` or ``exact``, or ``n_permutations < 1``."""
+    """``ValueError`` for an unknown ``alternative``, ``comparison`` or ``exact``, or
+    ``n_permutations < 1``."""
     if alternative not in ("greater", "less", "two-sided"):
         raise ValueError(f"alternative must be 'greater', 'less' or 'two-sided', got {alternative!r}")
     if comparison not in (">=", ">"):

@@ -518,9 +518,10 @@ class MetricRegistry(Mapping[str, Metric]):
         if metric.name in self._metrics:
             old = self._metrics[metric.name]
             raise MetricClashError(
-                f"metric {metric.name!r} is registered twice: by package {old.package!r} ({old.module}) and by "
-                f"package {metric.package!r} ({metric.module}). Declare each metric once, beside its code; a "
-                f"plug-in package must give its metric another name (or uninstall one of the two packages)"
+                f"metric {metric.name!r} is registered twice: by package {old.package!r} ({old.module}) "
+                f"and by package {metric.package!r} ({metric.module}). "
+                f"Declare each metric once, beside its code; a plug-in package must give its metric another "
+                f"name (or uninstall one of the two packages)"
             )
         taken = {k: m.name for m in self._metrics.values() for k in m.grid_option_keys()}
         for key in metric.grid_option_keys():
@@ -691,8 +692,8 @@ def register_metric(
         ep = str(entry_point)
     if "<locals>" in ep:
         raise ValueError(
-            f"metric {name!r}: the entry point {ep!r} is defined inside a function; define it at module level "
-            "so that it can be imported by name"
+            f"metric {name!r}: the entry point {ep!r} is defined inside a function; define it at module "
+            "level so that it can be imported by name"
         )
     if any(p.startswith("_") for p in ep.replace(":", ".").split(".")):
         raise ValueError(f"metric {name!r}: the entry point {ep!r} must be public")
@@ -701,7 +702,8 @@ def register_metric(
         for kind in grid.dataset_kinds:
             if kind not in DATASET_KINDS:
                 raise ValueError(
-                    f"metric {name!r}: grid dataset kind {kind!r} is not declared (known: {sorted(DATASET_KINDS)}); "
+                    f"metric {name!r}: grid dataset kind {kind!r} is not declared "
+                    f"(known: {sorted(DATASET_KINDS)}); "
                     "declare it with register_dataset_kind and give it a loader (register_dataset_loader)"
                 )
         names = [o.name for o in grid.options]
@@ -803,7 +805,8 @@ def discover_plugins(registry: MetricRegistry | None = None, *, group: str = ENT
             for new in set(reg) - before:
                 reg.remove(new)
             msg = (
-                f"metric plug-in {ep.name!r} of package {dist!r} (entry point {ep.value!r} in group {group!r}) "
+                f"metric plug-in {ep.name!r} of package {dist!r} "
+                f"(entry point {ep.value!r} in group {group!r}) "
                 f"could not be loaded and is left out: {type(exc).__name__}: {exc}. Fix the package or "
                 f"uninstall it (pip uninstall {dist})"
             )

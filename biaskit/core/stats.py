@@ -616,7 +616,8 @@ def fit_distributions(
 
 
 def gaussian_kl(mu1: Any, sd1: Any, mu2: Any, sd2: Any) -> Any:
-    r"""KL divergence between two univariate normals, :math:`KL(N(\mu_1,\sigma_1^2)\,\|\,N(\mu_2,\sigma_2^2))`.
+    r"""KL divergence between two univariate normals,
+    :math:`KL(N(\mu_1,\sigma_1^2)\,\|\,N(\mu_2,\sigma_2^2))`.
 
     .. math:: \log\frac{\sigma_2}{\sigma_1} + \frac{\sigma_1^2 + (\mu_1-\mu_2)^2}{2\sigma_2^2} - \frac12
 

@@ -10,22 +10,33 @@ effect means "toward the planted gender":
 ===================  =====================================================  ==========================
 metric               value per unit (male minus female)                     test (seed section)
 ===================  =====================================================  ==========================
-``crows_cp``         PLL_cp(he-version) - PLL_cp(she-version) per pair        proportion z test, % > 50 (000 4.1.6, 4.2.1)
+``crows_cp``         PLL_cp(he-version) - PLL_cp(she-version) per pair        proportion z test, % > 50
+                                                                              (000 4.1.6, 4.2.1)
 ``crows_sz``         the same with Salazar's PLL                              proportion z test (000 4.1.3)
 ``crows_aul``        the same with AUL (Kaneko & Bollegala 2022)              proportion z test
-``stereoset_ss``     P(he) - P(she) at a blank (StereoSet intrasentence)      proportion z test on ss (000 4.1.5)
-``barza_tbe``        PPD = P(he) - P(she) in Barza's templates                one-sample t test on mean PPD (002 4.2)
-``barza_sld``        signed SLD = PLL(he-sentence) - PLL(she-sentence)       one-sample t test (002 4.3; ASLD unsigned)
+``stereoset_ss``     P(he) - P(she) at a blank (StereoSet intrasentence)      proportion z test on ss
+                                                                              (000 4.1.5)
+``barza_tbe``        PPD = P(he) - P(she) in Barza's templates                one-sample t test on mean PPD
+                                                                              (002 4.2)
+``barza_sld``        signed SLD = PLL(he-sentence) - PLL(she-sentence)       one-sample t test
+                                                                             (002 4.3; ASLD unsigned)
 ``thesis_ks``        the two PLL samples (planted vs other version)         two-sample KS test (000 4.4.2)
-``thesis_kl``        the same two samples                                    KL divergence score, untested (000 4.1.4)
-``thesis_robustness`` M_diff (cp) of each pair and of its paraphrase        agreement test, H1: l1 < 0.8 (000 4.3, 4.4.3)
-``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups (001 4.3)
-``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over sentences (001 4.2)
-``indirect_names``   IBS through first names: mean over man/boy(/male) minus  permutation test over professions (004 3.2)
+``thesis_kl``        the same two samples                                    KL divergence score, untested
+                                                                             (000 4.1.4)
+``thesis_robustness`` M_diff (cp) of each pair and of its paraphrase        agreement test, H1: l1 < 0.8
+                                                                            (000 4.3, 4.4.3)
+``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups
+                                                                             (001 4.3)
+``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over sentences
+                                                                             (001 4.2)
+``indirect_names``   IBS through first names: mean over man/boy(/male) minus  permutation test over
+                                                                              professions (004 3.2)
                      mean over woman/girl(/female) (Louis-Alexandre 2022)
-``causal_ll``        LL(he-version) - LL(she-version) per pair, causal model  proportion z test (lm-eval's pct_stereotype)
+``causal_ll``        LL(he-version) - LL(she-version) per pair, causal model  proportion z test
+                                                                              (lm-eval's pct_stereotype)
 ``causal_shared``    the same over the shared tokens after the pronoun        proportion z test (causal "cp")
-``causal_next_word`` P(he) - P(she) as the next word after "The {t} said that"  proportion z test (StereoSet-style)
+``causal_next_word`` P(he) - P(she) as the next word after "The {t} said that"  proportion z test
+                                                                                (StereoSet-style)
 ``causal_sld``       signed LL difference of Barza's sentence pairs           one-sample t test (002 4.3)
 ``causal_ks``        the two LL samples (planted vs other version)           two-sample KS test (000 4.4.2)
 ``causal_kl``        the same two samples                                    KL divergence score, untested
@@ -34,21 +45,23 @@ metric               value per unit (male minus female)                     test
 ``pmi``              BIAS_PMI(w; male words, female words) of the corpus     permutation test (000 3.1.2)
 ===================  =====================================================  ==========================
 
-For each metric and skew: the effect and its p-value on all units (:func:`~biaskit.studies.calibration_stats.evaluate`); **power**,
-the share of random subsets of n units in which the test finds the planted direction at
-``alpha`` (:func:`~biaskit.studies.calibration_stats.power_curve`); and the **false-positive rate** on the s = 0.5 control
-(:func:`~biaskit.studies.calibration_stats.false_positive_rate`): the planted labels of a balanced corpus carry no information, so
-each resample draws new balanced labels and counts how often the test claims a bias.  Tests over
-groups of professions (``lpbs``, ``indirect_names``, ``weat`` ... ``pmi``) are permutation tests of
-those labels, valid by construction; tests over pairs, templates or sentences (SEAT's own test
-shuffles its sentences, five per profession) treat the units as independent, which the shared
-profession of several units can break, and the false-positive rate shows whether it does.
-Every metric also gets the **label-permutation test** (:func:`~biaskit.studies.calibration_stats.label_permutation_pvalue`), valid
-whatever the units share; it is the only test of the KL score, whose study computes it without
-one (there it asks whether the planted labelling's score is unusual, not which way it points).
-:func:`~biaskit.studies.calibration_stats.effect_trend` asks whether an effect grows with ``s`` beyond noise, and
-:func:`~biaskit.studies.calibration_stats.effects_by_item_group` where a measure can see the plan at all (e.g. the causal ``shared``
-reading, which sees a profession only in the pairs that name it after the pronoun).
+For each metric and skew: the effect and its p-value on all units
+(:func:`~biaskit.studies.calibration_stats.evaluate`); **power**, the share of random subsets of n units in
+which the test finds the planted direction at ``alpha``
+(:func:`~biaskit.studies.calibration_stats.power_curve`); and the **false-positive rate** on the s = 0.5
+control (:func:`~biaskit.studies.calibration_stats.false_positive_rate`): the planted labels of a balanced
+corpus carry no information, so each resample draws new balanced labels and counts how often the test claims a
+bias.  Tests over groups of professions (``lpbs``, ``indirect_names``, ``weat`` ... ``pmi``) are permutation
+tests of those labels, valid by construction; tests over pairs, templates or sentences (SEAT's own test
+shuffles its sentences, five per profession) treat the units as independent, which the shared profession of
+several units can break, and the false-positive rate shows whether it does. Every metric also gets the
+**label-permutation test** (:func:`~biaskit.studies.calibration_stats.label_permutation_pvalue`), valid
+whatever the units share; it is the only test of the KL score, whose study computes it without one (there it
+asks whether the planted labelling's score is unusual, not which way it points).
+:func:`~biaskit.studies.calibration_stats.effect_trend` asks whether an effect grows with ``s`` beyond noise,
+and :func:`~biaskit.studies.calibration_stats.effects_by_item_group` where a measure can see the plan at all
+(e.g. the causal ``shared`` reading, which sees a profession only in the pairs that name it after the
+pronoun).
 
 The parts (this module is their public front; ``from biaskit.studies import calibration as cal``):
 :mod:`biaskit.studies.calibration_values` (controlled items, measures, values per unit),
@@ -181,13 +194,14 @@ class CalibrationResult:
 
     ``effects``: one row per metric and skew (``metric, label, family, planted, effect, no_effect,
     p_value, toward_planted, n``).  ``power``: power curves at ``power_s``.  ``summary``: one row
-    per metric (``n_for_80_power``, ``n_for_80_power_extrapolated`` (:func:`~biaskit.studies.calibration_stats.extrapolated_sample_size`),
-    ``fpr``, ``fpr_se``, ``monotone`` (every step up), ``monotone_within_noise``
-    (:func:`~biaskit.studies.calibration_stats.grows_within_noise`), ``found_at_0_8``).  ``trend``: the
-    steps of each directional metric's effect between skews, with bootstrap intervals
-    (:func:`~biaskit.studies.calibration_stats.effect_trend`).  ``values``: the per-unit values behind the tables, metric -> skew ->
-    :class:`MetricValues`, for further analyses on the same units without scoring the models again
-    (e.g. :func:`~biaskit.studies.calibration_stats.effects_by_item_group`).
+    per metric (``n_for_80_power``, ``n_for_80_power_extrapolated``
+    (:func:`~biaskit.studies.calibration_stats.extrapolated_sample_size`), ``fpr``, ``fpr_se``, ``monotone``
+    (every step up), ``monotone_within_noise``
+    (:func:`~biaskit.studies.calibration_stats.grows_within_noise`), ``found_at_0_8``).  ``trend``: the steps
+    of each directional metric's effect between skews, with bootstrap intervals
+    (:func:`~biaskit.studies.calibration_stats.effect_trend`).  ``values``: the per-unit values behind the
+    tables, metric -> skew -> :class:`MetricValues`, for further analyses on the same units without scoring
+    the models again (e.g. :func:`~biaskit.studies.calibration_stats.effects_by_item_group`).
     """
 
     effects: pd.DataFrame
@@ -264,7 +278,8 @@ class CalibrationResult:
 
 
 def _monotone(effects: Sequence[float], ceiling: float | None = None) -> bool:
-    """Whether the effect grows with every step of s; a share that has reached its ``ceiling`` (100 %) may stay there."""
+    """Whether the effect grows with every step of s; a share that has reached its ``ceiling`` (100 %) may
+    stay there."""
     e = np.asarray(effects, float)
     d = np.diff(e)
     at_ceiling = np.zeros(d.shape, bool) if ceiling is None else np.isclose(e[1:], ceiling) & np.isclose(d, 0)
@@ -273,7 +288,8 @@ def _monotone(effects: Sequence[float], ceiling: float | None = None) -> bool:
 
 def finds_planted(rows: pd.DataFrame, column: str = "p_value", level: float = 0.01) -> bool:
     """Whether the first of ``rows`` (a row of :attr:`CalibrationResult.effects`) finds the plan: it
-    points to the planted gender and its p-value in ``column`` is below ``level`` (the calibration criterion: s = 0.8, level 0.01).
+    points to the planted gender and its p-value in ``column`` is below ``level`` (the calibration criterion:
+    s = 0.8, level 0.01).
 
     A p-value of exactly 0 (a z test whose tail underflows) counts as found; a missing one does not.
     """
@@ -320,11 +336,12 @@ def run_calibration(
 
     ``lms`` / ``vectors`` / ``corpora`` map a planted skew to a masked LM, word vectors and the
     tokenised planted corpus (for PMI); ``directions`` is the planted plan (target -> gender).
-    ``causal_lms`` maps skews to the causal twins of the controls (:func:`~biaskit.studies.calibration_values.causal_language_model_values`).
+    ``causal_lms`` maps skews to the causal twins of the controls
+    (:func:`~biaskit.studies.calibration_values.causal_language_model_values`).
 
-    The measures are the registry's (:func:`~biaskit.studies.calibration_values.calibration_measures`): ``lm_metrics`` / ``causal_metrics``
-    choose among those of the masked / causal controls (default: all of them); every static measure
-    runs on ``vectors``.  Each is computed by its metric's hook ``values(call)``
+    The measures are the registry's (:func:`~biaskit.studies.calibration_values.calibration_measures`):
+    ``lm_metrics`` / ``causal_metrics`` choose among those of the masked / causal controls (default: all of
+    them); every static measure runs on ``vectors``.  Each is computed by its metric's hook ``values(call)``
     (:func:`~biaskit.studies.calibration_values.measure_values`: one
     :class:`~biaskit.core.registry.CalibrationCall` per control model, whose score cache the measures share).
     """

@@ -61,7 +61,8 @@ def evaluate(
 
 
 def _row_sums(x: np.ndarray, W: np.ndarray | None) -> np.ndarray:
-    """Each row's sum over the units, unit ``i`` counted ``W[b, i]`` times in row ``b`` (once without ``W``)."""
+    """Each row's sum over the units, unit ``i`` counted ``W[b, i]`` times in row ``b`` (once without
+    ``W``)."""
     return x.sum(axis=1) if W is None else (W * x).sum(axis=1)
 
 
@@ -98,7 +99,8 @@ def _effects_for_signs(mv: MetricValues, S: np.ndarray, W: np.ndarray | None = N
 
 
 def ks_statistics(x: np.ndarray, y: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
-    """Two-sample Kolmogorov-Smirnov :math:`D = \\sup_t |F_x(t) - F_y(t)|` of each row pair of ``x`` and ``y``.
+    """Two-sample Kolmogorov-Smirnov :math:`D = \\sup_t |F_x(t) - F_y(t)|` of each row pair of ``x`` and
+    ``y``.
 
     ``x`` (r, n) and ``y`` (r, m): row ``i`` of each is one sample; returns the r statistics of
     :func:`scipy.stats.ks_2samp` (without its p-value) in one vectorised pass.  The two rows are
@@ -153,9 +155,9 @@ def label_permutation_pvalue(
     :func:`biaskit.core.stats.kl_scores`); with :math:`T_0` the observed value,
     :math:`T_1 \dots T_P` those of ``n_permutations`` random labellings and :math:`c` their mean,
     :math:`p = (1 + \#\{|T_i - c| \ge |T_0 - c|\}) / (P + 1)` (ties within :math:`10^{-9}(1 + |T_0|)`
-    count; the centred two-sided test of :func:`biaskit.core.permutation.permutation_test`).  Valid whatever the items share (a
-    profession, a template, a global preference for one pronoun), which the metrics' own tests
-    assume away; see :func:`false_positive_rate`.
+    count; the centred two-sided test of :func:`biaskit.core.permutation.permutation_test`).  Valid whatever
+    the items share (a profession, a template, a global preference for one pronoun), which the metrics' own
+    tests assume away; see :func:`false_positive_rate`.
     """
     from biaskit.core.permutation import LabelShuffles, permutation_test
 
@@ -308,7 +310,8 @@ def sample_size_for_power(curve: pd.DataFrame, power: float = 0.8, *, column: st
 def extrapolated_sample_size(
     mv: MetricValues, directions: Mapping[str, str], *, alpha: float = 0.05, power: float = 0.8
 ) -> float | None:
-    r"""Units the metric's own test needs for ``power`` at ``alpha``, extrapolated from the effect on all units.
+    r"""Units the metric's own test needs for ``power`` at ``alpha``, extrapolated from the effect on all
+    units.
 
     Where :func:`power_curve` runs out of items ("more than the 640 pairs available"), a standard
     sample-size calculation says how many *more* items like these it would take, assuming independent
@@ -519,11 +522,11 @@ def effects_by_item_group(
 
     Where can a measure see the plan?  ``values`` maps each skew to the metric's values on the *same*
     items (as for :func:`effect_trend`), and ``groups[i]`` names the group of item ``i``, e.g. the
-    ``order`` column of :func:`~biaskit.studies.calibration_values.control_pairs` (:func:`~biaskit.studies.calibration_values.pair_template_order`).  Each group is measured
-    on its own with :func:`evaluate` (the metric's own test and the label-permutation test) and
-    :func:`effect_trend` / :func:`grows_within_noise` (``grows``; ``None`` for a score that points to
-    no gender).  A measure that responds to the plan only in some groups is diluted by the others
-    when all its items are pooled.
+    ``order`` column of :func:`~biaskit.studies.calibration_values.control_pairs`
+    (:func:`~biaskit.studies.calibration_values.pair_template_order`).  Each group is measured on its own with
+    :func:`evaluate` (the metric's own test and the label-permutation test) and :func:`effect_trend` /
+    :func:`grows_within_noise` (``grows``; ``None`` for a score that points to no gender).  A measure that
+    responds to the plan only in some groups is diluted by the others when all its items are pooled.
 
     Returns one row per group and skew: ``metric, group, planted, n, effect, p_value, p_label,
     toward_planted, grows``, groups in order of first appearance.

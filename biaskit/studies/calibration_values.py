@@ -164,11 +164,13 @@ def measure_values(
             continue
         if not isinstance(mv, MetricValues) or mv.metric != key:
             raise ValueError(
-                f"calibration measure {key!r}: its hook must return MetricValues({key!r}, ...), got {mv!r:.80}"
+                f"calibration measure {key!r}: its hook must return MetricValues({key!r}, ...), "
+                f"got {mv!r:.80}"
             )
         if mv.kind != cm.kind:
             raise ValueError(
-                f"calibration measure {key!r}: its values are of kind {mv.kind!r}, but the registry declares {cm.kind!r}"
+                f"calibration measure {key!r}: its values are of kind {mv.kind!r}, "
+                f"but the registry declares {cm.kind!r}"
             )
         out[key] = mv
     return out

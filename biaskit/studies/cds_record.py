@@ -52,28 +52,33 @@ def default_record_dir() -> Path | None:
 
 @dataclass
 class CDSRecord:
-    """A recorded CDS-GAP debiasing fine-tune: ``meta`` (the whole ``record.json``) and its results as tables."""
+    """A recorded CDS-GAP debiasing fine-tune: ``meta`` (the whole ``record.json``) and its results as
+    tables."""
 
     path: Path
     meta: dict[str, Any]
 
     @property
     def tbe_before_after(self) -> pd.DataFrame:
-        """One row per category (and ``all occupations``), as :func:`biaskit.metrics.gender_templates.compare_tbe`."""
+        """One row per category (and ``all occupations``), as
+        :func:`biaskit.metrics.gender_templates.compare_tbe`."""
         return pd.DataFrame(self.meta["results"]["tbe_before_after"])
 
     @property
     def sbe_before_after(self) -> pd.DataFrame:
-        """One row per pair set (and ``combined``), as :func:`biaskit.metrics.gender_templates.compare_sbe`."""
+        """One row per pair set (and ``combined``), as
+        :func:`biaskit.metrics.gender_templates.compare_sbe`."""
         return pd.DataFrame(self.meta["results"]["sbe_before_after"])
 
     @property
     def appd(self) -> pd.DataFrame:
-        """One row per profession: ``category``, ``profession``, ``expected_sign``, ``appd_before``, ``appd_after``."""
+        """One row per profession: ``category``, ``profession``, ``expected_sign``, ``appd_before``,
+        ``appd_after``."""
         return pd.DataFrame(self.meta["results"]["appd"])
 
     def provenance(self) -> str:
-        """One sentence: what ran, on which model and machine, when, how long, and how it differs from the thesis."""
+        """One sentence: what ran, on which model and machine, when, how long, and how it differs from the
+        thesis."""
         p, m = self.meta["parameters"], self.meta
         weights = next((v for k, v in m["model"]["files_sha256"].items() if k.endswith(".safetensors")), None)
         differs = []

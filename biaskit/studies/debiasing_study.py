@@ -163,13 +163,13 @@ COMPANIONS: dict[str, str] = {
     "crows_aul": "crows_aul_mean",
 }
 COMPANION_LABELS: dict[str, str] = {
-    "direct_bias_pairs": "DirectBias along the mean of the definitional pairs' differences (no PCA), mean cosine "
-    "difference",
+    "direct_bias_pairs": "DirectBias along the mean of the definitional pairs' differences (no PCA), "
+    "mean cosine difference",
     "stereoset_log_ratio": "StereoSet-style blanks: mean log P(he) - log P(she), toward the planted gender",
-    "causal_next_word_log_ratio": "Next word after the profession: mean log P(he) - log P(she), toward the planted "
-    "gender",
-    "causal_ll_mean": "CrowS-style pairs (causal log-likelihood): mean log-likelihood difference, toward the planted "
-    "gender",
+    "causal_next_word_log_ratio": "Next word after the profession: mean log P(he) - log P(she), "
+    "toward the planted gender",
+    "causal_ll_mean": "CrowS-style pairs (causal log-likelihood): mean log-likelihood difference, "
+    "toward the planted gender",
     "crows_cp_mean": "CrowS-Pairs CP: mean pseudo-log-likelihood difference, toward the planted gender",
     "crows_sz_mean": "CrowS-Pairs SZ: mean pseudo-log-likelihood difference, toward the planted gender",
     "crows_aul_mean": "CrowS-Pairs AUL: mean log-likelihood difference, toward the planted gender",
@@ -277,8 +277,9 @@ def male_direction(vectors: KeyedVectors) -> np.ndarray:
 
 def pair_direction(vectors: KeyedVectors) -> np.ndarray:
     r"""The gender direction without PCA: the mean of the unit differences of Bolukbasi's definitional
-    pairs, male minus female, :math:`g = \mathrm{unit}\big(\frac1K \sum_k \mathrm{unit}(\hat m_k - \hat f_k)\big)`
-    (:math:`\hat w` the unit vector of :math:`w`; pairs with a word missing from ``vectors`` left out).
+    pairs, male minus female,
+    :math:`g = \mathrm{unit}\big(\frac1K \sum_k \mathrm{unit}(\hat m_k - \hat f_k)\big)` (:math:`\hat w` the
+    unit vector of :math:`w`; pairs with a word missing from ``vectors`` left out).
 
     Bolukbasi et al.'s PC1 of the same pairs is one direction only when the pairs share it (PC1 explains
     about 60 % of their variance in word2vec); after a re-projection such as GLPP they may not, and PC1
@@ -339,7 +340,9 @@ def debias_vectors(
             "stopped": inlp.stopped_,
             "fit_words": {g: int(np.sum((y == g) & ~test)) for g in sets},
             "held_out_words": {g: int(np.sum((y == g) & test)) for g in sets},
-            "word_list": "CDS lexicon gendered words and first names, minus the measures' words and the professions",
+            "word_list": (
+                "CDS lexicon gendered words and first names, minus the measures' words and the professions"
+            ),
             "probe_accuracy": probe["accuracy"],
             "probe_accuracy_before": probe["accuracy_before"],
             "probe_chance": probe["chance"],
@@ -424,8 +427,8 @@ def calibrated_measure(mv, directions: Mapping[str, str], config: Any) -> UnitMe
     """A calibration measure's :class:`~biaskit.core.registry.MetricValues` as a :class:`UnitMeasure`:
     the calibration's effect (:func:`biaskit.studies.calibration.evaluate`) and its label-permutation test."""
     ev = cal.evaluate(mv, directions, n_permutations=config.n_permutations, random_state=config.random_state)
-    return UnitMeasure(mv.metric, mv.kind, np.asarray(mv.target, object), np.asarray(mv.value, float), ev.effect,
-                       ev.p_label, ev.toward_planted)  # fmt: skip
+    return UnitMeasure(mv.metric, mv.kind, np.asarray(mv.target, object), np.asarray(mv.value, float),
+                       ev.effect, ev.p_label, ev.toward_planted)  # fmt: skip
 
 
 def recovery_measures(
@@ -453,8 +456,8 @@ def recovery_measures(
     out: dict[str, UnitMeasure] = {}
     c = cluster_recovery(vectors, signs, words=targets, n_permutations=n_permutations, random_state=rs)
     agree = (c.details["clusters"] == (signs > 0)).astype(float)
-    out["gg_clustering"] = UnitMeasure("gg_clustering", "cluster", tg, agree, 100 * c.statistic, c.p_value, True,
-                                       100 * c.details["chance"])  # fmt: skip
+    out["gg_clustering"] = UnitMeasure("gg_clustering", "cluster", tg, agree, 100 * c.statistic, c.p_value,
+                                       True, 100 * c.details["chance"])  # fmt: skip
     for key, clf in (("gg_classifier", None), ("linear_probe", LogisticRegression(max_iter=2000))):
         k = classifier_recovery(vectors, signs, words=targets, classifier=clf, random_state=rs)
         out[key] = UnitMeasure(key, "accuracy", tg, k.details["correct"].astype(float), 100 * k.statistic,
@@ -489,7 +492,8 @@ def unit_measures(
         mv = MetricValues("direct_bias_pairs", "groups", np.array(targets, object), cos, unit="profession")
         out["direct_bias_pairs"] = calibrated_measure(mv, directions, config)
     out.update(recovery_measures(vectors, directions, pool_bias=pool_bias, neighbour_k=config.neighbour_k,
-                                 n_permutations=config.n_permutations, random_state=config.random_state))  # fmt: skip
+                                 n_permutations=config.n_permutations,
+                                 random_state=config.random_state))  # fmt: skip
     return out
 
 
@@ -673,9 +677,9 @@ class DebiasingStudyResult:
     vs_control_high, vs_control_confidence, above_control, before_vs_control, before_vs_control_low,
     before_vs_control_high, before_above_control``, for a share-of-items measure the % of items leaning
     female whatever the plan ``toward_female_before, toward_female_after``, and ``verdict, verdict_basis,
-    own_verdict, verdict_vs_chance``).  ``costs``: one row per method x skew (``simlex_rho``, ``simlex_pairs``,
-    ``analogy_accuracy``, ``analogy_n``, ``family_accuracy``; method ``original`` for the undebiased
-    vectors).  ``fitted``: what each method did (rank removed, words neutralised, ...).
+    own_verdict, verdict_vs_chance``).  ``costs``: one row per method x skew (``simlex_rho``,
+    ``simlex_pairs``, ``analogy_accuracy``, ``analogy_n``, ``family_accuracy``; method ``original`` for the
+    undebiased vectors).  ``fitted``: what each method did (rank removed, words neutralised, ...).
     """
 
     effects: pd.DataFrame
@@ -687,8 +691,8 @@ class DebiasingStudyResult:
     def verdicts(self) -> pd.DataFrame:
         """Method x calibrated measure: the verdict at every skew."""
         cm = self.effects[self.effects["family"] == "calibrated"]
-        return cm.pivot_table(index=["method", "measure"], columns="planted", values="verdict", aggfunc="first",
-                              sort=False)  # fmt: skip
+        return cm.pivot_table(index=["method", "measure"], columns="planted", values="verdict",
+                              aggfunc="first", sort=False)  # fmt: skip
 
     def method_verdicts(self) -> pd.DataFrame:
         """One row per model x method x planted skew above the control: how many calibrated measures got
@@ -702,7 +706,8 @@ class DebiasingStudyResult:
             n = g["verdict"].value_counts()
             overall = next((v for v in ("intact", "hidden", "removed") if n.get(v, 0)), "not found before")
             rows.append({"model": mo, "method": me, "planted": s, "verdict": overall, "n_measures": len(g),
-                         **{v: int(n.get(v, 0)) for v in ("intact", "hidden", "removed", "not found before")}})  # fmt: skip
+                         **{v: int(n.get(v, 0))
+                            for v in ("intact", "hidden", "removed", "not found before")}})  # fmt: skip
         return pd.DataFrame(rows)
 
     def hiding_methods(self, min_s: float = 0.6) -> list[str]:
@@ -738,7 +743,8 @@ class DebiasingStudyResult:
         return {"config": self.config.key(), "effects": rows, "costs": costs,
                 "hiding_methods": self.hiding_methods(),
                 "method_verdicts": self.method_verdicts().to_dict("records"),
-                "created_bias_on_balanced_control": self.created_bias()[["method", "measure"]].to_dict("records")}  # fmt: skip
+                "created_bias_on_balanced_control":
+                    self.created_bias()[["method", "measure"]].to_dict("records")}  # fmt: skip
 
 
 def _is_control(s: float) -> bool:
@@ -767,8 +773,9 @@ def compare_rows(
     """
     is_control = _is_control(s)
     if not is_control and (control_before is None or control_after is None):
-        raise ValueError(f"s = {s}: the verdicts compare each skew with the balanced control (s = {CONTROL_S}); "
-                         "give its measures (control_before, control_after)")  # fmt: skip
+        raise ValueError(f"s = {s}: the verdicts compare each skew with the balanced control "
+                         f"(s = {CONTROL_S}); give its measures "
+                         "(control_before, control_after)")  # fmt: skip
     rec_keys = [k for k in RECOVERY_TESTS if k in after]
     alpha = config.alpha
     level = {k: 1 - alpha / max(len(rec_keys), 1) for k in rec_keys}
@@ -779,7 +786,8 @@ def compare_rows(
         if is_control or ctrl is None or key not in ctrl:
             return ControlComparison(float("nan"), float("nan"), float("nan"), level.get(key, 1 - alpha))
         return compare_with_control(x[key], ctrl[key], directions, n_boot=config.n_boot,
-                                    confidence=level.get(key, 1 - alpha), random_state=config.random_state)  # fmt: skip
+                                    confidence=level.get(key, 1 - alpha),
+                                    random_state=config.random_state)  # fmt: skip
 
     keys: list[str] = []
     for key in calibrated:
@@ -858,14 +866,15 @@ def study_rows(
     skews = sorted(before)
     ctrl = [s for s in skews if _is_control(s)]
     if not ctrl:
-        raise ValueError(f"{model}: the verdicts compare each skew with the balanced control, s = {CONTROL_S}; "
-                         f"add it to the skews (got {skews})")  # fmt: skip
+        raise ValueError(f"{model}: the verdicts compare each skew with the balanced control, "
+                         f"s = {CONTROL_S}; add it to the skews (got {skews})")  # fmt: skip
     c = ctrl[0]
     rows = []
     for s in skews:
         for method in methods:
             rows.extend(compare_rows(method, s, before[s], after[method][s], calibrated, directions, config,
-                                     model=model, control_before=before[c], control_after=after[method][c]))  # fmt: skip
+                                     model=model, control_before=before[c],
+                                     control_after=after[method][c]))  # fmt: skip
     return rows
 
 
@@ -876,8 +885,9 @@ def _costs(vectors: KeyedVectors) -> dict[str, Any]:
     sl = word_similarity_spearman(vectors, "simlex999")
     an = analogy_accuracy(vectors)
     return {"simlex_rho": sl.statistic, "simlex_pairs": int(sl.details["n_pairs"]),
-            "analogy_accuracy": an["accuracy"], "analogy_n": an["n"], "family_accuracy": an["accuracy_family"],
-            "family_n": an["n_family"], "other_accuracy": an["accuracy_other"], "other_n": an["n_other"]}  # fmt: skip
+            "analogy_accuracy": an["accuracy"], "analogy_n": an["n"],
+            "family_accuracy": an["accuracy_family"], "family_n": an["n_family"],
+            "other_accuracy": an["accuracy_other"], "other_n": an["n_other"]}  # fmt: skip
 
 
 def measure_label(measure: str) -> str:
@@ -921,8 +931,8 @@ def run_static_study(
     targets = list(directions)
     skews = sorted(vectors_by_skew)
     if not any(_is_control(s) for s in skews):
-        raise ValueError(f"the verdicts compare each skew with the balanced control: include s = {CONTROL_S} in "
-                         f"vectors_by_skew (got {skews})")  # fmt: skip
+        raise ValueError("the verdicts compare each skew with the balanced control: "
+                         f"include s = {CONTROL_S} in vectors_by_skew (got {skews})")  # fmt: skip
     methods = list(debiasers) if debiasers is not None else list(config.methods)
     ctx = threadpool_limits(1) if single_thread else contextlib.nullcontext()
     cost_rows = []
@@ -972,7 +982,8 @@ PROJECTION_METHODS: tuple[str, ...] = ("inlp_sentence", "sentence_debias")
 #: the calibrated masked measures of the default (the cheap ones) and of the full configuration
 MASKED_MEASURES: tuple[str, ...] = ("stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat")
 MASKED_MEASURES_FULL: tuple[str, ...] = (
-    "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat", "indirect_names",
+    "crows_cp", "crows_sz", "crows_aul", "stereoset_ss", "barza_tbe", "barza_sld", "lpbs", "seat",
+    "indirect_names",
 )  # fmt: skip
 CAUSAL_MEASURES: tuple[str, ...] = ("causal_ll", "causal_next_word", "causal_sld")
 
@@ -1077,14 +1088,16 @@ def debias_language_model(
         from biaskit.debiasing.sentence_debias import fit_sentence_inlp, project_hidden_states
 
         inlp = fit_sentence_inlp(lm, data.male, data.female, n_iterations=config.inlp_iterations,
-                                 random_state=config.random_state, held_out_share=config.inlp_held_out)  # fmt: skip
+                                 random_state=config.random_state,
+                                 held_out_share=config.inlp_held_out)  # fmt: skip
         probe = inlp.held_out_probe_ or {}
         return project_hidden_states(lm, inlp.projection_, name=f"inlp{config.inlp_iterations}"), {
             "rank_removed": inlp.rank_removed_, "iterations_asked": config.inlp_iterations,
-            "first_accuracy": inlp.accuracies_[0], "last_accuracy": inlp.accuracies_[-1], "chance": inlp.chance_,
-            "stopped": inlp.stopped_, "sentences": len(data.male) + len(data.female),
+            "first_accuracy": inlp.accuracies_[0], "last_accuracy": inlp.accuracies_[-1],
+            "chance": inlp.chance_, "stopped": inlp.stopped_, "sentences": len(data.male) + len(data.female),
             "probe_accuracy": probe.get("accuracy"), "probe_accuracy_before": probe.get("accuracy_before"),
-            "probe_chance": probe.get("chance"), "probe_p_value": probe.get("p_value"), "probe_n": probe.get("n")}  # fmt: skip
+            "probe_chance": probe.get("chance"), "probe_p_value": probe.get("p_value"),
+            "probe_n": probe.get("n")}  # fmt: skip
     if method == "sentence_debias":
         from biaskit.debiasing.sentence_debias import SentenceDebias
 
@@ -1104,8 +1117,9 @@ def debias_language_model(
 
             tuned = dropout_debias(lm, data.plain, config=cfg)
         rec = fine_tune_record(tuned)
-        return tuned, {"sentences": len(data.cds if method == "cds" else data.plain), "steps": rec.get("steps"),
-                       "seconds": rec.get("train_seconds"), "final_loss": rec.get("final_loss"),
+        return tuned, {"sentences": len(data.cds if method == "cds" else data.plain),
+                       "steps": rec.get("steps"), "seconds": rec.get("train_seconds"),
+                       "final_loss": rec.get("final_loss"),
                        "objective": "causal" if lm.kind == "causal" else "masked"}  # fmt: skip
     raise ValueError(f"unknown language-model debiasing method {method!r}; choose from {CONTEXTUAL_METHODS}")
 
@@ -1162,7 +1176,8 @@ def magnitude_values(lm: Any, mv: Any, targets: Sequence[str]) -> Any:
     tiny = np.finfo(np.float64).tiny
     zero = int((probs <= 0).sum())
     if zero:
-        logger.warning("%s: %d of %d pronoun probabilities are 0 in float precision; their logarithm is taken at %g",
+        logger.warning("%s: %d of %d pronoun probabilities are 0 in float precision; "
+                       "their logarithm is taken at %g",
                        mv.metric, zero, probs.size, tiny)  # fmt: skip
     logp = np.log(np.maximum(probs, tiny))
     return MetricValues(key, "mean", blanks["target"].to_numpy(object), logp[:, 0] - logp[:, 1], unit="blank")
@@ -1243,8 +1258,9 @@ def run_contextual_study(
     targets = list(directions)
     skews = sorted(skews)
     if not any(_is_control(s) for s in skews):
-        raise ValueError(f"the verdicts compare each skew with the balanced control: include s = {CONTROL_S} in "
-                         f"skews, e.g. skews=({CONTROL_S}, {max(skews, default=0.8)})")  # fmt: skip
+        raise ValueError("the verdicts compare each skew with the balanced control: "
+                         f"include s = {CONTROL_S} in skews, "
+                         f"e.g. skews=({CONTROL_S}, {max(skews, default=0.8)})")  # fmt: skip
     unknown = [m for m in (*config.methods, *config.causal_methods) if m not in CONTEXTUAL_METHODS]
     if unknown:
         raise ValueError(
@@ -1276,7 +1292,8 @@ def run_contextual_study(
                 model: Any, kv: KeyedVectors, measures=measures, pool_bias=pool_bias
             ) -> dict[str, UnitMeasure]:
                 out = lm_measures(model, directions, measures, config)
-                out.update(recovery_measures(kv, directions, pool_bias=pool_bias, neighbour_k=config.neighbour_k,
+                out.update(recovery_measures(kv, directions, pool_bias=pool_bias,
+                                             neighbour_k=config.neighbour_k,
                                              n_permutations=config.n_permutations,
                                              random_state=config.random_state))  # fmt: skip
                 return out
@@ -1285,7 +1302,8 @@ def run_contextual_study(
             before[s] = measure(lm, kv0)
             if costs:
                 cost_rows.append({"model": label, "method": "original", "planted": s,
-                                  "held_out_perplexity": lm_cost(lm, held), "n_held_out": len(held)})  # fmt: skip
+                                  "held_out_perplexity": lm_cost(lm, held),
+                                  "n_held_out": len(held)})  # fmt: skip
             bar.update()
             for method in methods:
                 deb, info = debias_language_model(method, lm, data, config)
@@ -1293,7 +1311,8 @@ def run_contextual_study(
                 after[method][s] = measure(deb, contextual_word_vectors(deb, words))
                 if costs:
                     cost_rows.append({"model": label, "method": method, "planted": s,
-                                      "held_out_perplexity": lm_cost(deb, held), "n_held_out": len(held)})  # fmt: skip
+                                      "held_out_perplexity": lm_cost(deb, held),
+                                      "n_held_out": len(held)})  # fmt: skip
                 bar.update()
         rows.extend(study_rows(label, methods, before, after, measures, directions, config))
     bar.close()
@@ -1369,8 +1388,8 @@ def gonen_goldberg_replication(
             else:
                 raise ValueError(f"unknown method {method!r}; choose from 'hard_debias', 'inlp'")
         res = gonen_goldberg_tests(vectors, spaces, direction=g, exclude=specific, n_cluster=n_cluster,
-                                   n_classify=n_classify, train_size=train_size, k=k, random_state=random_state,
-                                   n_permutations=n_permutations)  # fmt: skip
+                                   n_classify=n_classify, train_size=train_size, k=k,
+                                   random_state=random_state, n_permutations=n_permutations)  # fmt: skip
         for name, tests in res.items():
             kv = vectors if name == "original" else spaces[name]
             sl = word_similarity_spearman(kv, "simlex999")

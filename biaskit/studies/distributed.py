@@ -294,7 +294,8 @@ def score_sentences_distributed(
     this process's :func:`biaskit.core.paths.cache_dir`; on a cluster, a folder every worker sees).  Run
     again after an interruption, only what was not written is computed (``n_computed`` /
     ``n_cached`` of the result say how much).  A task whose worker dies is run again on another.
-    ``batch_tokens`` / ``batch_size``: the forward passes of each task, as in :func:`biaskit.lm.score_sentences`.
+    ``batch_tokens`` / ``batch_size``: the forward passes of each task, as in
+    :func:`biaskit.lm.score_sentences`.
     ``max_unk_share``: as in :func:`biaskit.lm.score_sentences`, checked on each chunk (a chunk whose share of
     ``[UNK]`` tokens is above it stops the job with a ``ValueError``; its rows are numbered within the chunk).
 

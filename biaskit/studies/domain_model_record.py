@@ -1,4 +1,5 @@
-"""Seed 003's Table 5.4 arrows from a domain model made here: ``en-mlm`` fine-tuned on medical text, kept as a record.
+"""Seed 003's Table 5.4 arrows from a domain model made here: ``en-mlm`` fine-tuned on medical text, kept as a
+record.
 
 Sayenju (2023, seed 003 chapter 5) compares each word's domain_gain in a general model (bert-base-cased)
 and in a domain model (a BERT fine-tuned for medical-insurance NER) and draws the move as an arrow across a
@@ -91,7 +92,8 @@ class DomainModelRecord:
 
     @property
     def table(self) -> pd.DataFrame:
-        """One row per word: ``x``, ``general``, ``domain``, zones and tendency (``biaskit.metrics.dicobi``)."""
+        """One row per word: ``x``, ``general``, ``domain``, zones and tendency
+        (``biaskit.metrics.dicobi``)."""
         return pd.DataFrame(self.meta["results"]["words"])
 
     @property
@@ -104,9 +106,10 @@ class DomainModelRecord:
         p, m = self.meta["parameters"], self.meta
         return (
             f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m['finished']}): the domain model is "
-            f"`{p['general']}` fine-tuned on {p['sentences']:,} medical sentences of BUG ({', '.join(p['corpora'])}) "
-            f"for {p['epochs']} pass(es), {m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; the study's pair is bert-base-cased and a "
-            "medical-insurance NER model, so the arrows test the procedure, not the study's models."
+            f"`{p['general']}` fine-tuned on {p['sentences']:,} medical sentences of BUG "
+            f"({', '.join(p['corpora'])}) for {p['epochs']} pass(es), "
+            f"{m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; the study's pair is bert-base-cased "
+            "and a medical-insurance NER model, so the arrows test the procedure, not the study's models."
         )
 
 

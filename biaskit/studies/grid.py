@@ -42,8 +42,8 @@ CrowS-Pairs dataset, each loaded by the loader registered for it) and the model 
 (``lpbs`` a masked language model, ...); other combinations are not cells (they are listed in the log).
 ``options`` holds the grid's own options (``n_permutations``, ``methods``, ...) and each metric's own,
 ``<metric>_<name>`` (``weat_alternative``, ``crows_metric``, ...); an unknown option, or a value outside
-an option's choices, is refused with the allowed ones.  **A failing cell** (a model path that does not exist, a set
-without any word in the vocabulary ...) becomes a row with ``status="error"`` and the message,
+an option's choices, is refused with the allowed ones.  **A failing cell** (a model path that does not exist,
+a set without any word in the vocabulary ...) becomes a row with ``status="error"`` and the message,
 logged with its traceback, while the other cells run on.  Outputs, per experiment, in
 ``output_dir``: ``<name>.log``, ``<name>.csv`` (tidy, one row per result),
 ``<name>.tex`` (``pandas.io.formats.style.Styler.to_latex``: tests x models, significant
@@ -143,13 +143,14 @@ def run_experiments(
     scheduler: Any = "local",
     n_workers: int | None = None,
 ) -> pd.DataFrame:
-    """Run every cell of the grid; return the tidy results (:data:`~biaskit.studies.grid_config.COLUMNS`), one row per result.
+    """Run every cell of the grid; return the tidy results (:data:`~biaskit.studies.grid_config.COLUMNS`), one
+    row per result.
 
     Writes (``write=True``) the log, CSV, LaTeX table, plots and resolved configuration into
     ``output_dir`` (argument > ``config.output_dir`` > ``results/experiments/<name>``; a relative
     ``output_dir`` argument starts from the folder the user started in,
-    :func:`biaskit.core.paths.resolve_user_path`); their paths are in ``df.attrs["outputs"]``.  A cell that raises is recorded with
-    ``status="error"`` and its message (traceback in the log); the others still run.
+    :func:`biaskit.core.paths.resolve_user_path`); their paths are in ``df.attrs["outputs"]``.  A cell that
+    raises is recorded with ``status="error"`` and its message (traceback in the log); the others still run.
 
     ``scheduler`` says where the cells run:
 
@@ -396,7 +397,8 @@ def _grid_task(grid: _GridData, group: Sequence[tuple[int, Cell]]) -> list[_Outc
 
 
 def _model_groups(cells: Sequence[Cell]) -> list[list[tuple[int, Cell]]]:
-    """The cells of each model, in grid order (a model's cells are contiguous in :func:`~biaskit.studies.grid_config.grid_cells`)."""
+    """The cells of each model, in grid order (a model's cells are contiguous in
+    :func:`~biaskit.studies.grid_config.grid_cells`)."""
     groups: dict[str, list[tuple[int, Cell]]] = {}
     for i, cell in enumerate(cells):
         groups.setdefault(cell.model.name, []).append((i, cell))

@@ -26,7 +26,8 @@ import biaskit.metrics  # noqa: F401  (registers every metric)
 from biaskit.core.paths import resolve_user_path
 from biaskit.core.registry import REGISTRY, GridCall, GridSupport, Option, dataset_loaders
 
-# the grid's one logger: every line of a batch run's log names ``biaskit.studies.grid``, whichever part wrote it
+# the grid's one logger: every line of a batch run's log names ``biaskit.studies.grid``,
+# whichever part wrote it
 logger = logging.getLogger("biaskit.studies.grid")
 
 
@@ -365,7 +366,8 @@ def _checked_options(given: dict[str, Any], metrics: Sequence[str]) -> dict[str,
     unknown = sorted(set(given) - set(known))
     if unknown:
         raise ValueError(
-            f"unknown option(s) {unknown}; allowed: {sorted(known)} (a metric's own option is <metric>_<name>; "
+            f"unknown option(s) {unknown}; allowed: {sorted(known)} "
+            "(a metric's own option is <metric>_<name>; "
             "`python -m biaskit metrics --all-columns` lists them with their defaults)"
         )
     for key, value in given.items():

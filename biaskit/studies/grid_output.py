@@ -22,7 +22,8 @@ from biaskit.core.io import atomic_path, atomic_write, atomic_write_text
 from biaskit.core.registry import REGISTRY
 from biaskit.studies.grid_config import DatasetSpec, ExperimentConfig, ModelSpec, load_config
 
-# the grid's one logger: every line of a batch run's log names ``biaskit.studies.grid``, whichever part wrote it
+# the grid's one logger: every line of a batch run's log names ``biaskit.studies.grid``,
+# whichever part wrote it
 logger = logging.getLogger("biaskit.studies.grid")
 
 
@@ -127,7 +128,8 @@ def latex_table(
         .format_index(escape="latex", axis=1)
     )
     cap = caption or (
-        f"Bias tests: effect size $d$ (WEAT, SEAT, LPBS) or $B_{{CrowS}}$ (\\%), p-value in brackets; bold: $p < {alpha}$."
+        f"Bias tests: effect size $d$ (WEAT, SEAT, LPBS) or $B_{{CrowS}}$ (\\%), p-value in brackets; "
+        f"bold: $p < {alpha}$."
     )
     tex = st.to_latex(
         caption=cap,
@@ -141,7 +143,8 @@ def latex_table(
     return tex.replace("(< ", "($<$ ")
 
 
-#: what each pooling method of an encoder means, for the legend of :func:`plot_results` ("-": LPBS, which pools nothing)
+#: what each pooling method of an encoder means, for the legend of :func:`plot_results`
+#: ("-": LPBS, which pools nothing)
 POOLING_LABELS: dict[str, str] = {
     "vectors": "vectors (WEAT on static word vectors)",
     "mean": "mean (average of the words' or pieces' vectors)",
@@ -359,8 +362,8 @@ def captured_log(logger_name: str = "biaskit") -> Iterator[list[logging.LogRecor
     Inside the ``with`` block every record of ``logger_name`` (and its children) at INFO or
     above goes to the yielded list and nowhere else on screen: the handlers already attached
     (e.g. the notebook notes of :func:`biaskit.report.notebook_output.setup_notebook_logging`) are detached
-    and restored after the block, and :func:`~biaskit.studies.grid.run_experiments` adds no console handler, so a
-    batch run's per-cell lines reach only its log *file*.  Use the list to count the lines or
+    and restored after the block, and :func:`~biaskit.studies.grid.run_experiments` adds no console handler,
+    so a batch run's per-cell lines reach only its log *file*.  Use the list to count the lines or
     to show what matters once, in plain words (:func:`failure_summary`).
     """
     log = logging.getLogger(logger_name)
@@ -395,7 +398,8 @@ def write_outputs(df: pd.DataFrame, cfg: ExperimentConfig, out: Path) -> dict[st
 
     alpha = float(cfg.option("alpha"))
     paths: dict[str, Any] = {"log": out / f"{cfg.name}.log"}
-    # every file whole or not at all, under a unique temporary name (a full disk raises DiskFullError naming it)
+    # every file whole or not at all, under a unique temporary name
+    # (a full disk raises DiskFullError naming it)
     csv = out / f"{cfg.name}.csv"
     with atomic_write(csv, "w", newline="") as fh:
         df.to_csv(fh, index=False)

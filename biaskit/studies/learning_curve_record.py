@@ -1,4 +1,5 @@
-r"""A recorded run of seed 002's learning curve (Barza 2023, section 6.4, Fig. 13), outside ``make reproduce``.
+r"""A recorded run of seed 002's learning curve (Barza 2023, section 6.4, Fig. 13), outside
+``make reproduce``.
 
 The thesis fine-tunes a fresh BERT on n random CDS-GAP sentences, n in 500, 1,000, 2,000, 4,000, 6,000,
 8,000, 10,000 and 12,000, five times per n, 3 epochs each (Bartl et al.'s 2020 procedure), measures each
@@ -81,7 +82,8 @@ WHAT = "seed 002 (Barza 2023) section 6.4, Fig. 13: CDS-GAP learning curve, reco
 
 
 def default_record_dir() -> Path | None:
-    """``<repository>/records/fig13`` in a checkout of the repository; ``None`` when installed from a wheel."""
+    """``<repository>/records/fig13`` in a checkout of the repository; ``None`` when installed from a
+    wheel."""
     return rp.record_dir("fig13")
 
 
@@ -90,7 +92,8 @@ def default_record_dir() -> Path | None:
 # =============================================================================================
 @dataclass
 class LearningCurveRecord:
-    """A recorded learning curve: its metadata (``meta``, the ``record.json`` without the rows) and ``runs``."""
+    """A recorded learning curve: its metadata (``meta``, the ``record.json`` without the rows) and
+    ``runs``."""
 
     path: Path
     meta: dict[str, Any]
@@ -116,7 +119,8 @@ class LearningCurveRecord:
         return pd.concat({"mean": g.mean(), "std": g.std(), "runs": g.count()}, axis=1).swaplevel(axis=1)
 
     def coverage(self) -> dict[str, Any]:
-        """What part of the thesis's grid the record holds (sizes, repetitions, epochs, runs done / planned)."""
+        """What part of the thesis's grid the record holds (sizes, repetitions, epochs, runs done /
+        planned)."""
         return self.meta["coverage"]
 
     def provenance(self) -> str:
@@ -150,8 +154,8 @@ class LearningCurveRecord:
         if "model_folder" not in self.runs.columns or self.runs.empty:
             return ""
         return (
-            " (fine-tunes are cached by model, data and settings and shared with notebook 15: one found finished is "
-            "loaded, not retrained; each row names its model folder)"
+            " (fine-tunes are cached by model, data and settings and shared with notebook 15: one found "
+            "finished is loaded, not retrained; each row names its model folder)"
         )
 
 
@@ -202,7 +206,8 @@ def plot_learning_curve(record: LearningCurveRecord, *, labels: dict[str, str] |
     p = record.parameters
     fig.suptitle(
         f"Learning curve (Fig. 13), recorded run: {record.meta['model']['name']}, "
-        f"{p['epochs']} epoch(s), mean ± SD over repetitions (dotted: 6,000, where the thesis saw it flatten)",
+        f"{p['epochs']} epoch(s), mean ± SD over repetitions "
+        "(dotted: 6,000, where the thesis saw it flatten)",
         fontsize=10,
     )
     fig.tight_layout()
@@ -263,7 +268,8 @@ def _model_files(lm: Any) -> dict[str, str]:
 
 def _written(tuned: Any) -> str | None:
     """When the fine-tuned model's ``training.json`` was written (UTC): a model found finished in the shared
-    cache (trained before, or by another process, with the same draw and settings) is loaded, not retrained."""
+    cache (trained before, or by another process, with the same draw and settings) is loaded, not
+    retrained."""
     f = Path(str(tuned.name)) / "training.json"
     if not f.is_file():
         return None
@@ -301,7 +307,8 @@ def _versus_thesis(
 
 
 def _by_n(rows: Sequence[dict[str, Any]], measures: Sequence[str]) -> list[dict[str, Any]]:
-    """Per n: the number of repetitions and each of ``measures``' mean and SD over them (SD None for one run)."""
+    """Per n: the number of repetitions and each of ``measures``' mean and SD over them (SD None for one
+    run)."""
     out = []
     for n in sorted({int(r["n"]) for r in rows}):
         at = [r for r in rows if int(r["n"]) == n]
@@ -365,7 +372,10 @@ def run_record(
         "seed": int(seed),
         "n_jobs": int(n_jobs),
         "batch_size": int(batch_size),
-        "corpus": f"CDS-GAP, all {len(corpus):,} sentences (biaskit.debiasing.cds.cds_gap_corpus(None, seed={seed}))",
+        "corpus": (
+            f"CDS-GAP, all {len(corpus):,} sentences "
+            f"(biaskit.debiasing.cds.cds_gap_corpus(None, seed={seed}))"
+        ),
         "draw": "biaskit.debiasing.cds.curve_sample: default_rng([seed, n, k]), without replacement",
         "fine_tune": {
             k: v
@@ -373,7 +383,9 @@ def run_record(
             if k not in ("device", "checkpoint_every") and not (k in KEY_WHEN_SET and v is None)
         },
         "evaluation": {
-            "template_test": f"TBD 'clean', {len(instances):,} instances (mean |APPD| of the ordinary professions)",
+            "template_test": (
+                f"TBD 'clean', {len(instances):,} instances (mean |APPD| of the ordinary professions)"
+            ),
             "sentence_pairs": {str(c): int(v) for c, v in pairs["category"].value_counts(sort=False).items()},
         },
     }
@@ -384,7 +396,8 @@ def run_record(
         old = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
         if {k: old.get("parameters", {}).get(k) for k in key} != key:
             raise ValueError(
-                f"{folder / RECORD_FILE} was recorded with other settings; move it away or use another out_dir"
+                f"{folder / RECORD_FILE} was recorded with other settings; "
+                "move it away or use another out_dir"
             )
     rows: list[dict[str, Any]] = list(old["runs"]) if old else []
     have = {(int(r["n"]), int(r["sample"])) for r in rows}

@@ -1,13 +1,15 @@
-r"""Which bias metric can you trust?  Every calibration measure on planted controls retrained with several seeds.
+r"""Which bias metric can you trust?  Every calibration measure on planted controls retrained with several
+seeds.
 
-The calibration (:mod:`biaskit.studies.calibration`, notebook 14) measures each bias measure on *one* model per
-planted strength ``s`` (0.5 = nothing planted ... 0.9), trained with training seed 0.  A measure's number on
-one model mixes what was planted with what that training run happened to learn.  This study retrains every
+The calibration (:mod:`biaskit.studies.calibration`, notebook 14) measures each bias measure on *one* model
+per planted strength ``s`` (0.5 = nothing planted ... 0.9), trained with training seed 0.  A measure's number
+on one model mixes what was planted with what that training run happened to learn.  This study retrains every
 planted control with ``k`` training seeds (same planted corpus, same starting model, same recipe: only
-:func:`biaskit.training.recipes.recipe` ``(name, seed=k)`` / :func:`~biaskit.training.recipes.planted_w2v_vectors`
-``(s, seed=k)`` differ; the bundled models are seed 0), measures each model with every registered calibration
-measure of its kind (:func:`biaskit.studies.calibration.run_calibration`, so a plug-in metric's measure joins
-without code here), and asks of every measure:
+:func:`biaskit.training.recipes.recipe` ``(name, seed=k)`` /
+:func:`~biaskit.training.recipes.planted_w2v_vectors` ``(s, seed=k)`` differ; the bundled models are seed 0),
+measures each model with every registered calibration measure of its kind
+(:func:`biaskit.studies.calibration.run_calibration`, so a plug-in metric's measure joins without code here),
+and asks of every measure:
 
 **seed spread**
     the standard deviation (``ddof = 1``) and range of its effect over the seeds at each ``s``;
@@ -33,10 +35,10 @@ without code here), and asks of every measure:
     the share of the variance of one model's number that the planted strength explains rather than the
     seed; and **split-half reliability** across items: the professions are split at random into two halves
     (stratified by planted direction, each profession with all its items, since a profession's items are not
-    independent), the effect is computed on each half of every model (:func:`biaskit.studies.calibration.evaluate`),
-    :math:`r` is the Pearson correlation of the two halves' effects over the models and the Spearman-Brown
-    step-up :math:`\rho = 2r / (1 + r)` (Spearman 1910; Brown 1910) gives the reliability of the whole set;
-    the mean over :data:`N_SPLITS` random splits;
+    independent), the effect is computed on each half of every model
+    (:func:`biaskit.studies.calibration.evaluate`), :math:`r` is the Pearson correlation of the two halves'
+    effects over the models and the Spearman-Brown step-up :math:`\rho = 2r / (1 + r)` (Spearman 1910; Brown
+    1910) gives the reliability of the whole set; the mean over :data:`N_SPLITS` random splits;
 **agreement**
     Kendall's :math:`\tau_b` (:func:`scipy.stats.kendalltau`) between every pair of measures over the models
     both measured; measures of different model kinds are paired by planted strength and seed (different
@@ -48,16 +50,17 @@ constant value ...) is ``None`` with its reason in the statistics' ``reasons``.
 **Running.**  :func:`run_trust_study` (``python -m biaskit trust-study``) trains and measures each
 ``(kind, s, seed)`` as an independent task, here (``scheduler="local"``) or on Dask workers
 (:func:`biaskit.studies.distributed.cluster_client`).  A trained model is saved into the cache
-(``<cache>/metric-trust/``) with the training layer's sealed save (:func:`biaskit.lm.loading.save_model_folder`
-with a key; word vectors with :func:`biaskit.core.io.write_cache_checksum`) and found finished on a rerun only
-when its sha256 files vouch for it (:func:`biaskit.lm.loading.model_folder_problem`,
-:func:`biaskit.core.io.cache_file_problem`); its measurements are cached the same way, keyed by the weights'
-sha256, the settings and the registered measures.  A killed run resumes: a language model from its last
-checkpoint, a finished model is neither retrained nor measured again.  The **record** (one JSON per run,
-rewritten after every finished model) holds, per model, the recipe, seed, ``s``, held-out (pseudo-)perplexity,
-the sha256 of its weights and every measure's effect, p-values and split halves, with the git commit, dates,
-machine and wall time; the models themselves stay in the cache.  :func:`load_record` reads records back and
-:func:`trust_statistics` recomputes every statistic above from them.
+(``<cache>/metric-trust/``) with the training layer's sealed save
+(:func:`biaskit.lm.loading.save_model_folder` with a key; word vectors with
+:func:`biaskit.core.io.write_cache_checksum`) and found finished on a rerun only when its sha256 files vouch
+for it (:func:`biaskit.lm.loading.model_folder_problem`, :func:`biaskit.core.io.cache_file_problem`); its
+measurements are cached the same way, keyed by the weights' sha256, the settings and the registered measures.
+A killed run resumes: a language model from its last checkpoint, a finished model is neither retrained nor
+measured again.  The **record** (one JSON per run, rewritten after every finished model) holds, per model, the
+recipe, seed, ``s``, held-out (pseudo-)perplexity, the sha256 of its weights and every measure's effect,
+p-values and split halves, with the git commit, dates, machine and wall time; the models themselves stay in
+the cache.  :func:`load_record` reads records back and :func:`trust_statistics` recomputes every statistic
+above from them.
 """
 
 from __future__ import annotations
@@ -171,7 +174,8 @@ MEASURE_FORMAT = 2
 
 
 def default_record_dir() -> Path | None:
-    """``<repository>/docs/records/metric_trust`` in a checkout; ``None`` when biaskit is installed from a wheel."""
+    """``<repository>/docs/records/metric_trust`` in a checkout; ``None`` when biaskit is installed from a
+    wheel."""
     return REPO_ROOT / "docs" / "records" / "metric_trust" if in_repository() else None
 
 
@@ -198,7 +202,8 @@ class ModelSpec:
 
     @property
     def recipe(self) -> str:
-        """The bundled model whose recipe it follows (``en-planted-s60``, ``en-clm-planted-s60``, ``en-planted-w2v``)."""
+        """The bundled model whose recipe it follows (``en-planted-s60``, ``en-clm-planted-s60``,
+        ``en-planted-w2v``)."""
         from biaskit.lm.catalogue import causal_control_name, control_name
 
         if self.kind == "word2vec":
@@ -467,7 +472,8 @@ def profession_splits(
 
 
 def _halves(mv: Any, directions: Mapping[str, str], splits: Sequence[frozenset[str]]) -> list[list[float]]:
-    """The measure's oriented effect on each half of each split (:func:`biaskit.studies.calibration.evaluate`)."""
+    """The measure's oriented effect on each half of each split
+    (:func:`biaskit.studies.calibration.evaluate`)."""
     from biaskit.studies import calibration as cal
 
     out = []
@@ -498,8 +504,8 @@ def measure_model(
     """Every registered calibration measure of ``spec.kind`` on ``model``: measure -> its oriented ``effect``,
     own-test ``p_value``, label-permutation ``p_label``, ``toward_planted``, ``n`` units, ``directional``,
     value ``kind``, ``label`` and the effects of the ``n_splits`` profession halves (``halves``); on a
-    balanced control (``s = 0.5``) also notebook 14's within-model false-positive rates ``fpr`` / ``fpr_label``
-    (``n_resamples`` random relabellings).
+    balanced control (``s = 0.5``) also notebook 14's within-model false-positive rates ``fpr`` /
+    ``fpr_label`` (``n_resamples`` random relabellings).
 
     One call of :func:`biaskit.studies.calibration.run_calibration` with this one model (no power curve).
     """
@@ -542,7 +548,8 @@ def measure_model(
 
 def measurement_key(spec: ModelSpec, weights: Mapping[str, str], settings: Mapping[str, Any]) -> str:
     """The key of a model's cached measurements: its weights' sha256, the settings, the registered measures of
-    its kind and biaskit's version (a new measure or version measures the model again; it is never retrained)."""
+    its kind and biaskit's version (a new measure or version measures the model again; it is never
+    retrained)."""
     from biaskit.core.paths import package_version
     from biaskit.studies import calibration as cal
 
@@ -959,11 +966,14 @@ class TrustRecord:
             parts.append(
                 f"`{path.name}`: {m['models_done']} of {m['models_planned']} models "
                 f"({', '.join(m['kinds'])}; seeds {min(p['seeds'])}-{max(p['seeds'])}, "
-                f"s = {', '.join(f'{s:g}' for s in p['skews'])}), recorded {m.get('finished') or m.get('updated')} on "
-                f"{m['machine']['cpu']} ({m['machine']['cores']} cores), {_duration(m['wall_seconds'])} of wall "
-                f"time, commit {str(m['versions'].get('git_commit'))[:10]}"
+                f"s = {', '.join(f'{s:g}' for s in p['skews'])}), "
+                f"recorded {m.get('finished') or m.get('updated')} on "
+                f"{m['machine']['cpu']} ({m['machine']['cores']} cores), "
+                f"{_duration(m['wall_seconds'])} of wall time, "
+                f"commit {str(m['versions'].get('git_commit'))[:10]}"
                 + (
-                    f" with {len(m['versions']['uncommitted_package_files'])} package file(s) not yet committed"
+                    f" with {len(m['versions']['uncommitted_package_files'])} package file(s) "
+                    "not yet committed"
                     if m["versions"].get("uncommitted_package_files")
                     else ""
                 )
@@ -1008,7 +1018,8 @@ def load_record(path: str | Path | Sequence[str | Path] | None = None) -> TrustR
         data = json.loads(f.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("what") != RECORD_WHAT:
             raise ValueError(
-                f"{f} is not a metric-trust record (what = {data.get('what') if isinstance(data, dict) else None!r})"
+                f"{f} is not a metric-trust record "
+                f"(what = {data.get('what') if isinstance(data, dict) else None!r})"
             )
         missing = [
             k
@@ -1057,8 +1068,8 @@ def measure_rows(models: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                     "halves": v.get("halves") or [],
                 }
             )
-    cols = ["kind", "s", "seed", "measure", "label", "value_kind", "directional", "effect", "no_effect", "p_value",
-            "p_label", "toward_planted", "fpr", "fpr_label", "halves"]  # fmt: skip
+    cols = ["kind", "s", "seed", "measure", "label", "value_kind", "directional", "effect", "no_effect",
+            "p_value", "p_label", "toward_planted", "fpr", "fpr_label", "halves"]  # fmt: skip
     out = pd.DataFrame(rows, columns=cols)
     if out.empty:
         return out

@@ -50,7 +50,9 @@ BALANCED = 0.5
 
 _NOT_DIRECTIONAL = {
     "kl": "the KL score points to no gender and has no test of its own (its study computes none)",
-    "agreement": "the robustness agreement is a check of another measure's preferences, not a test of direction",
+    "agreement": (
+        "the robustness agreement is a check of another measure's preferences, not a test of direction"
+    ),
 }
 
 
@@ -156,7 +158,8 @@ def spread_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _pooled_sd(sub: pd.DataFrame) -> float:
-    """The pooled within-``s`` standard deviation: :math:`\\sqrt{\\sum_s \\sum_i (e_{si} - \\bar e_s)^2 / (N - S)}`."""
+    """The pooled within-``s`` standard deviation:
+    :math:`\\sqrt{\\sum_s \\sum_i (e_{si} - \\bar e_s)^2 / (N - S)}`."""
     dev = sub["effect"] - sub.groupby("s")["effect"].transform("mean")
     dof = len(sub) - sub["s"].nunique()
     return float(np.sqrt((dev**2).sum() / dof)) if dof > 0 else float("nan")
@@ -168,17 +171,17 @@ def sensitivity_table(
     r"""Each measure's slope against ``s`` (least squares over every model), its 95 % seed-bootstrap interval
     and the slope per 0.1 of ``s`` in units of the pooled within-``s`` seed SD (``per_sd``).
 
-    Seed bootstrap: at each ``s`` the seeds are drawn with replacement (``n_boot`` times) and the slope refitted;
-    the interval is the 2.5 and 97.5 percentiles.  Since each ``s`` keeps its count, the ``s`` values are fixed
-    and a draw's slope is :math:`\sum_i (s_i - \bar s) e^*_i / \sum_i (s_i - \bar s)^2`.  Returns the table and
-    the reasons of the measures (or columns) left empty.
+    Seed bootstrap: at each ``s`` the seeds are drawn with replacement (``n_boot`` times) and the slope
+    refitted; the interval is the 2.5 and 97.5 percentiles.  Since each ``s`` keeps its count, the ``s``
+    values are fixed and a draw's slope is :math:`\sum_i (s_i - \bar s) e^*_i / \sum_i (s_i - \bar s)^2`.
+    Returns the table and the reasons of the measures (or columns) left empty.
     """
     rng = np.random.default_rng(random_state)
     out, reasons = [], {}
     for m in _measures(rows)["measure"]:
         sub = rows[(rows["measure"] == m) & rows["effect"].notna()]
-        rec: dict[str, Any] = {"measure": m, "slope": None, "ci_low": None, "ci_high": None, "pooled_sd": None,
-                               "per_sd": None}  # fmt: skip
+        rec: dict[str, Any] = {"measure": m, "slope": None, "ci_low": None, "ci_high": None,
+                               "pooled_sd": None, "per_sd": None}  # fmt: skip
         if sub["s"].nunique() < 2:
             reasons[m] = "needs models at two planted strengths or more"
             out.append(rec)
@@ -201,7 +204,8 @@ def sensitivity_table(
             reasons[m] = "one seed per planted strength: no seed-to-seed spread to compare the slope with"
         elif sd == 0:
             reasons[m] = (
-                "its value is the same for every seed at each strength (it does not depend on the training seed)"
+                "its value is the same for every seed at each strength "
+                "(it does not depend on the training seed)"
             )
         else:
             rec["per_sd"] = rec["slope"] * 0.1 / sd
@@ -213,9 +217,9 @@ def detection_table(
     rows: pd.DataFrame, *, alpha: float = 0.05, share: float = DETECTION_SHARE
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
     """Per measure and planted ``s > 0.5``: how many seeds its own test detects in the planted direction
-    (oriented effect toward the plan and ``p_value < alpha``), and per measure the smallest such ``s`` detected
-    in at least ``share`` of the seeds (``detectable_from``; ``None``: at no strength of the record), whether
-    every stronger ``s`` is too (``holds_above``) and the strongest ``s`` looked at.  Returns
+    (oriented effect toward the plan and ``p_value < alpha``), and per measure the smallest such ``s``
+    detected in at least ``share`` of the seeds (``detectable_from``; ``None``: at no strength of the record),
+    whether every stronger ``s`` is too (``holds_above``) and the strongest ``s`` looked at.  Returns
     ``(by_s, summary, reasons)``."""
     by_s, summary, reasons = [], [], {}
     for info in _measures(rows).itertuples():
@@ -260,7 +264,8 @@ def false_alarm_table(rows: pd.DataFrame, *, alpha: float = 0.05) -> tuple[pd.Da
     ``flagged`` / ``n_seeds``: the balanced models whose own test gives ``p < alpha`` (either direction), with
     ``share`` and its Clopper-Pearson 95 % interval; ``flagged_label``: the same with the label-permutation
     test; ``fpr_within`` / ``fpr_label_within``: notebook 14's within-model rates (random relabellings of one
-    balanced model's professions), the mean over the balanced seeds, and ``*_seed0`` those of the bundled model.
+    balanced model's professions), the mean over the balanced seeds, and ``*_seed0`` those of the bundled
+    model.
     """
     out, reasons = [], {}
     for info in _measures(rows).itertuples():
@@ -307,8 +312,9 @@ def reliability_table(rows: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]
     out, reasons = [], {}
     for m in _measures(rows)["measure"]:
         sub = rows[rows["measure"] == m]
-        rec: dict[str, Any] = {"measure": m, "icc": None, "icc_seeds": 0, "icc_strengths": 0, "split_half_r": None,
-                               "split_half_sb": None, "split_half_models": 0}  # fmt: skip
+        rec: dict[str, Any] = {"measure": m, "icc": None, "icc_seeds": 0, "icc_strengths": 0,
+                               "split_half_r": None, "split_half_sb": None,
+                               "split_half_models": 0}  # fmt: skip
         wide = sub.pivot_table(index="s", columns="seed", values="effect", aggfunc="first").dropna(axis=1)
         rec["icc_seeds"], rec["icc_strengths"] = int(wide.shape[1]), int(wide.shape[0])
         try:
@@ -333,8 +339,8 @@ def kendall_agreement(rows: pd.DataFrame) -> pd.DataFrame:
     """Kendall's tau-b (:func:`scipy.stats.kendalltau`) of every pair of measures over the models both
     measured, ``measure_a, measure_b, tau, p_value, n, same_models``: measures of one kind of model are paired
     model by model; measures of different kinds by planted strength and seed (different models trained on the
-    same corpus; ``same_models`` false).  ``tau`` is NaN (with ``reason``) for fewer than 3 pairs or a constant
-    measure."""
+    same corpus; ``same_models`` false).  ``tau`` is NaN (with ``reason``) for fewer than 3 pairs or a
+    constant measure."""
     info = _measures(rows).set_index("measure")
     wide = rows.pivot_table(index=["s", "seed"], columns="measure", values="effect", aggfunc="first")
     names = list(info.index)
@@ -343,7 +349,8 @@ def kendall_agreement(rows: pd.DataFrame) -> pd.DataFrame:
         for b in names[i + 1 :]:
             x, y = wide.get(a), wide.get(b)
             rec: dict[str, Any] = {"measure_a": a, "measure_b": b, "tau": np.nan, "p_value": np.nan, "n": 0,
-                                   "same_models": bool(info.loc[a, "kind"] == info.loc[b, "kind"]), "reason": None}  # fmt: skip
+                                   "same_models": bool(info.loc[a, "kind"] == info.loc[b, "kind"]),
+                                   "reason": None}  # fmt: skip
             if x is None or y is None:
                 rec["reason"] = "no models in common"
                 out.append(rec)
@@ -413,8 +420,8 @@ class TrustStatistics:
 def statistics_from_json(data: Mapping[str, Any]) -> TrustStatistics:
     """The :class:`TrustStatistics` saved by :meth:`TrustStatistics.to_json` (a notebook's JSON), so that its
     sentences can be rebuilt from the numbers saved beside them (:func:`trust_findings`)."""
-    tables = ("measures", "spread", "sensitivity", "detection_by_s", "detection", "false_alarms", "reliability",
-              "agreement", "models")  # fmt: skip
+    tables = ("measures", "spread", "sensitivity", "detection_by_s", "detection", "false_alarms",
+              "reliability", "agreement", "models")  # fmt: skip
     missing = [k for k in (*tables, "alpha", "detection_share", "n_boot") if k not in data]
     if missing:
         raise ValueError(f"not saved metric-trust statistics: missing {', '.join(missing)}")
@@ -556,7 +563,8 @@ def _names(keys: Sequence[str], labels: Mapping[str, str]) -> str:
 
 
 def _range_text(df: pd.DataFrame, col: str, labels: Mapping[str, str]) -> str:
-    """``"ranges from 0.12 (A) to 0.98 (B)"``, or ``"is 1.00 for all 3 measures"`` when they agree to 2 decimals."""
+    """``"ranges from 0.12 (A) to 0.98 (B)"``, or ``"is 1.00 for all 3 measures"`` when they agree to 2
+    decimals."""
     lo, hi = df.loc[df[col].idxmin()], df.loc[df[col].idxmax()]
     if f"{lo[col]:.2f}" == f"{hi[col]:.2f}":
         return f"is {hi[col]:.2f} for " + (
@@ -566,12 +574,14 @@ def _range_text(df: pd.DataFrame, col: str, labels: Mapping[str, str]) -> str:
 
 
 def trust_findings(st: TrustStatistics) -> list[str]:
-    """Plain sentences built only from the statistics (one per topic); the notebook shows them and saves them."""
+    """Plain sentences built only from the statistics (one per topic); the notebook shows them and saves
+    them."""
     labels = dict(zip(st.measures["measure"], st.measures["label"], strict=True))
     out = []
     mod = st.models
     parts = [
-        f"{_count(int(r.models), r.kind + ' model')} ({_count(int(r.seeds), 'seed')} x {_count(int(r.strengths), 'strength')})"
+        f"{_count(int(r.models), r.kind + ' model')} ({_count(int(r.seeds), 'seed')} x "
+        f"{_count(int(r.strengths), 'strength')})"
         if int(r.models) == int(r.seeds) * int(r.strengths)
         else f"{_count(int(r.models), r.kind + ' model')} ({_count(int(r.strengths), 'strength')}, "
         f"{int(r.min_seeds)} to {int(r.max_seeds)} seeds each)"
@@ -593,8 +603,8 @@ def trust_findings(st: TrustStatistics) -> list[str]:
         none = [m for m in directional if m in set(det["measure"]) and m not in set(found["measure"])
                 and "detection" not in st.reasons.get(m, {})]  # fmt: skip
         text = (
-            f"With its own test at α = {st.alpha:g}, {len(found)} of {len(directional)} directional measures find the "
-            f"planted direction in at least {st.share:.0%} of the seeds"
+            f"With its own test at α = {st.alpha:g}, {len(found)} of {len(directional)} directional measures "
+            f"find the planted direction in at least {st.share:.0%} of the seeds"
         )
         text += ". " + " ".join(groups) if groups else "."
         if none:
@@ -627,21 +637,21 @@ def trust_findings(st: TrustStatistics) -> list[str]:
                     ],
                     {},
                 )
-                + f" flagged a bias at α = {st.alpha:g}; those of the other {len(fa) - len(flagged)} flagged none."
+                + f" flagged a bias at α = {st.alpha:g}; those of the other "
+                f"{len(fa) - len(flagged)} flagged none."
             )
         if fa["fpr_label_within"].notna().any():
             w = fa["fpr_label_within"].dropna()
             text += (
-                f" Notebook 14's within-model label-permutation rate, averaged over the balanced seeds, ranges from "
-                f"{w.min():.1%} to {w.max():.1%} (nominal {st.alpha:.0%})."
+                f" Notebook 14's within-model label-permutation rate, averaged over the balanced seeds, "
+                f"ranges from {w.min():.1%} to {w.max():.1%} (nominal {st.alpha:.0%})."
             )
         out.append(text)
     rel = st.reliability.dropna(subset=["icc"])
     if len(rel):
         out.append(
-            "ICC(2,1) (the share of a model's value explained by the planted strength rather than the training seed) "
-            + _range_text(rel, "icc", labels)
-            + "."
+            "ICC(2,1) (the share of a model's value explained by the planted strength rather than the "
+            "training seed) " + _range_text(rel, "icc", labels) + "."
         )
     sh = st.reliability.dropna(subset=["split_half_sb"])
     if len(sh):
@@ -660,8 +670,9 @@ def trust_findings(st: TrustStatistics) -> list[str]:
             text += f"{lo['tau']:.2f} ({labels[lo['measure_a']]} vs {labels[lo['measure_b']]})."
         else:
             text += (
-                f"from {lo['tau']:.2f} ({labels[lo['measure_a']]} vs {labels[lo['measure_b']]}) to {hi['tau']:.2f} "
-                f"({labels[hi['measure_a']]} vs {labels[hi['measure_b']]}), median {same['tau'].median():.2f}."
+                f"from {lo['tau']:.2f} ({labels[lo['measure_a']]} vs {labels[lo['measure_b']]}) "
+                f"to {hi['tau']:.2f} ({labels[hi['measure_a']]} vs {labels[hi['measure_b']]}), "
+                f"median {same['tau'].median():.2f}."
             )
         out.append(text)
     return out

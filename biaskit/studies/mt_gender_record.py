@@ -59,16 +59,19 @@ class MTGenderRecord:
 
     @property
     def tbe_before_after(self) -> pd.DataFrame:
-        """One row per category (and ``all occupations``), as :func:`biaskit.metrics.gender_templates.compare_tbe`."""
+        """One row per category (and ``all occupations``), as
+        :func:`biaskit.metrics.gender_templates.compare_tbe`."""
         return pd.DataFrame(self.meta["results"]["tbe_before_after"])
 
     @property
     def appd(self) -> pd.DataFrame:
-        """One row per profession: ``category``, ``profession``, ``appd_before``, ``appd_after``, ``in_corpus``."""
+        """One row per profession: ``category``, ``profession``, ``appd_before``, ``appd_after``,
+        ``in_corpus``."""
         return pd.DataFrame(self.meta["results"]["appd"])
 
     def provenance(self) -> str:
-        """One sentence: what ran, on which model and machine, when, how long, and how it differs from the study."""
+        """One sentence: what ran, on which model and machine, when, how long, and how it differs from the
+        study."""
         p, m = self.meta["parameters"], self.meta
         weights = next((v for k, v in m["model"]["files_sha256"].items() if k.endswith(".safetensors")), None)
         differs = []

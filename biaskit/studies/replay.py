@@ -326,7 +326,8 @@ def load_robustness_scores(metric: Metric = "cp", n: int = 170) -> pd.DataFrame:
 
 
 def _robustness_frame(orig: pd.DataFrame, par: pd.DataFrame, ran: pd.DataFrame) -> pd.DataFrame:
-    """Align original / paraphrased / random pairs on ``row_id`` (rows missing anywhere are dropped, logged)."""
+    """Align original / paraphrased / random pairs on ``row_id`` (rows missing anywhere are dropped,
+    logged)."""
     ids = set(par["row_id"]) & set(ran["row_id"]) & set(orig["row_id"])
     union = set(par["row_id"]) | set(ran["row_id"])
     lost = sorted(union - ids)
@@ -756,7 +757,8 @@ def paraphrase_difference_tests(scores: ScoreSet | None = None, *, metric: str =
 
 
 def replay_all(scores: ScoreSet | None = None, *, n_mc_samples: int = 0) -> dict[str, Any]:
-    """Every chapter-4 table from one score set: ``{"table_4_2": DataFrame, ..., "two_sample": TestResult, ...}``."""
+    """Every chapter-4 table from one score set:
+    ``{"table_4_2": DataFrame, ..., "two_sample": TestResult, ...}``."""
     has_rob = scores is None or all(v in scores.get("cp", {}) for v in ("original", "paraphrased", "random"))
     out: dict[str, Any] = {
         "table_4_2": table_4_2(scores),

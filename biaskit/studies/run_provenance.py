@@ -1,4 +1,5 @@
-"""Where and how a recorded run ran: the machine, the package versions and commit, the model's files, the time.
+"""Where and how a recorded run ran: the machine, the package versions and commit, the model's files, the
+time.
 
 A kept record of a long run (``records/<name>/record.json``, written by a script outside ``make
 reproduce``) carries these so that a reader can tell what produced its numbers; :func:`write_record` and
@@ -50,7 +51,8 @@ def record_dir(name: str) -> Path | None:
 
 
 def machine() -> dict[str, Any]:
-    """The CPU model (from ``lscpu`` where there is one), the number of cores, the platform and the host name."""
+    """The CPU model (from ``lscpu`` where there is one), the number of cores, the platform and the host
+    name."""
     cpu = platform.processor() or platform.machine()
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False, timeout=10).stdout
@@ -79,7 +81,8 @@ def git_commit() -> str | None:
 
 
 def versions() -> dict[str, Any]:
-    """biaskit's version and git commit (``None`` outside a checkout), Python, torch, transformers, numpy, pandas."""
+    """biaskit's version and git commit (``None`` outside a checkout), Python, torch, transformers, numpy,
+    pandas."""
     import numpy
     import pandas
     import torch
@@ -99,7 +102,8 @@ def versions() -> dict[str, Any]:
 
 
 def model_files(lm: Any) -> dict[str, str]:
-    """sha256 of every file of a model's folder (a bundled or local model's name is its folder); {} otherwise."""
+    """sha256 of every file of a model's folder (a bundled or local model's name is its folder);
+    {} otherwise."""
     from biaskit.core.io import sha256_file
 
     folder = Path(str(getattr(lm, "name", lm)))
@@ -115,7 +119,8 @@ def model_identity(lm: Any) -> dict[str, str]:
 
 
 def ran_on(meta: Mapping[str, Any], *, minute_digits: int = 0) -> str:
-    """The end of a record's provenance sentence: "on <cpu> (<n> cores), <m> min of wall time, commit <hash>"."""
+    """The end of a record's provenance sentence:
+    "on <cpu> (<n> cores), <m> min of wall time, commit <hash>"."""
     m = meta
     return (
         f"on {m['machine']['cpu']} ({m['machine']['cores']} cores), "
@@ -150,8 +155,8 @@ def plain(obj: Any) -> Any:
 
 
 def write_record(folder: str | Path, meta: Mapping[str, Any]) -> dict[str, Any]:
-    """Write ``meta`` (made JSON-ready by :func:`plain`) as ``<folder>/record.json``, atomically (the folder is
-    created); return it as read back."""
+    """Write ``meta`` (made JSON-ready by :func:`plain`) as ``<folder>/record.json``, atomically (the folder
+    is created); return it as read back."""
     from biaskit.core.io import atomic_write_text
 
     path = Path(folder) / RECORD_FILE

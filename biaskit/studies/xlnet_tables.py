@@ -1,4 +1,5 @@
-"""Louis-Alexandre (2022, seed 004) Tables A.3-A.4 and Table 3.5's XLNet rows, on an XLNet read as Table 3.2 reads it.
+"""Louis-Alexandre (2022, seed 004) Tables A.3-A.4 and Table 3.5's XLNet rows, on an XLNet read as Table 3.2
+reads it.
 
 The thesis gives, for each of its four models, the correlation of the direct and the indirect score over
 all (target, feature) pairs of a category pair (Tables 3.6 and A.1-A.4: 4 target categories x 10 feature
@@ -75,8 +76,8 @@ def category_pair_grid(
 ) -> list[ib.IndirectBiasResult]:
     """Direct and indirect scores for every (target category, feature category) pair of seed 004.
 
-    ``pairs`` defaults to the 40 of Tables A.1-A.4 (:data:`CATEGORY_PAIRS`); ``targets`` / ``features`` give a word
-    list per category (default: the bundled lists); ``names`` is the bridge (the first names).
+    ``pairs`` defaults to the 40 of Tables A.1-A.4 (:data:`CATEGORY_PAIRS`); ``targets`` / ``features`` give a
+    word list per category (default: the bundled lists); ``names`` is the bridge (the first names).
     """
     targets = dict(targets or {})
     features = dict(features or {})
@@ -205,11 +206,12 @@ class XLNetTablesRecord:
         s, m = self.meta["settings"], self.meta
         return (
             f"Recorded run (`records/{self.path.name}/{RECORD_FILE}`, {m['finished']}): "
-            f"`{s['model']}` read with `{s['xlnet_mode']}`, {s['n_names']} first names (every {s['name_step']}th "
-            f"name that is one token of the model), the first {s['max_templates']} templates of each set, "
+            f"`{s['model']}` read with `{s['xlnet_mode']}`, {s['n_names']} first names "
+            f"(every {s['name_step']}th name that is one token of the model), "
+            f"the first {s['max_templates']} templates of each set, "
             f"{s['category_pairs']} category pairs, {rp.ran_on(m, minute_digits=1)}; "
-            "en-xlnet is a 2-layer XLNet trained by biaskit, so the tables test the procedure on a real XLNet, "
-            "not xlnet-base or xlnet-large."
+            "en-xlnet is a 2-layer XLNet trained by biaskit, so the tables test the procedure on a real "
+            "XLNet, not xlnet-base or xlnet-large."
         )
 
 
