@@ -583,7 +583,8 @@ class RIPA(_PermutationSettings):
     Examples
     --------
     >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
-    >>> result = RIPA(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)], toy_vectors())
+    >>> result = RIPA(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)],
+    ...                                       toy_vectors())
     >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
     (6, 4.497, 0.0078)
     """
@@ -817,7 +818,8 @@ class WEFAT(_PermutationSettings):
     Examples
     --------
     >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
-    >>> result = WEFAT(n_permutations=200).run([list(TOY_X)], [list(TOY_MALE), list(TOY_FEMALE)], toy_vectors())
+    >>> result = WEFAT(n_permutations=200).run([list(TOY_X)], [list(TOY_MALE), list(TOY_FEMALE)],
+    ...                                        toy_vectors())
     >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
     (6, 0.806, 0.0001)
     """

@@ -430,9 +430,10 @@ def indirect_bias(
     --------
     >>> from biaskit.lm.xlnet import BridgeLM
     >>> from biaskit.metrics.toys import TOY_NAMES, TOY_PROFESSIONS, toy_masked_lm
-    >>> result = indirect_bias(BridgeLM(toy_masked_lm()), "occupation", "gender", targets=list(TOY_PROFESSIONS),
-    ...                        features=["male", "female", "man", "woman"], names=list(TOY_NAMES),
-    ...                        direct=False, max_templates=2, cache=False, progress=False)
+    >>> result = indirect_bias(BridgeLM(toy_masked_lm()), "occupation", "gender",
+    ...                        targets=list(TOY_PROFESSIONS), features=["male", "female", "man", "woman"],
+    ...                        names=list(TOY_NAMES), direct=False, max_templates=2, cache=False,
+    ...                        progress=False)
     >>> result.ibs.shape
     (8, 4)
     """
