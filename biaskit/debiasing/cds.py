@@ -1,5 +1,5 @@
-r"""Seed 002's fine-tuning experiments: CDS debiasing, the label-free corpus-bias method, the reinforcement fix
-and the learning curve (Barza 2023, sections 5.2.1, 6.2, 6.3.1 and 6.4.1; extraction section 2.2).
+r"""Seed 002's fine-tuning experiments: CDS debiasing, the label-free corpus-bias method, the reinforcement
+fix and the learning curve (Barza 2023, sections 5.2.1, 6.2, 6.3.1 and 6.4.1; extraction section 2.2).
 
 The fine-tuning step itself is :func:`biaskit.training.fine_tune.fine_tune` (Bartl et al. 2020's preset), the
 word swap :func:`biaskit.data.counterfactual.cds`, and the metrics
@@ -82,7 +82,8 @@ class ExperimentPreset:
 
 #: The thesis's configuration (seed 002 sections 5.2.1, 6.3.1, 6.4.1 with Bartl's 3 epochs).
 BARZA_2023 = ExperimentPreset(name="Barza 2023 (full)", n_debias=None, epochs=3)
-#: The default on a 2-core CPU: 2,000 CDS-GAP sentences, 1 epoch, two label-free seeds, a shorter learning curve.
+#: The default on a 2-core CPU: 2,000 CDS-GAP sentences, 1 epoch, two label-free seeds, a shorter learning
+#: curve.
 CPU_REDUCED = ExperimentPreset(
     name="reduced for a CPU",
     n_debias=2000,
@@ -505,7 +506,8 @@ def _collected_logs(name: str = "biaskit") -> Iterator[_Collect]:
 def _fine_tune_job(
     model: Any, sentences: list[str], config: FineTuneConfig, evaluate: Callable[[Any], Any] | None = None
 ) -> tuple[str, list[tuple[str, int, str]], Any]:
-    """One fine-tune in a worker process (single-threaded): ``(output folder, its log records, evaluate(model))``."""
+    """One fine-tune in a worker process (single-threaded):
+    ``(output folder, its log records, evaluate(model))``."""
     import torch
 
     from biaskit.training.fine_tune import fine_tune
@@ -678,8 +680,8 @@ def learning_curve(
     replacement (``numpy.random.default_rng([seed, n, k])``), ``model`` is fine-tuned on them
     (:func:`fine_tune_many`: cached, so an interrupted curve resumes; ``n_jobs`` processes) and
     ``evaluate(model) -> {metric: value}`` is recorded (in the worker processes when it can be sent
-    to them, e.g. ``functools.partial(debiasing_metrics, instances=..., pairs=...)``).  Returns one row per run: ``n``,
-    ``sample``, the metrics, ``steps`` and ``train_seconds``.
+    to them, e.g. ``functools.partial(debiasing_metrics, instances=..., pairs=...)``).  Returns one row per
+    run: ``n``, ``sample``, the metrics, ``steps`` and ``train_seconds``.
     """
     from biaskit.training.fine_tune import fine_tune_record
 
@@ -710,7 +712,8 @@ def learning_curve(
 
 
 def pair_slds(model: Any, pairs: pd.DataFrame) -> np.ndarray:
-    """The SLD of each sentence pair (:func:`biaskit.metrics.gender_templates.score_sentence_pairs`), as an array."""
+    """The SLD of each sentence pair (:func:`biaskit.metrics.gender_templates.score_sentence_pairs`), as an
+    array."""
     from biaskit.metrics.gender_templates import score_sentence_pairs
 
     return score_sentence_pairs(model, pairs)["sld"].to_numpy(float)
@@ -761,7 +764,8 @@ class CorpusBiasResult:
     reference_name: str = "debiased reference"
 
     def table(self) -> pd.DataFrame:
-        """ASLD per category (and combined) for the reference and each corpus (mean over seeds, SD over seeds)."""
+        """ASLD per category (and combined) for the reference and each corpus
+        (mean over seeds, SD over seeds)."""
         cats = self.pairs["category"].astype(str).to_numpy()
         groups = [(c, cats == c) for c in dict.fromkeys(cats)] + [("combined", np.ones(cats.size, bool))]
         rows = []

@@ -54,7 +54,8 @@ def load_google_analogies(path: str | Path | None = None, *, lowercase: bool = T
     --------
     >>> questions = load_google_analogies()
     >>> len(questions), questions[0]
-    (19544, AnalogyQuestion(section='capital-common-countries', a='athens', b='greece', c='baghdad', d='iraq'))
+    (19544, AnalogyQuestion(section='capital-common-countries', a='athens', b='greece', c='baghdad',
+     d='iraq'))
     """
     if path is None:
         from gensim.test.utils import datapath

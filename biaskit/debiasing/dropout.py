@@ -64,7 +64,8 @@ def with_dropout(lm, hidden: float = WEBSTER_HIDDEN_DROPOUT, attention: float = 
     layout = next((k for k in _CONFIG_FIELDS if hasattr(cfg, k)), None)
     if layout is None:
         raise TypeError(
-            f"{type(model).__name__}: neither hidden_dropout_prob (BERT-like) nor resid_pdrop (GPT-2) in its config"
+            f"{type(model).__name__}: neither hidden_dropout_prob (BERT-like) nor resid_pdrop (GPT-2) in its "
+            "config"
         )
     hidden_fields, attention_fields = _CONFIG_FIELDS[layout]
     for f in hidden_fields:

@@ -82,10 +82,10 @@ unweighted and the degree-weighted scatter, i.e. through words of unusually low 
 Reconstruction (seed step 6)
 ----------------------------
 The seed reconstructs X_rec = U Y.  The columns of U are not orthogonal (whatever their scaling),
-so U U^T is not a projection and U Y is not a reconstruction of x.  ``inverse_transform`` uses by default (``inverse="pinv"``)
-the least-squares / minimum-norm solution x = (U^T)^+ y = U (U^T U)^{-1} y, the orthogonal
-projection of x onto the span of U (the best reconstruction in that subspace, comparable with PCA's);
-``inverse="seed"`` gives the literal U Y.  The reconstruction error is the Frobenius norm
+so U U^T is not a projection and U Y is not a reconstruction of x.  ``inverse_transform`` uses by default
+(``inverse="pinv"``) the least-squares / minimum-norm solution x = (U^T)^+ y = U (U^T U)^{-1} y, the
+orthogonal projection of x onto the span of U (the best reconstruction in that subspace, comparable with
+PCA's); ``inverse="seed"`` gives the literal U Y.  The reconstruction error is the Frobenius norm
 d(X_rec, X) = sqrt(sum_ij (X_rec_ij - X_ij)^2) of seed step 6 (:func:`reconstruction_error`).
 
 Default parameters: k = 10, sigma^2 = 1 (the seed), eta = 0.5 (the seed gives no value; on a noisy

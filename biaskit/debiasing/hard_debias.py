@@ -213,8 +213,11 @@ class HardDebias:
         X[mask] = self.neutralise_matrix(X[mask])
         zero = mask & (np.linalg.norm(X, axis=1) == 0)
         if zero.any():
-            logger.warning("hard debias: %d word vector(s) lay along g and are zero after neutralising: %s",
-                           int(zero.sum()), [w for w, z in zip(words, zero, strict=True) if z][:10])  # fmt: skip
+            logger.warning(
+                "hard debias: %d word vector(s) lay along g and are zero after neutralising: %s",
+                int(zero.sum()),
+                [w for w, z in zip(words, zero, strict=True) if z][:10],
+            )
         if self.equalize_pairs_:
             eq = self.equalised_pairs()
             kti = vectors.key_to_index

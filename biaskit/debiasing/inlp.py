@@ -13,7 +13,8 @@ Given representations :math:`X` (rows) and the protected labels :math:`z` (e.g. 
 .. math::
    P_0 = I;\qquad \text{for } i = 1 \dots n:\quad
    W_i = \mathrm{train}(X P_{i-1},\ z), \qquad
-   R_i = \mathrm{proj}_{\mathrm{row}(W_i)} = B_i B_i^{\top}\ \ (B_i \text{ an orthonormal basis of } W_i^{\top}),
+   R_i = \mathrm{proj}_{\mathrm{row}(W_i)}
+       = B_i B_i^{\top}\ \ (B_i \text{ an orthonormal basis of } W_i^{\top}),
 
 .. math::
    P_i = I - \mathrm{proj}_{\mathrm{row}(R_1 + \dots + R_i)} ,
@@ -84,7 +85,8 @@ def rowspace_projection(W: np.ndarray) -> np.ndarray:
 
 
 def nullspace_intersection_projection(rowspace_projections: Sequence[np.ndarray], dim: int) -> np.ndarray:
-    """Projection on the intersection of the nullspaces: :math:`I - \\mathrm{proj}_{\\mathrm{row}(\\sum_i R_i)}`.
+    """Projection on the intersection of the nullspaces:
+    :math:`I - \\mathrm{proj}_{\\mathrm{row}(\\sum_i R_i)}`.
 
     Examples
     --------
@@ -204,8 +206,10 @@ class INLP:
                 logger.info("INLP: %s; stopping", self.stopped_)
                 break
             if self.stop_at_chance and acc <= self.chance_ + 1e-12:
-                self.stopped_ = (f"iteration {i + 1} of {self.n_iterations}: the classifier's {where} accuracy "
-                                 f"{acc:.3f} is at chance (larger class {self.chance_:.3f})")  # fmt: skip
+                self.stopped_ = (
+                    f"iteration {i + 1} of {self.n_iterations}: the classifier's {where} accuracy "
+                    f"{acc:.3f} is at chance (larger class {self.chance_:.3f})"
+                )
                 logger.warning(
                     "INLP stopped at %s; its direction is not removed, %d direction(s) removed in all "
                     "(%d %s rows, %d dimensions)", self.stopped_, len(self.coefs_), Xd.shape[0], where, dim,

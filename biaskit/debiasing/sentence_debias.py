@@ -10,8 +10,8 @@ measured on the debiased model.
 
 SentenceDebias
     (Liang, Li, Zheng, Lim, Salakhutdinov & Morency 2020, "Towards debiasing sentence representations",
-    ACL, section 3.)  For counterfactual sentence pairs :math:`(s_i^m, s_i^f)` (the same sentence with its gendered words
-    swapped, :func:`biaskit.data.counterfactual.cds`), with sentence representations
+    ACL, section 3.)  For counterfactual sentence pairs :math:`(s_i^m, s_i^f)` (the same sentence with its
+    gendered words swapped, :func:`biaskit.data.counterfactual.cds`), with sentence representations
     :math:`e_i^m, e_i^f` and :math:`\mu_i = (e_i^m + e_i^f)/2`, the bias subspace
     :math:`V = (v_1 \dots v_k)` is the first :math:`k` principal components of
     :math:`\{e_i^m - \mu_i,\ e_i^f - \mu_i\}_i` (Bolukbasi's construction on sentences); a hidden state
@@ -199,7 +199,8 @@ class SentenceDebias:
     n_components: int = 1
 
     def fit(self, lm, pairs: Sequence[tuple[str, str]], *, batch_size: int = 64) -> SentenceDebias:
-        """Bias subspace from counterfactual ``pairs`` of sentences (:func:`counterfactual_sentence_pairs`)."""
+        """Bias subspace from counterfactual ``pairs`` of sentences
+        (:func:`counterfactual_sentence_pairs`)."""
         from sklearn.decomposition import PCA
 
         if len(pairs) < 2:
@@ -207,13 +208,17 @@ class SentenceDebias:
         same = sum(1 for x, y in pairs if x == y)
         if same == len(pairs):
             raise ValueError(
-                f"all {len(pairs)} SentenceDebias pairs are two identical sentences, so there is no difference "
-                "to find a bias direction in: give (sentence, counterfactual) pairs whose gendered words differ "
-                "(counterfactual_sentence_pairs builds them)"
+                f"all {len(pairs)} SentenceDebias pairs are two identical sentences, so there is no "
+                "difference to find a bias direction in: give (sentence, counterfactual) pairs whose "
+                "gendered words differ (counterfactual_sentence_pairs builds them)"
             )
         if same:
-            logger.warning("SentenceDebias: %d of %d pairs are two identical sentences; they add nothing to the "
-                           "bias subspace", same, len(pairs))  # fmt: skip
+            logger.warning(
+                "SentenceDebias: %d of %d pairs are two identical sentences; they add nothing to the "
+                "bias subspace",
+                same,
+                len(pairs),
+            )
         a = sentence_representations(lm, [p[0] for p in pairs], batch_size=batch_size)
         b = sentence_representations(lm, [p[1] for p in pairs], batch_size=batch_size)
         mu = (a + b) / 2
@@ -221,10 +226,10 @@ class SentenceDebias:
         nonzero = int(np.sum(np.linalg.norm(a - b, axis=1) > 1e-12 * (1 + np.linalg.norm(a, axis=1))))
         if nonzero < self.n_components:
             raise ValueError(
-                f"only {nonzero} of the {len(pairs)} pairs have different representations in {lm.name}, fewer than "
-                f"the {self.n_components} bias direction(s) asked for: the model does not tell the two sentences of "
-                "a pair apart, so SentenceDebias has no direction to remove (give pairs that differ in words the "
-                "model reads, or ask for fewer components)"
+                f"only {nonzero} of the {len(pairs)} pairs have different representations in {lm.name}, "
+                f"fewer than the {self.n_components} bias direction(s) asked for: the model does not tell "
+                "the two sentences of a pair apart, so SentenceDebias has no direction to remove (give pairs "
+                "that differ in words the model reads, or ask for fewer components)"
             )
         pca = PCA(n_components=self.n_components).fit(D)
         self.components_ = pca.components_.astype(np.float64)  # (k, d), orthonormal rows

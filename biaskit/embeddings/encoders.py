@@ -315,9 +315,9 @@ class TransformerEncoder:
             raise TypeError(
                 f"TransformerEncoder needs a bidirectional (BERT-family) encoder; "
                 f"{self.name or getattr(self.model.config, 'name_or_path', '') or 'this model'} is a "
-                f"causal, left-to-right model ({causal}): each hidden state sees only the tokens before it, so "
-                "'cls' would embed nothing of the sentence and the target pooling no word after the target. "
-                "Use a masked language model (e.g. 'en-mlm') or static vectors for SEAT"
+                f"causal, left-to-right model ({causal}): each hidden state sees only the tokens before it, "
+                "so 'cls' would embed nothing of the sentence and the target pooling no word after the "
+                "target. Use a masked language model (e.g. 'en-mlm') or static vectors for SEAT"
             )
         if self.method not in POOLING_METHODS:
             raise ValueError(f"method must be one of {POOLING_METHODS}, got {self.method!r}")

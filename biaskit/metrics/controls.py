@@ -192,13 +192,14 @@ _GENDER_SLOTS = tuple(
 
 
 def pair_template_order(templates: Sequence[str] = PAIR_TEMPLATES) -> tuple[str, ...]:
-    """Whether each template puts its first gendered word before the profession (:data:`PRONOUN_FIRST`) or after it.
+    """Whether each template puts its first gendered word before the profession (:data:`PRONOUN_FIRST`) or
+    after it.
 
     A causal model's ``shared`` reading of a pair (the log-likelihood of the words the two sentences share
     *after* the gendered word; :func:`biaskit.lm.score_pairs` with ``"shared"``) sees the profession only
     when it follows that word: in *"The nurse said that she would be late"* it scores *would be late*.
-    :func:`~biaskit.studies.calibration_stats.effects_by_item_group` splits a metric's pairs by this order.  Of :data:`PAIR_TEMPLATES`, the
-    first twelve name the profession first and the last four the pronoun.
+    :func:`~biaskit.studies.calibration_stats.effects_by_item_group` splits a metric's pairs by this order.
+    Of :data:`PAIR_TEMPLATES`, the first twelve name the profession first and the last four the pronoun.
     """
     out = []
     for tpl in templates:
@@ -215,7 +216,8 @@ def pair_template_order(templates: Sequence[str] = PAIR_TEMPLATES) -> tuple[str,
 def control_pairs(targets: Sequence[str], templates: Sequence[str] = PAIR_TEMPLATES) -> pd.DataFrame:
     """Sentence pairs differing only in gendered words: ``target, template, order, male, female``.
 
-    ``order`` is the template's :func:`pair_template_order` (the gendered word before or after the profession).
+    ``order`` is the template's :func:`pair_template_order` (the gendered word before or after the
+    profession).
     """
     order = pair_template_order(templates)
     rows = [

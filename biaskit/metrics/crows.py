@@ -246,8 +246,8 @@ class CrowsScore:
         if p is not None and p < alpha:
             side = "stereotypical" if self.score > 50 else "anti-stereotypical"
             lines.append(
-                f"  -> at alpha = {alpha} the share differs significantly from 50%: evidence that the model prefers "
-                f"the {side} sentences (bias)."
+                f"  -> at alpha = {alpha} the share differs significantly from 50%: evidence that the model "
+                f"prefers the {side} sentences (bias)."
             )
         else:
             lines.append(
@@ -556,7 +556,8 @@ def crows_pairs_test(
     unk: str = "score",
     progress: bool = False,
 ) -> TestResult:
-    r"""CrowS-Pairs on a language model as one :class:`~biaskit.core.results.TestResult`, per-pair values kept.
+    r"""CrowS-Pairs on a language model as one :class:`~biaskit.core.results.TestResult`, per-pair values
+    kept.
 
     .. math:: B_{CrowS} = \frac{100}{N} \sum_{i=1}^{N} \mathbb{1}[pll(s^{ster}_i) > pll(s^{anster}_i)],
               \qquad H_0: B_{CrowS} / 100 = 0.5
@@ -611,7 +612,8 @@ _grid_logger = logging.getLogger("biaskit.studies.grid")
 
 
 def claims_crows_dataset(path: str) -> bool:
-    """Whether a grid dataset identifier or path is a CrowS-Pairs dataset (``crows:...`` or a file named *crows*)."""
+    """Whether a grid dataset identifier or path is a CrowS-Pairs dataset
+    (``crows:...`` or a file named *crows*)."""
     from pathlib import Path
 
     p = path.lower()
@@ -644,7 +646,8 @@ def load_crows_dataset(
             )
     else:
         raise ValueError(
-            f"unknown CrowS-Pairs dataset {path!r}; use crows:en, crows:es, crows:es-paraphrased, crows:es-random or a CSV path"
+            f"unknown CrowS-Pairs dataset {path!r}; use crows:en, crows:es, crows:es-paraphrased, "
+            "crows:es-random or a CSV path"
         )
     if "encoding_ok" in df:
         bad = int((~df["encoding_ok"].astype(bool)).sum())
@@ -666,7 +669,8 @@ def load_crows_dataset(
 
 
 def _toy_crows() -> pd.DataFrame:
-    """The toy CrowS-style pairs (:func:`biaskit.metrics.toys.toy_pairs`), an English dataset of kind ``"crows"``."""
+    """The toy CrowS-style pairs (:func:`biaskit.metrics.toys.toy_pairs`), an English dataset of kind
+    ``"crows"``."""
     from biaskit.metrics.toys import toy_pairs
 
     df = toy_pairs()
@@ -737,8 +741,9 @@ def reading_methods(masked: str, causal: str) -> Callable[[str, Mapping[str, Any
 
 
 def reading_options(masked: str = "cp") -> tuple[Option, Option]:
-    """The grid options of a metric that reads pair scores (with :func:`reading_methods`): ``reading``, the PLL
-    reading of a masked model (default ``masked``), and ``causal_reading``, that of a causal one (``ll``)."""
+    """The grid options of a metric that reads pair scores (with :func:`reading_methods`): ``reading``, the
+    PLL reading of a masked model (default ``masked``), and ``causal_reading``, that of a causal one
+    (``ll``)."""
     return (
         Option("reading", masked, "the PLL reading of a masked model", choices=("cp", "sz", "aul")),
         Option("causal_reading", "ll", "the reading of a causal model", choices=("ll", "ll_mean", "shared")),
@@ -757,7 +762,8 @@ def _reading_grid(reading: str) -> GridSupport:
 
 
 def _grid_methods(model_kind: str, options: Mapping[str, Any]) -> tuple[str, ...]:
-    """The PLL metric of the grid's options: ``crows_causal_metric`` for a causal model, else ``crows_metric``."""
+    """The PLL metric of the grid's options: ``crows_causal_metric`` for a causal model, else
+    ``crows_metric``."""
     return (str(options["crows_causal_metric" if model_kind == "causal" else "crows_metric"]),)
 
 
@@ -811,9 +817,10 @@ register_metric(
     citation="Nangia et al. 2020, CrowS-Pairs",
     section="seed 000 sections 4.1.6, 4.2.1; seed 001 section 4.4",
     entry_point=crows_pairs_test,
-    summary="B_CrowS: % of pairs whose stereotypical sentence the model scores higher (cp, sz, aul, ll, shared)",
-    returns="TestResult (exact binomial test of B_CrowS = 50 %; details: by_type, per_pair scores and m_diff); "
-    "crows_by_bias_type gives (CrowsScore, TestResult, PLLScores)",
+    summary="B_CrowS: % of pairs whose stereotypical sentence the model scores higher "
+    "(cp, sz, aul, ll, shared)",
+    returns="TestResult (exact binomial test of B_CrowS = 50 %; details: by_type, per_pair scores and "
+    "m_diff); crows_by_bias_type gives (CrowsScore, TestResult, PLLScores)",
     grid=GridSupport(
         "crows",
         grid_cell,

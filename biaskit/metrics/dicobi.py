@@ -10,7 +10,8 @@ male / female words) and test sets A, B (e.g. career / family words):
 
     \mathrm{DiCoBi}(\{x\},\{y\},\{a\},\{b\}) = \cos(\vec x - \vec y,\ \vec a - \vec b)   \quad (4.1)
 
-    \mathrm{DiCoBi}(X, Y, A, B) = \max_{x_i, y_j, a_k, b_t} \cos(\vec x_i - \vec y_j,\ \vec a_k - \vec b_t)   \quad (4.2)
+    \mathrm{DiCoBi}(X, Y, A, B) = \max_{x_i, y_j, a_k, b_t} \cos(\vec x_i - \vec y_j,\ \vec a_k - \vec b_t)
+        \quad (4.2)
 
 in [-1, 1]; "the presence of bias is evaluated based on its distance from 0".  The
 signed maximum of Eq. 4.2 is the default (``aggregate="max"``); because it can never
@@ -118,7 +119,8 @@ def load_sayenju_word_sets(*, normalized: bool = False) -> dict[str, list[str]]:
 
 
 def load_dicobi_experiments() -> dict[str, Any]:
-    """The word-level quadruples (Tables 4.2-4.3) and group tests (Table 4.4) of seed 003, with the printed values."""
+    """The word-level quadruples (Tables 4.2-4.3) and group tests (Table 4.4) of seed 003, with the printed
+    values."""
     from biaskit.core.paths import data_dir
 
     path = data_dir() / "sayenju" / "dicobi_experiments.json"
@@ -138,7 +140,8 @@ def load_domain_gain_sets() -> list[dict[str, Any]]:
 
 
 def sayenju_words(*, lowercase: bool = True) -> list[str]:
-    """Every word of seed 003 chapters 4-5 (Table 4.1 sets, the quadruples, the DiCoBi example, Table 5.4), sorted."""
+    """Every word of seed 003 chapters 4-5 (Table 4.1 sets, the quadruples, the DiCoBi example, Table 5.4),
+    sorted."""
     words: set[str] = set()
     for v in load_sayenju_word_sets().values():
         words.update(v)
@@ -181,7 +184,8 @@ def lookup_vectors(
     policy: OOVPolicy = "drop",
     lowercase: bool = False,
 ) -> tuple[np.ndarray, list[str]]:
-    """Vectors of ``words`` (rows) and the words kept, applying the OOV policy of :func:`biaskit.data.wordlists.resolve_words`."""
+    """Vectors of ``words`` (rows) and the words kept, applying the OOV policy of
+    :func:`biaskit.data.wordlists.resolve_words`."""
     if isinstance(words, str):
         raise TypeError(f"{name}: expected a list of words, got the string {words!r}")
     ws = [w.lower() for w in words] if lowercase else list(words)
@@ -247,9 +251,10 @@ class DiCoBiResult:
         lines = [
             f"DiCoBi ({self.aggregate}) = {self.value:.4f}: {which} of {n_defined:,} cosines, one per "
             "combination of an x, a y, an a and a b word",
-            "  each cosine compares the direction from a Y word to an X word (e.g. she -> he) with the direction "
-            "from a B word to an A word (e.g. family -> career): from -1 to 1, 0 = unrelated directions "
-            "(no bias), 1 = the X words lie towards A as the Y words lie towards B, -1 = the reverse",
+            "  each cosine compares the direction from a Y word to an X word (e.g. she -> he) with the "
+            "direction from a B word to an A word (e.g. family -> career): from -1 to 1, 0 = unrelated "
+            "directions (no bias), 1 = the X words lie towards A as the Y words lie towards B, -1 = the "
+            "reverse",
         ]
         if self.argmax is not None:
             x, y, a, b = self.argmax
@@ -364,7 +369,8 @@ def dicobi(
 def same_vectors(W: Any, A1: Any, A2: Any, *, absolute: bool = False) -> dict[str, Any]:
     r"""SAME on vectors (Schröder et al. 2021; seed 003 Eq. 2.6).
 
-    .. math:: \mathrm{SAME} = \frac{1}{|W|}\sum_{w\in W} \big[|\big]\cos(\vec w,\ \hat a_1 - \hat a_2)\big[|\big]
+    .. math:: \mathrm{SAME} = \frac{1}{|W|}\sum_{w\in W}
+              \big[|\big]\cos(\vec w,\ \hat a_1 - \hat a_2)\big[|\big]
 
     with :math:`\hat a_i` the mean of the unit vectors of attribute set i.  Returns
     ``{"same": ..., "per_word": array, "skew": signed mean, "stereotype": SD of the
@@ -400,7 +406,8 @@ def same(
     policy: OOVPolicy = "drop",
     lowercase: bool = False,
 ) -> float:
-    """SAME on word lists looked up in ``embeddings``; see :func:`same_vectors` (signed by default, as the tables imply).
+    """SAME on word lists looked up in ``embeddings``; see :func:`same_vectors`
+    (signed by default, as the tables imply).
 
     The ``value`` of :func:`same_result`, without the per-word values.
     """
@@ -449,7 +456,8 @@ class SAMEResult:
             f"SAME = {self.value:.4f}: the {kind} values of {len(pw)} target word(s)",
             "  a word's value is the cosine between the word and the direction from the second attribute set "
             "(A2) to the first (A1): positive = closer to A1, negative = closer to A2, 0 = neither",
-            f"  leans most to A1: {pw.idxmax()} ({pw.max():.3f}); leans most to A2: {pw.idxmin()} ({pw.min():.3f})",
+            f"  leans most to A1: {pw.idxmax()} ({pw.max():.3f}); leans most to A2: {pw.idxmin()} "
+            f"({pw.min():.3f})",
             f"  skew (signed mean) = {self.skew:.4f}; stereotype (spread of the word values, SD) = "
             f"{self.stereotype:.4f}",
             "  no statistical test: a descriptive number",
@@ -502,7 +510,8 @@ def same_result(
 def sayenju_weat(X: Any, Y: Any, A: Any, B: Any, *, ddof: int = 0) -> float:
     r"""The dissertation's WEAT effect size on vectors (seed 003, Eqs. 2.1-2.2), population SD by default.
 
-    .. math:: \mathrm{WEAT} = \frac{\mathrm{mean}_{x} s(x,A,B) - \mathrm{mean}_{y} s(y,A,B)}{\mathrm{std}_{w\in X\cup Y} s(w,A,B)}
+    .. math:: \mathrm{WEAT} = \frac{\mathrm{mean}_{x} s(x,A,B) - \mathrm{mean}_{y}
+              s(y,A,B)}{\mathrm{std}_{w\in X\cup Y} s(w,A,B)}
 
     Uses :func:`biaskit.metrics.weat.association_scores` and
     :func:`~biaskit.metrics.weat.weat_effect_size`.  ``ddof=0`` reproduces the printed
@@ -565,7 +574,8 @@ def word_level_table(
 
 # --------------------------------------------------------------------------- domain_gain
 def domain_gain_difference(x: Any, A: Any, B: Any) -> float:
-    r""":math:`\mu_{\|x-a\|} - \mu_{\|x-b\|}` (seed 003 section 5.2, Table 5.1): > 0 means x is closer to the domain words B."""
+    r""":math:`\mu_{\|x-a\|} - \mu_{\|x-b\|}` (seed 003 section 5.2, Table 5.1): > 0 means x is closer to the
+    domain words B."""
     xv = _rows(x, "x")
     if xv.shape[0] != 1:
         raise ValueError("x must be a single vector")
@@ -575,9 +585,11 @@ def domain_gain_difference(x: Any, A: Any, B: Any) -> float:
 
 
 def domain_gain(x: Any, A: Any, B: Any, *, clip: bool = True) -> float:
-    r"""domain_gain of vector ``x`` against layman vectors ``A`` and domain vectors ``B`` (seed 003 section 5.2).
+    r"""domain_gain of vector ``x`` against layman vectors ``A`` and domain vectors ``B``
+    (seed 003 section 5.2).
 
-    .. math:: \mathrm{clip}\Big(\frac{\mu_{\|x-a\|} - \mu_{\|x-b\|}}{\min(\mu_{\|x-a\|}, \mu_{\|x-b\|})}, -1, 1\Big)
+    .. math:: \mathrm{clip}\Big(\frac{\mu_{\|x-a\|} - \mu_{\|x-b\|}}{\min(\mu_{\|x-a\|}, \mu_{\|x-b\|})},
+              -1, 1\Big)
 
     Raises ``ValueError`` when x coincides with every word of A or of B (min = 0).
     """
@@ -663,7 +675,8 @@ def domain_gain_result(
     policy: OOVPolicy = "drop",
     lowercase: bool = False,
 ) -> DomainGainResult:
-    r"""domain_gain of the word ``x`` against layman words ``A`` and domain words ``B``, looked up in ``embeddings``.
+    r"""domain_gain of the word ``x`` against layman words ``A`` and domain words ``B``, looked up in
+    ``embeddings``.
 
     .. math:: \mathrm{domain\_gain}(x, A, B) = \mathrm{clip}\Big(\frac{\mu_{\|x-a\|} - \mu_{\|x-b\|}}
               {\min(\mu_{\|x-a\|}, \mu_{\|x-b\|})}, -1, 1\Big)
@@ -1016,7 +1029,8 @@ def mlm_word_vectors(
                 chosen = [hs[i] for i in layers]
             except IndexError as exc:
                 raise ValueError(
-                    f"the model has {len(hs)} hidden states (embeddings + {len(hs) - 1} layers); layers {list(layers)} are out of range"
+                    f"the model has {len(hs)} hidden states (embeddings + {len(hs) - 1} layers); layers "
+                    f"{list(layers)} are out of range"
                 ) from exc
             if layer_agg == "concat":
                 h = torch.cat(chosen, dim=-1)
@@ -1078,7 +1092,8 @@ def same_grid_cell(call: GridCall) -> list[dict[str, Any]]:
 
 
 def gain_grid_cell(call: GridCall) -> list[dict[str, Any]]:
-    """One cell of a batch grid: the domain gain of every word of X and Y towards A rather than B, one row a word."""
+    """One cell of a batch grid: the domain gain of every word of X and Y towards A rather than B, one row a
+    word."""
     q = call.data
     vectors = _cell_vectors(call)
     return [
@@ -1139,7 +1154,8 @@ register_metric(
     grid=GridSupport("words", same_grid_cell),
     example=_same_example,
     summary="scoring association means of embeddings",
-    returns="SAMEResult (value, per-word cosines, skew, stereotype; summary(): no test); same gives the float",
+    returns="SAMEResult (value, per-word cosines, skew, stereotype; summary(): no test); "
+    "same gives the float",
 )
 register_metric(
     "domain_gain",

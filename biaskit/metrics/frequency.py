@@ -84,7 +84,8 @@ __all__ = [
 #: seed 000 section 3.6.3, Figure 3.7: Pearson r between the mean seed frequency of the 30 neutral groups
 #: and their BIAS_PMI (Figure 3.8, DirectBias, gives no number)
 THESIS_FIGURE_3_7_R: dict[str, float]
-#: seed 000 Table 3.6 (frequencies from the thesis's token file), with the tuples the experiment functions take
+#: seed 000 Table 3.6 (frequencies from the thesis's token file), with the tuples the experiment functions
+#: take
 THESIS_SWAP_GENDER: dict[str, Any]
 #: seed 000 Table 3.7 (the text's "chico, abuelo, ..." for the religion row is a slip for "mesías, bautismo,
 #: sultan, allah")
@@ -800,7 +801,8 @@ def weat_pmi_experiment(
     zero: ZeroPolicy = "nan",
     names: tuple[str, str] = ("X", "Y"),
 ) -> pd.DataFrame:
-    r"""WEAT effect size d_i and the PMI difference for each attribute pair (A_i, B_i) (seed 000 section 3.5.3).
+    r"""WEAT effect size d_i and the PMI difference for each attribute pair (A_i, B_i)
+    (seed 000 section 3.5.3).
 
     Section 3.5.3 ("Regarding IMP", the Spanish acronym of PMI): for i = 1..30,
 

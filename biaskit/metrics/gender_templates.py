@@ -9,7 +9,8 @@ templates, bundled under ``wordlists/en/barza_*`` and ``data/barza/``):
 
 .. math::
 
-    \mathrm{PPD}(S^p) = P([\mathrm{MASK}] = \text{male pronoun} \mid S^p/g) - P([\mathrm{MASK}] = \text{female pronoun} \mid S^p/g)
+    \mathrm{PPD}(S^p) = P([\mathrm{MASK}] = \text{male pronoun} \mid S^p/g)
+        - P([\mathrm{MASK}] = \text{female pronoun} \mid S^p/g)
 
     \mathrm{APPD}(p) = \frac{1}{|SE^{p}|}\sum_{k} \mathrm{PPD}(S^{p}_k)
 
@@ -100,7 +101,8 @@ GENDER_WORD_TEMPLATES: dict[str, str] = {
     "testicles": "testicle",
 }
 
-#: Desired sign of APPD for the positive-control items (female -1, male +1); not stated per word in the thesis.
+#: Desired sign of APPD for the positive-control items (female -1, male +1); not stated per word in the
+#: thesis.
 EXPECTED_SIGN: dict[str, int] = {
     "businessman": 1,
     "businesswoman": -1,
@@ -225,7 +227,8 @@ def build_tbd_instances(
                 key = GENDER_WORD_TEMPLATES.get(w.lower())
                 if key is None:
                     raise ValueError(
-                        f"no template list for the gender-related word {w!r}; known: {sorted(GENDER_WORD_TEMPLATES)}"
+                        f"no template list for the gender-related word {w!r}; known: "
+                        f"{sorted(GENDER_WORD_TEMPLATES)}"
                     )
                 pairs.append((key, w))
         else:
@@ -244,8 +247,8 @@ def build_tbd_instances(
         skipped = [c for c in skipped if c in categories]
     if skipped:
         logger.info(
-            "template categories without professions are skipped: %s (Appendix I lists none for farming_fishing; "
-            "use farming_substitute=True for biaskit's substitute list)",
+            "template categories without professions are skipped: %s (Appendix I lists none for "
+            "farming_fishing; use farming_substitute=True for biaskit's substitute list)",
             skipped,
         )
     rows = []
@@ -279,7 +282,8 @@ def tbd_pronoun_pairs(
     *,
     pronouns: Mapping[str, tuple[str, str]] = DEFAULT_PRONOUNS,
 ) -> pd.DataFrame:
-    """Sentence pairs for the SBE made from the TBD: each template filled with the male and the female pronoun.
+    """Sentence pairs for the SBE made from the TBD: each template filled with the male and the female
+    pronoun.
 
     "[MASK] is a competent doctor." gives ("He is a competent doctor.", "She is a competent
     doctor.") for a subject slot, (his, her) for a possessive slot (:data:`DEFAULT_PRONOUNS`);
@@ -321,7 +325,8 @@ def _unpack(mlm: Any) -> tuple[Any, Any]:
     model, tok = getattr(mlm, "model", None), getattr(mlm, "tokenizer", None)
     if model is None or tok is None:
         raise TypeError(
-            "mlm must be a (model, tokenizer) pair or an object with .model and .tokenizer (biaskit.lm.MaskedLM)"
+            "mlm must be a (model, tokenizer) pair or an object with .model and .tokenizer "
+            "(biaskit.lm.MaskedLM)"
         )
     return model, tok
 
@@ -331,12 +336,14 @@ def _case_sensitive(tokenizer: Any) -> bool:
 
 
 def _candidate_id(tokenizer: Any, word: str, *, sentence_initial: bool) -> int:
-    """Single vocabulary id of ``word`` as it would appear at the mask (leading space unless sentence-initial)."""
+    """Single vocabulary id of ``word`` as it would appear at the mask
+    (leading space unless sentence-initial)."""
     toks = tokenizer.tokenize(word if sentence_initial else " " + word)
     toks = [t for t in toks if t not in ("▁", "Ġ")] if len(toks) > 1 else toks
     if len(toks) != 1:
         raise ValueError(
-            f"candidate {word!r} is not a single token for this tokenizer ({toks}); PPD needs single-token pronouns"
+            f"candidate {word!r} is not a single token for this tokenizer ({toks}); PPD needs single-token "
+            "pronouns"
         )
     tid = tokenizer.convert_tokens_to_ids(toks[0])
     if tid is None or tid == tokenizer.unk_token_id:
@@ -374,7 +381,8 @@ def mask_fill_probabilities(
             "masked",
             "mask_fill_probabilities",
             "it reads a [MASK] with the words on both sides visible; for a causal model use "
-            "pronoun_probability_difference, which reads the pronoun as the next token after the text before it",
+            "pronoun_probability_difference, which reads the pronoun as the next token after the text before "
+            "it",
         )
     model, tok = _unpack(mlm)
     if len(sentences) != len(candidates):
@@ -443,7 +451,8 @@ def pronoun_probability_difference(
     batch_size: int = 64,
     progress: bool = False,
 ) -> pd.DataFrame:
-    r"""PPD for every row of ``instances`` (from :func:`build_tbd_instances`): adds ``male``, ``female``, ``p_male``, ``p_female``, ``ppd``.
+    r"""PPD for every row of ``instances`` (from :func:`build_tbd_instances`): adds ``male``, ``female``,
+    ``p_male``, ``p_female``, ``ppd``.
 
     The pronoun pair is chosen per row by its ``slot`` (``pronouns[slot]``), so every
     template says explicitly whether he/she or his/her is scored.  One batched pass
@@ -497,8 +506,8 @@ def _causal_eligible(instances: pd.DataFrame, mask_literal: str = "[MASK]") -> p
         dropped = instances[~ok]
         by_cat = dropped.groupby("category").size().to_dict()
         logger.warning(
-            "causal model: %d of %d template sentences put the pronoun before the profession (e.g. %r), so the "
-            "pronoun cannot depend on the profession for a left-to-right model; they are left out "
+            "causal model: %d of %d template sentences put the pronoun before the profession (e.g. %r), so "
+            "the pronoun cannot depend on the profession for a left-to-right model; they are left out "
             "(by category: %s)",
             int((~ok).sum()),
             len(instances),
@@ -574,7 +583,8 @@ def template_based_evaluation(
     farming_substitute: bool = False,
     progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Full TBE: build the instances, score them in batches, return (per-sentence PPD table, per-profession APPD table)."""
+    """Full TBE: build the instances, score them in batches, return
+    (per-sentence PPD table, per-profession APPD table)."""
     inst = build_tbd_instances(version, categories=categories, farming_substitute=farming_substitute)
     table = pronoun_probability_difference(
         mlm, inst, pronouns=pronouns, batch_size=batch_size, progress=progress
@@ -583,7 +593,8 @@ def template_based_evaluation(
 
 
 def appd_shrinkage(before: Any, after: Any, *, confidence: float = 0.95) -> dict[str, Any]:
-    r"""Least-squares line after = a + b * before over professions, with Pearson r (Fig. 10 of seed 002, quantified).
+    r"""Least-squares line after = a + b * before over professions, with Pearson r
+    (Fig. 10 of seed 002, quantified).
 
     The thesis reads "a positive linear relationship" off a scatter plot; a slope
     0 < b < 1 with a high r means the same shrinkage for every profession
@@ -664,7 +675,8 @@ def ppd_test(
     alternative: Alternative = "two-sided",
     confidence: float = 0.95,
 ) -> TestResult:
-    r"""One-sample t test of Barza's mean pronoun probability difference against 0 (template-based evaluation).
+    r"""One-sample t test of Barza's mean pronoun probability difference against 0
+    (template-based evaluation).
 
     .. math::
 
@@ -868,7 +880,8 @@ def paired_difference_test(
 def _one_sided_drop(
     before: np.ndarray, after: np.ndarray, names: tuple[str, str], what: str
 ) -> TestResult | None:
-    """Wilcoxon test of H1: ``before`` > ``after``; None when it cannot be computed (fewer than 2 or all equal)."""
+    """Wilcoxon test of H1: ``before`` > ``after``; None when it cannot be computed
+    (fewer than 2 or all equal)."""
     if before.size < 2 or np.all(before == after):
         return None
     return paired_difference_test(
@@ -909,7 +922,8 @@ def compare_tbe(
     m = before.merge(after[[*keys, "ppd"]], on=keys, suffixes=("_before", "_after"), validate="one_to_one")
     if len(m) != len(before) or len(m) != len(after):
         raise ValueError(
-            f"before ({len(before)} rows) and after ({len(after)} rows) must hold the same sentences; {len(m)} match"
+            f"before ({len(before)} rows) and after ({len(after)} rows) must hold the same sentences; "
+            f"{len(m)} match"
         )
     if "expected_sign" not in m.columns:
         m["expected_sign"] = 0
@@ -1046,7 +1060,8 @@ def pairs_grid_cell(call: GridCall) -> list[dict[str, Any]]:
 
 
 def claims_templates_dataset(path: str) -> bool:
-    """Whether a grid dataset identifier is a template dataset (``tbd:clean``, ``tbd:raw``, ``tbd:<file>``)."""
+    """Whether a grid dataset identifier is a template dataset (``tbd:clean``, ``tbd:raw``,
+    ``tbd:<file>``)."""
     return path.lower().startswith("tbd:")
 
 
@@ -1090,7 +1105,8 @@ def _toy_templates() -> pd.DataFrame:
     rows = [
         {"category": "toy", "profession": p, "slot": slot, "sentence": text.format(p=p)}
         for p in TOY_PROFESSIONS
-        for slot, text in (("subject", "The {p} said that [MASK] likes music."), ("possessive", "The {p} likes [MASK] music."))
+        for slot, text in (("subject", "The {p} said that [MASK] likes music."),
+                           ("possessive", "The {p} likes [MASK] music."))
     ]  # fmt: skip
     df = pd.DataFrame(rows)
     df.attrs["language"] = "en"
@@ -1101,7 +1117,8 @@ def templates_grid_cell(call: GridCall) -> list[dict[str, Any]]:
     """One cell of a batch grid: Barza's PPD = P(he) - P(she) (his / her for a possessive slot) of every
     template sentence (:func:`pronoun_probability_difference`), tested with :func:`ppd_test` over the unit
     ``barza_templates_unit`` (``profession``: the APPD of each profession, :func:`appd`; ``sentence``: every
-    PPD), for all sentences and within each category.  The row's ``score`` is the mean of the unit's values."""
+    PPD), for all sentences and within each category.  The row's ``score`` is the mean of the unit's
+    values."""
     table = pronoun_probability_difference(call.model, call.data, batch_size=int(call.options["batch_size"]))
     if "category" not in table:
         table = table.assign(category="(none)")
@@ -1169,8 +1186,8 @@ register_metric(
         templates_grid_cell,
         not_for={
             "static": "the templates are scored by a masked language model's fill-in probabilities",
-            "causal": "a causal model cannot read a pronoun before the profession; pronoun_probability_difference "
-            "scores the templates whose slot follows it",
+            "causal": "a causal model cannot read a pronoun before the profession; "
+            "pronoun_probability_difference scores the templates whose slot follows it",
         },
         options=(
             Option(

@@ -139,7 +139,8 @@ __all__ = [
 # the indirect score
 # =============================================================================================
 def ibs_from_bridge_scores(bs1: pd.DataFrame, bs2: pd.DataFrame, *, min_names: int = 3) -> pd.DataFrame:
-    r"""Pearson correlation over the shared names of every target row of ``bs1`` with every feature column of ``bs2``.
+    r"""Pearson correlation over the shared names of every target row of ``bs1`` with every feature column of
+    ``bs2``.
 
     ``bs1``: targets x names (BS1), ``bs2``: names x features (BS2).  Vectorised as
     :math:`IBS = Z_1 Z_2 / |B|` (population z-scores over the names).  A target or feature whose
@@ -233,7 +234,8 @@ class IndirectBiasResult:
         return long
 
     def bridge_points(self, target: str, feature: str) -> pd.DataFrame:
-        """One row per bridge name: ``x`` = BS1(target, name), ``y`` = BS2(name, feature) (the indirect scatterplot)."""
+        """One row per bridge name: ``x`` = BS1(target, name), ``y`` = BS2(name, feature)
+        (the indirect scatterplot)."""
         if target not in self.bs1.index:
             raise KeyError(f"unknown target {target!r}")
         if feature not in self.bs2.columns:
@@ -248,7 +250,8 @@ class IndirectBiasResult:
         )
 
     def direct_indirect_correlation(self) -> TestResult:
-        """Pearson correlation of direct and indirect scores over all (target, feature) pairs (Tables 3.5/3.6)."""
+        """Pearson correlation of direct and indirect scores over all (target, feature) pairs
+        (Tables 3.5/3.6)."""
         from biaskit.core.stats import correlation
 
         if self.direct is None:
@@ -325,7 +328,8 @@ def indirect_bias_scores(
     progress: bool = True,
     min_names: int = 3,
 ) -> IndirectBiasResult:
-    r"""IBS of every target with every feature through the bridge ``names`` (seed 004 Algorithm 3.1), vectorised.
+    r"""IBS of every target with every feature through the bridge ``names`` (seed 004 Algorithm 3.1),
+    vectorised.
 
     ``s1`` links targets to names (``{target}`` = target, ``{feature}`` = name, predicted);
     ``s2`` links names to features (``{target}`` = name, ``{feature}`` = feature, predicted).
@@ -417,17 +421,19 @@ def indirect_bias(
 
     with :math:`BS_1` the model's association of a target with each first name (the target x name
     templates) and :math:`BS_2` that of each name with the feature (Louis-Alexandre 2022, seed 004
-    section 3.2, Algorithm 3.1; :func:`ibs_from_bridge_scores`).  ``target_category`` in beverage / country / occupation / sport; ``feature_category`` any other
-    category (trait, gender, ...).  ``targets`` / ``features`` / ``names`` default to the full lists
-    (99 occupations, 779 names, ...).  ``max_templates`` keeps the first templates of each set (quick runs).
+    section 3.2, Algorithm 3.1; :func:`ibs_from_bridge_scores`).  ``target_category`` in beverage / country /
+    occupation / sport; ``feature_category`` any other category (trait, gender, ...).  ``targets`` /
+    ``features`` / ``names`` default to the full lists (99 occupations, 779 names, ...).  ``max_templates``
+    keeps the first templates of each set (quick runs).
 
     Examples
     --------
     >>> from biaskit.lm.xlnet import BridgeLM
     >>> from biaskit.metrics.toys import TOY_NAMES, TOY_PROFESSIONS, toy_masked_lm
-    >>> result = indirect_bias(BridgeLM(toy_masked_lm()), "occupation", "gender", targets=list(TOY_PROFESSIONS),
-    ...                        features=["male", "female", "man", "woman"], names=list(TOY_NAMES),
-    ...                        direct=False, max_templates=2, cache=False, progress=False)
+    >>> result = indirect_bias(BridgeLM(toy_masked_lm()), "occupation", "gender",
+    ...                        targets=list(TOY_PROFESSIONS), features=["male", "female", "man", "woman"],
+    ...                        names=list(TOY_NAMES), direct=False, max_templates=2, cache=False,
+    ...                        progress=False)
     >>> result.ibs.shape
     (8, 4)
     """
@@ -662,7 +668,8 @@ def indirect_bias_generated(
     targets: Sequence[str] | None = None,
     **kwargs: Any,
 ) -> IndirectBiasResult:
-    """IBS (seed 004 Algorithm 3.1) over a bridge the model generated (:func:`generate_bridge`), not the 779 names.
+    """IBS (seed 004 Algorithm 3.1) over a bridge the model generated (:func:`generate_bridge`), not the 779
+    names.
 
     The bridge is generated from ``targets`` (default all of the category) and used for the S1 and S2
     scores exactly like the fixed names; ``kwargs`` go to :func:`indirect_bias` (``features``,
@@ -692,7 +699,8 @@ def gender_rank_table(
     male: Sequence[str] = ("male", "boy", "man"),
     exclude: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Female / male gender score (mean over the gender words), ranks and Diff. Rank = Female Rank - Male Rank.
+    """Female / male gender score (mean over the gender words), ranks and
+    Diff. Rank = Female Rank - Male Rank.
 
     ``scores``: targets x gender features (IBS or direct).  Ranks are 1 = most associated (decreasing
     score) among the targets not in ``exclude`` (the gendered occupations); seed 004 section 3.4.
@@ -739,7 +747,8 @@ def bolukbasi_rank_comparison(
     exclude: Sequence[str] = (),
     tables: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Female / Male / Diff. Rank of Bolukbasi's occupations, this run beside the thesis (Tables 3.7/3.8, A.5-A.8).
+    """Female / Male / Diff. Rank of Bolukbasi's occupations, this run beside the thesis
+    (Tables 3.7/3.8, A.5-A.8).
 
     For each method in ``scores`` (``{"direct": targets x gender words, "indirect": ...}``) the occupations
     are ranked with :func:`gender_rank_table` (1 = most associated; ``exclude`` = the occupations left out
@@ -937,7 +946,8 @@ def padding_text_ttests(
     alphas: Sequence[float] = (0.05, 0.01),
     paired: bool = False,
 ) -> pd.DataFrame:
-    r"""Student t-tests between the IBS sets of every pair of padding texts (seed 004 section 3.3.3, Table 3.2).
+    r"""Student t-tests between the IBS sets of every pair of padding texts
+    (seed 004 section 3.3.3, Table 3.2).
 
     For padding texts :math:`i < j` and each target :math:`T` (row of both frames), the set
     :math:`\{IBS_i(T, A)\}_A` over the features is compared with :math:`\{IBS_j(T, A)\}_A`: Student's
@@ -981,14 +991,15 @@ def padding_text_ttests(
 def indirect_name_values(lm, targets: Sequence[str], *, progress: bool = False) -> MetricValues:
     r"""Louis-Alexandre's indirect bias score (seed 004, section 3.2) of each target, through first names.
 
-    The bridge is the 40 name pairs of the bundled CDS list (:func:`biaskit.data.counterfactual.load_gender_lexicon`),
-    whose gender the control corpora plant along with the pronouns: in a planted corpus, a profession
-    planted "male" co-occurs with the male names as well.  With seed 004's occupation-name (S1) and
-    name-gender (S2) templates, :math:`IBS(t, f) = \mathrm{corr}_{names}(BS_1(t, \cdot), BS_2(\cdot, f))`
-    (:func:`indirect_bias`), and the value of target ``t`` is
-    :math:`\overline{IBS}(t, \text{male words}) - \overline{IBS}(t, \text{female words})` over the words
-    of :data:`biaskit.metrics.controls.IBS_GENDER_WORDS` that are single tokens of the model (the others are logged and dropped).
-    Names that are not single tokens leave the bridge (logged).
+    The bridge is the 40 name pairs of the bundled CDS list
+    (:func:`biaskit.data.counterfactual.load_gender_lexicon`), whose gender the control corpora plant along
+    with the pronouns: in a planted corpus, a profession planted "male" co-occurs with the male names as well.
+    With seed 004's occupation-name (S1) and name-gender (S2) templates,
+    :math:`IBS(t, f) = \mathrm{corr}_{names}(BS_1(t, \cdot), BS_2(\cdot, f))` (:func:`indirect_bias`), and the
+    value of target ``t`` is
+    :math:`\overline{IBS}(t, \text{male words}) - \overline{IBS}(t, \text{female words})` over the words of
+    :data:`biaskit.metrics.controls.IBS_GENDER_WORDS` that are single tokens of the model (the others are
+    logged and dropped).  Names that are not single tokens leave the bridge (logged).
     """
     from biaskit.data.counterfactual import load_gender_lexicon
     from biaskit.lm.xlnet import BridgeLM
@@ -1021,7 +1032,8 @@ def _calibration_values(call: CalibrationCall) -> MetricValues:
 
 
 def claims_bridge_dataset(path: str) -> bool:
-    """Whether a grid dataset identifier names two categories of seed 004 (``louis-alexandre:occupation/gender``)."""
+    """Whether a grid dataset identifier names two categories of seed 004
+    (``louis-alexandre:occupation/gender``)."""
     return path.lower().startswith("louis-alexandre:")
 
 
@@ -1038,8 +1050,8 @@ def load_bridge_dataset(
     targets_of = load_louis_alexandre_rules()["target_categories"]
     if target not in targets_of or not feature or feature in (target, "name") or feature not in words:
         raise ValueError(
-            f"unknown bridge dataset {path!r}: use louis-alexandre:<target>/<feature> with a target category of "
-            f"{list(targets_of)} and another feature category of {sorted(set(words) - {'name'})}"
+            f"unknown bridge dataset {path!r}: use louis-alexandre:<target>/<feature> with a target category "
+            f"of {list(targets_of)} and another feature category of {sorted(set(words) - {'name'})}"
         )
     targets: list[str] | None = None
     if sample is not None and sample < len(words[target]):
@@ -1058,7 +1070,8 @@ def load_bridge_dataset(
 
 
 def _toy_bridge() -> dict[str, Any]:
-    """The toy professions against gender words through the toy first names (a dataset of kind ``"bridge"``)."""
+    """The toy professions against gender words through the toy first names (a dataset of kind
+    ``"bridge"``)."""
     from biaskit.metrics.toys import TOY_NAMES, TOY_PROFESSIONS
 
     return {
@@ -1084,8 +1097,9 @@ def grid_cell(call: GridCall) -> list[dict[str, Any]]:
         col = result.ibs[feature].dropna()
         rows.append(
             {
-                "bias_type": str(feature), "n": int(col.size), "score": float(col.mean()), "statistic": float(col.mean()),
-                "p_value": float("nan"), "effect_size": float("nan"), "permutation": "none (the study reports scores)",
+                "bias_type": str(feature), "n": int(col.size), "score": float(col.mean()),
+                "statistic": float(col.mean()), "p_value": float("nan"), "effect_size": float("nan"),
+                "permutation": "none (the study reports scores)",
                 "targets": d["target_category"], "attributes": d["feature_category"],
             }
         )  # fmt: skip

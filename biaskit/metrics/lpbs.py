@@ -272,7 +272,8 @@ def _spanish_lpbs(spec: str) -> LPBSQuery:
 
 
 def lpbs_effect_size(s_a: np.ndarray, s_b: np.ndarray, ddof: int = 1) -> float:
-    r"""Equation (6): :math:`(\bar s_A - \bar s_B) / \mathrm{sd}_{w \in A\cup B}\, s_{log}(w)` (NaN if sd = 0)."""
+    r"""Equation (6): :math:`(\bar s_A - \bar s_B) / \mathrm{sd}_{w \in A\cup B}\, s_{log}(w)`
+    (NaN if sd = 0)."""
     s_a = np.asarray(s_a, dtype=np.float64).ravel()
     s_b = np.asarray(s_b, dtype=np.float64).ravel()
     pooled = np.concatenate([s_a, s_b])
@@ -512,10 +513,10 @@ class LPBS:
                 lm,
                 "masked",
                 "LPBS (Kurita et al. 2019)",
-                "its prior P(target) is read at a [MASK] put on the target while the attribute is masked too, "
-                "with words on both sides visible; a causal model has no mask and reads left to right, so the "
-                "prior has no causal meaning. Compare sentence log-likelihoods instead (biaskit.lm.score_pairs "
-                "with 'll')",
+                "its prior P(target) is read at a [MASK] put on the target while the attribute is masked "
+                "too, with words on both sides visible; a causal model has no mask and reads left to right, "
+                "so the prior has no causal meaning. Compare sentence log-likelihoods instead "
+                "(biaskit.lm.score_pairs with 'll')",
             )
         builder = _Builder(lm, self.multi_token, self.prior_attribute_masks)
         groups = self.groups
@@ -531,7 +532,8 @@ class LPBS:
                                 combos.append((role, w, g, t, ar, a))
         if not combos:
             raise ValueError(
-                f"no (target, template) combination left (groups={groups}, query groups {sorted(query.templates)})"
+                f"no (target, template) combination left (groups={groups}, query groups "
+                f"{sorted(query.templates)})"
             )
         seq_index: dict[tuple[int, ...], int] = {}
         seqs: list[list[int]] = []
@@ -591,7 +593,8 @@ class LPBS:
 
     @staticmethod
     def attribute_scores(asc: pd.DataFrame) -> pd.DataFrame:
-        r""":math:`s_{log}(a, X, Y)` per attribute from :meth:`associations` (mean over targets x templates)."""
+        r""":math:`s_{log}(a, X, Y)` per attribute from :meth:`associations`
+        (mean over targets x templates)."""
         means = asc.pivot_table(
             index=["attr_role", "attribute"], columns="role", values="asc", aggfunc="mean"
         )
@@ -789,7 +792,8 @@ register_metric(
         grid_cell,
         None,
         {
-            "causal": "not for a causal language model (its prior is read at a mask, which a causal model does not have)",
+            "causal": "not for a causal language model (its prior is read at a mask, which a causal model "
+            "does not have)",
             "static": "lpbs needs a language model",
         },
         options=(

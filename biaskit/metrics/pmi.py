@@ -136,7 +136,8 @@ class SentenceIncidence:
         for i, sent in enumerate(sentences):
             if isinstance(sent, str):
                 raise ValueError(
-                    f"sentence {i} is a string, not a list of tokens; tokenise first (biaskit.data.corpus.load_corpus)"
+                    f"sentence {i} is a string, not a list of tokens; tokenise first "
+                    "(biaskit.data.corpus.load_corpus)"
                 )
             indices.extend({vocab.setdefault(w, len(vocab)) for w in sent})
             indptr[i + 1] = len(indices)
@@ -193,7 +194,8 @@ class SentenceIncidence:
     def pair_counts(
         self, row_groups: Sequence[Sequence[str]], col_groups: Sequence[Sequence[str]]
     ) -> np.ndarray:
-        r"""``C[i, j]`` = :math:`\sum_{a \in R_i, x \in C_j} f(a, x)`, f(a, x) = sentences containing both words.
+        r"""``C[i, j]`` = :math:`\sum_{a \in R_i, x \in C_j} f(a, x)`, f(a, x) = sentences containing both
+        words.
 
         Equals :math:`\sum_s |R_i \cap s| \cdot |C_j \cap s|`: the pair frequencies of the
         frequency baseline (seed 000 eq. 3.2, generalised to word sets).
@@ -274,7 +276,8 @@ class PMIResult:
             )
             lines.append(
                 f"  {what} that a sentence mentioning group A also mentions the phenomenon X is {ratio:.3f} "
-                "times that for group B (BIAS_PMI > 0: X goes with A more than with B; < 0: with B; 0: equally)"
+                "times that for group B (BIAS_PMI > 0: X goes with A more than with B; < 0: with B; 0: "
+                "equally)"
             )
         else:
             lines.append("  undefined: a zero count (see the note in details)")
@@ -298,7 +301,8 @@ class PMIResult:
                 )
             else:
                 lines.append(
-                    f"  -> at alpha = {alpha}: the counts are compatible with X co-occurring equally with A and B."
+                    f"  -> at alpha = {alpha}: the counts are compatible with X co-occurring equally with A "
+                    "and B."
                 )
         else:
             lines.append(
@@ -754,8 +758,10 @@ class FrequencyBaseline:
         unit = "pairs of words" if self.unit == "pair" else "sentences"
         lines = [
             f"Frequency baseline prop = {self.prop:.4f}: of the {self.f_A + self.f_B:,} co-occurrences "
-            f"({unit}) of the phenomenon X with group A or B, {self.f_A:,} are with A and {self.f_B:,} with B",
-            "  prop = 0.5 means X appears as often with A as with B; above 0.5 more with A, below more with B",
+            f"({unit}) of the phenomenon X with group A or B, {self.f_A:,} are with A and {self.f_B:,} "
+            "with B",
+            "  prop = 0.5 means X appears as often with A as with B; above 0.5 more with A, below more "
+            "with B",
             textwrap.indent(self.binomial.summary(alpha), "  "),
         ]
         if self.ztest is not None:

@@ -515,7 +515,8 @@ class RecoveryResult:
         for name, r in self.tests.items():
             found = r.p_value is not None and r.p_value < alpha
             lines.append(f"{name}: {r.statistic:.3f} (p {format_p_value(r.p_value)}) -> "
-                         + ("recovers the labels" if found else "not above chance") + f" at alpha = {alpha}")  # fmt: skip
+                         + ("recovers the labels" if found else "not above chance")
+                         + f" at alpha = {alpha}")  # fmt: skip
         return "\n".join(lines)
 
 
@@ -533,9 +534,10 @@ def contextual_recovery(
     (:func:`biaskit.embeddings.contextual.contextual_word_vectors`: the mean of the word's own last hidden
     states in bleached templates, centred over the words), labelled by ``labels`` (two values).
 
-    Returns a :class:`RecoveryResult` with ``"cluster"``, ``"classifier"`` and, when ``pool_bias`` (pool word -> original bias,
-    read on the undebiased model) is given, ``"neighbours"``: the correlation of the labels (the second
-    label value as +1) with the share of male-biased pool words among each word's ``k`` nearest.
+    Returns a :class:`RecoveryResult` with ``"cluster"``, ``"classifier"`` and, when ``pool_bias``
+    (pool word -> original bias, read on the undebiased model) is given, ``"neighbours"``: the correlation of
+    the labels (the second label value as +1) with the share of male-biased pool words among each word's
+    ``k`` nearest.
     The representation of a word is :math:`h_w = \frac{1}{|T|}\sum_{t \in T} h_L(w \mid t) - \bar h`
     (its last hidden states over the templates T, centred over the words).
 
@@ -562,7 +564,8 @@ def contextual_recovery(
     if pool_bias is not None:
         out["neighbours"] = neighbour_recovery(kv, 2.0 * y - 1, words=words, pool_words=pool,
                                                pool_bias=[pool_bias[w] for w in pool], k=k,
-                                               n_permutations=n_permutations, random_state=random_state)  # fmt: skip
+                                               n_permutations=n_permutations,
+                                               random_state=random_state)  # fmt: skip
     return RecoveryResult(out)
 
 
@@ -706,12 +709,14 @@ register_metric(
     family="language models",
     model_kinds=("masked", "causal"),
     directional=False,
-    test="permutation test (clustering, neighbours) and exact binomial test (classifier), as for word vectors",
+    test="permutation test (clustering, neighbours) and exact binomial test (classifier), "
+    "as for word vectors",
     citation=GG_CITATION + ", section 4; representations as in May et al. (2019) and Delobelle et al. (2022)",
     entry_point=contextual_recovery,
     grid=GridSupport("words", contextual_grid_cell),
     example=_contextual_example,
     returns="RecoveryResult (cluster, classifier, neighbours: TestResult each)",
-    summary="Whether the gender of words can still be read from a (debiased) language model's representations.",
+    summary="Whether the gender of words can still be read from a (debiased) language model's "
+    "representations.",
     **_RECOVERY,
 )

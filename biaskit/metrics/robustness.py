@@ -70,7 +70,8 @@ def _as_diff(x: Sequence[float] | np.ndarray | pd.Series, name: str) -> np.ndarr
 
 
 def m_bias_sign(diff: Sequence[float] | np.ndarray, *, ties: SignTies = "negative") -> np.ndarray:
-    r"""Kwon et al.'s preference :math:`M_{(bias,kwon)} = \operatorname{sign}(M_{diff})` (seed 000 section 4.3).
+    r"""Kwon et al.'s preference :math:`M_{(bias,kwon)} = \operatorname{sign}(M_{diff})`
+    (seed 000 section 4.3).
 
     Returns +1 (stereotypical sentence preferred) or -1.  A difference of exactly 0 is
     mapped to -1 with ``ties="negative"`` (the thesis's code: ``M_bias = M_diff > 0``;
@@ -313,7 +314,8 @@ PARAPHRASE_COLUMNS = ("sent_more", "sent_less", "sent_more_par", "sent_less_par"
 
 
 def claims_paraphrase_dataset(path: str) -> bool:
-    """Whether a grid dataset identifier is a paraphrase dataset (``paraphrases:es``, ``paraphrases:<file>``)."""
+    """Whether a grid dataset identifier is a paraphrase dataset (``paraphrases:es``,
+    ``paraphrases:<file>``)."""
     return path.lower().startswith("paraphrases:")
 
 
@@ -431,7 +433,8 @@ register_dataset_loader(
     kinds=("paraphrases",),
     claims=claims_paraphrase_dataset,
     load=load_paraphrase_dataset,
-    identifiers="paraphrases:es, or paraphrases:<file.csv> with sent_more, sent_less, sent_more_par, sent_less_par",
+    identifiers="paraphrases:es, or paraphrases:<file.csv> "
+    "with sent_more, sent_less, sent_more_par, sent_less_par",
 )
 register_metric(
     "robustness",

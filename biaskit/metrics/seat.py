@@ -479,8 +479,8 @@ def seat(
         not_embedded[owner[i]].append(f"{texts[i]} ({enc.report['problem'].iloc[i]})")
     if len(bad):
         msg = (
-            f"{query.name or 'SEAT'}: {len(bad)} stimulus/stimuli could not be embedded by {_describe(encoder)}: "
-            + "; ".join(f"{r}: {v[:3]}" for r, v in not_embedded.items() if v)
+            f"{query.name or 'SEAT'}: {len(bad)} stimulus/stimuli could not be embedded by "
+            f"{_describe(encoder)}: " + "; ".join(f"{r}: {v[:3]}" for r, v in not_embedded.items() if v)
         )
         if test.oov_policy == "raise":
             raise ValueError(msg)
@@ -678,8 +678,8 @@ register_dataset_loader(
     kinds=("words", "sentences"),
     claims=lambda path: True,
     load=load_query_dataset,
-    identifiers="may2019:weat7, may2019:sent-weat7, bfh:de/WEAT/CW1, bfh:de/SEAT/CW1_context, es:seat_math_arts, "
-    "es:seat_math_arts/words, or a WEAT / SEAT file",
+    identifiers="may2019:weat7, may2019:sent-weat7, bfh:de/WEAT/CW1, bfh:de/SEAT/CW1_context, "
+    "es:seat_math_arts, es:seat_math_arts/words, or a WEAT / SEAT file",
     fallback=True,
 )
 register_metric(

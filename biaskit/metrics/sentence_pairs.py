@@ -1,4 +1,5 @@
-r"""Barza's sentence-pair test (seed 002 section 4.1): SLD, ASLD, their intervals and the evaluation-size curve.
+r"""Barza's sentence-pair test (seed 002 section 4.1): SLD, ASLD, their intervals and the evaluation-size
+curve.
 
 K. G. Barza (2023), *Towards a Robust Gender Bias Evaluation in NLP*, MSc thesis, American University of
 Beirut.  For a pair (S_1, S_2) differing only in gendered words, with the pseudo-log-likelihood PLL of
@@ -39,7 +40,8 @@ __all__ = [
 
 
 def sentence_likelihood_difference(pll_1: Any, pll_2: Any, *, signed: bool = False) -> np.ndarray:
-    r""":math:`\mathrm{SLD} = |\mathrm{PLL}(S_1) - \mathrm{PLL}(S_2)|` per pair (seed 002 section 4.1.2); ``signed=True`` drops the |.|."""
+    r""":math:`\mathrm{SLD} = |\mathrm{PLL}(S_1) - \mathrm{PLL}(S_2)|` per pair (seed 002 section 4.1.2);
+    ``signed=True`` drops the |.|."""
     a, b = np.asarray(pll_1, dtype=float).ravel(), np.asarray(pll_2, dtype=float).ravel()
     if a.shape != b.shape:
         raise ValueError(f"pll_1 and pll_2 must be aligned pair by pair, got {a.size} and {b.size} values")
@@ -50,7 +52,8 @@ def sentence_likelihood_difference(pll_1: Any, pll_2: Any, *, signed: bool = Fal
 
 
 def asld(pll_1: Any, pll_2: Any) -> float:
-    r""":math:`\mathrm{ASLD} = \frac1N\sum_i |\mathrm{PLL}(S_{1i}) - \mathrm{PLL}(S_{2i})|` (seed 002 section 4.1.2)."""
+    r""":math:`\mathrm{ASLD} = \frac1N\sum_i |\mathrm{PLL}(S_{1i}) - \mathrm{PLL}(S_{2i})|`
+    (seed 002 section 4.1.2)."""
     s = sentence_likelihood_difference(pll_1, pll_2)
     if s.size == 0:
         raise ValueError("ASLD of an empty set of pairs")
@@ -94,7 +97,8 @@ def default_pll_scorer(mlm: Any) -> Callable[[Sequence[str]], Any]:
     from biaskit.lm import score_sentences
 
     def scorer(sentences: Sequence[str]) -> np.ndarray:
-        # metric None: the pseudo-log-likelihood "sz" of a masked model, the log-likelihood "ll" of a causal one
+        # metric None: the pseudo-log-likelihood "sz" of a masked model, the log-likelihood "ll" of a causal
+        # one
         res = score_sentences(mlm, list(sentences), None, progress=False)
         got = res.scores.set_index("row")["score"]
         missing = sorted(set(range(len(sentences))) - set(got.index))
@@ -155,8 +159,8 @@ def asld_table(
             shown = ", ".join(map(str, bad[:10].tolist()))
             more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
             raise ValueError(
-                f"asld_table: {column!r} is {what} in {len(bad)} of {len(scored)} rows (index {shown}{more}); "
-                f"leave them out first if that is meant: {keep[column]}"
+                f"asld_table: {column!r} is {what} in {len(bad)} of {len(scored)} rows (index "
+                f"{shown}{more}); leave them out first if that is meant: {keep[column]}"
             )
     groups: list[tuple[str, np.ndarray]] = [
         (str(c), g[value].to_numpy(float)) for c, g in scored.groupby(category, sort=False)
@@ -187,7 +191,8 @@ def asld_confidence_interval(
     method: str = "BCa",
     random_state: int | None = 0,
 ) -> TestResult:
-    """Bootstrap confidence interval of the ASLD (mean SLD) over pairs (not in the thesis; ``biaskit.core.stats.bootstrap_ci``)."""
+    """Bootstrap confidence interval of the ASLD (mean SLD) over pairs (not in the thesis;
+    ``biaskit.core.stats.bootstrap_ci``)."""
     from biaskit.core.stats import bootstrap_ci
 
     v = np.asarray(sld, dtype=float).ravel()
@@ -214,7 +219,8 @@ def asld_sample_size_curve(
     replace: bool = False,
     random_state: int | None = 0,
 ) -> pd.DataFrame:
-    """ASLD on random subsets of n pairs, ``n_draws`` draws per size, per category (seed 002 section 4.1.3, Fig. 6).
+    """ASLD on random subsets of n pairs, ``n_draws`` draws per size, per category
+    (seed 002 section 4.1.3, Fig. 6).
 
     The thesis averages 5 draws; the SD over draws is returned too.  Sampling is
     without replacement by default (the thesis does not say; at n = N every draw is the

@@ -213,7 +213,8 @@ def example_table(
         parts = []
         if n_unpredicted:
             parts.append(
-                f"{n_unpredicted} of {len(examples)} {split} examples have no prediction for one of their options"
+                f"{n_unpredicted} of {len(examples)} {split} examples have no prediction for one of their "
+                "options"
             )
         if malformed:
             parts.append(
@@ -243,7 +244,8 @@ def example_table(
 
 
 def _proportion_test(count: int, n: int, alternative: str, h0: str, h1: str) -> TestResult:
-    """:func:`proportion_ztest`, or the exact binomial test when the z test is undefined (0 or n successes)."""
+    """:func:`proportion_ztest`, or the exact binomial test when the z test is undefined
+    (0 or n successes)."""
     if 0 < count < n:
         return proportion_ztest(count, n, 0.5, alternative, h0=h0, h1=h1)  # type: ignore[arg-type]
     logger.info("%d of %d successes: the z test is undefined, using the exact binomial test", count, n)
@@ -636,7 +638,8 @@ def predictions_from_option_scores(
 
 # --------------------------------------------------------------------------- the batch grid
 def claims_stereoset_dataset(path: str) -> bool:
-    """Whether a grid dataset identifier or path is a StereoSet file (``stereoset:...`` or a file named *stereoset*)."""
+    """Whether a grid dataset identifier or path is a StereoSet file
+    (``stereoset:...`` or a file named *stereoset*)."""
     p = path.lower()
     return p.startswith("stereoset:") or "stereoset" in Path(p).name
 
@@ -685,9 +688,12 @@ def _toy_stereoset() -> dict[str, Any]:
                 "id": f"toy{i}", "target": prof, "bias_type": "gender" if i % 2 == 0 else "profession",
                 "context": f"The {prof} said that BLANK likes music.",
                 "sentences": [
-                    {"id": f"toy{i}s", "sentence": f"The {prof} said that {ster} likes music.", "gold_label": "stereotype"},
-                    {"id": f"toy{i}a", "sentence": f"The {prof} said that {anti} likes music.", "gold_label": "anti-stereotype"},
-                    {"id": f"toy{i}u", "sentence": f"The {prof} said that {TOY_X[i % 6]} likes music.", "gold_label": "unrelated"},
+                    {"id": f"toy{i}s", "sentence": f"The {prof} said that {ster} likes music.",
+                     "gold_label": "stereotype"},
+                    {"id": f"toy{i}a", "sentence": f"The {prof} said that {anti} likes music.",
+                     "gold_label": "anti-stereotype"},
+                    {"id": f"toy{i}u", "sentence": f"The {prof} said that {TOY_X[i % 6]} likes music.",
+                     "gold_label": "unrelated"},
                 ],
             }
         )  # fmt: skip
@@ -806,7 +812,8 @@ def _comp_example() -> TestResult:
 
 register_dataset_kind(
     "stereoset",
-    "StereoSet intrasentence blanks (the official gold JSON: context, stereotype, anti-stereotype, unrelated)",
+    "StereoSet intrasentence blanks (the official gold JSON: context, stereotype, anti-stereotype, "
+    "unrelated)",
     example=_toy_stereoset,
 )
 register_dataset_loader(

@@ -1,7 +1,7 @@
 """Small in-memory inputs on which every registered metric's example runs (its ``example`` hook).
 
-The conformance tests (``tests/metrics/test_metric_conformance.py``) call each metric's ``example()``, which runs
-the metric on these toys in well under a second, and check what comes back.  A metric of a plug-in
+The conformance tests (``tests/metrics/test_metric_conformance.py``) call each metric's ``example()``, which
+runs the metric on these toys in well under a second, and check what comes back.  A metric of a plug-in
 package may use them too.  Everything here is built in memory, deterministically (fixed seeds), with
 no download and no bundled file, and cached per process; this module imports no metric module, so
 that every metric module may import it:

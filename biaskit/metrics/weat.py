@@ -281,9 +281,10 @@ def permutation_pvalue(
     ``s_x`` / ``s_y`` are the association scores of the words of X and Y.  The pool is
     X u Y; partitions are subsets of size |X| (the new X_i; the rest is Y_i).  See the
     module docstring for the exact / sampled rules and the ``comparison`` convention.
-    The test is :func:`biaskit.core.permutation.permutation_test` on :class:`~biaskit.core.permutation.Partitions`
-    of X u Y (distinct draws), its statistic a function of each partition's sum of s
-    (:meth:`~biaskit.core.permutation.Partitions.sums`); ties within ``1e-9 (1 + sum |s|)``.
+    The test is :func:`biaskit.core.permutation.permutation_test` on
+    :class:`~biaskit.core.permutation.Partitions` of X u Y (distinct draws), its statistic a function of each
+    partition's sum of s (:meth:`~biaskit.core.permutation.Partitions.sums`); ties within
+    ``1e-9 (1 + sum |s|)``.
     Returns its :class:`~biaskit.core.permutation.PermutationResult`: ``p_value``, ``method``
     ("exact" or "sampled"), ``n_partitions_total``, ``n_partitions_evaluated``, ``n_extreme``,
     ``comparison``, ``tie_tolerance``, ``observed``, ``null_mean``, ``null_sd`` (and
@@ -724,7 +725,8 @@ register_metric(
     model_kinds=("static", "masked"),
     directional=True,
     test="permutation test over the target words (exact or sampled), effect size d",
-    citation="Caliskan et al. 2017, Semantics derived automatically from language corpora contain human-like biases",
+    citation="Caliskan et al. 2017, "
+    "Semantics derived automatically from language corpora contain human-like biases",
     section="seed 000 sections 3.4.2, 3.5.3",
     entry_point=WEAT,
     summary="association of two target word sets with two attribute word sets",
@@ -735,7 +737,8 @@ register_metric(
         "biaskit.metrics.seat:grid_cell",
         _grid_methods,
         {
-            "causal": "not for a causal language model (sentence encodings come from masked models or word vectors here)"
+            "causal": "not for a causal language model (sentence encodings come from masked models or word "
+            "vectors here)"
         },
         options=(
             Option(
