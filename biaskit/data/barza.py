@@ -141,7 +141,8 @@ def _read_sentence_csv(
 
 
 def load_tgb_pairs(which: Literal["tgb", "thesis_other", "all"] = "tgb") -> pd.DataFrame:
-    """Gender-swapped sentence pairs printed in the thesis: columns ``category, sent_stereo, sent_anti, source``.
+    """Gender-swapped sentence pairs printed in the thesis: columns
+    ``category, sent_stereo, sent_anti, source``.
 
     ``"tgb"``: the four occupation pairs the thesis prints as TGB examples (sections
     4.1.1.2-4.1.2).  ``"thesis_other"``: six other swapped pairs it prints (the
@@ -194,7 +195,8 @@ def load_tgb_examples() -> pd.DataFrame:
 
 
 def load_barza_published() -> dict[str, Any]:
-    """The thesis's result tables 3, 4, 5 and its worked examples, verbatim (``data/barza/published_results.json``).
+    """The thesis's result tables 3, 4, 5 and its worked examples, verbatim
+    (``data/barza/published_results.json``).
 
     Invalid JSON raises ``ValueError`` naming the file, line and column.
 

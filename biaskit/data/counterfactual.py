@@ -65,9 +65,9 @@ class GenderLexicon:
     def __post_init__(self) -> None:
         if not self.to_female and not self.name_to_female:
             raise ValueError(
-                f"the gender-swap lexicon{' ' + self.source if self.source else ''} is empty (no word pairs and no "
-                "name pairs): CDS and the planted controls would change nothing and report no swap; give it "
-                "[male, female] pairs (the bundled wordlists/en/cds_gender_pairs.json has 100+)"
+                f"the gender-swap lexicon{' ' + self.source if self.source else ''} is empty (no word pairs "
+                "and no name pairs): CDS and the planted controls would change nothing and report no swap; "
+                "give it [male, female] pairs (the bundled wordlists/en/cds_gender_pairs.json has 100+)"
             )
 
     def gender_of(self, word: str, *, names: bool = True) -> Gender | None:
@@ -103,8 +103,8 @@ def load_gender_lexicon(path: str | None = None) -> GenderLexicon:
         raise ValueError(f"{p}: 'pairs' must be a list of [male, female] word pairs, got {str(pairs)[:80]}")
     if not pairs:
         raise ValueError(
-            f"{p}: the gender-swap lexicon is empty ('pairs' has no [male, female] word pair): CDS would swap "
-            "nothing; fill it or use the bundled wordlists/en/cds_gender_pairs.json"
+            f"{p}: the gender-swap lexicon is empty ('pairs' has no [male, female] word pair): CDS would "
+            "swap nothing; fill it or use the bundled wordlists/en/cds_gender_pairs.json"
         )
     to_f: dict[str, str] = {}
     to_m: dict[str, str] = {}

@@ -74,9 +74,13 @@ __all__ = [
 #: sha256 of every bundled file this module reads (also listed in each PROVENANCE.md).
 CHECKSUMS: dict[str, str] = {
     "crows-pairs-es/es_en.csv": "2bf31d1a9cf2d03e5fcdcd07878abbe08fb8f7bec6a0c60870310b67da7ab383",
-    "crows-pairs/crows_pairs_anonymized.csv": "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c",
+    "crows-pairs/crows_pairs_anonymized.csv": (
+        "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"
+    ),
     "stereoset/dev.json.gz": "ad81222e550aa3ad52f69b6592bb8f73d673fde1ee1e66dc536ab53192db4b26",
-    "stereoset/predictions_bert-base-cased.json.gz": "16baf047762db5993c4b6c0b0e54166529949d43203a6d196a15d452533500cd",
+    "stereoset/predictions_bert-base-cased.json.gz": (
+        "16baf047762db5993c4b6c0b0e54166529949d43203a6d196a15d452533500cd"
+    ),
 }
 
 CrowsVariant = Literal["original", "paraphrased", "random"]
@@ -650,7 +654,8 @@ def validate_stereoset_predictions(
                 issues.append(
                     issue_record(
                         None,
-                        f"repeated prediction id (also at {seen[rid]}); the last score is used, as the official scorer does",
+                        f"repeated prediction id (also at {seen[rid]}); the last score is used, as the "
+                        "official scorer does",
                         "kept",
                         rid,
                         row=i,

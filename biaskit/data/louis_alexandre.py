@@ -136,7 +136,8 @@ def load_louis_alexandre_tables(path: str | Path | None = None) -> dict[str, Any
 
 @dataclass(frozen=True)
 class TemplateSet:
-    """Template sentences with a context slot ``{target}`` (or ``{target_pl}``) and a predicted slot ``{feature}``.
+    """Template sentences with a context slot ``{target}`` (or ``{target_pl}``) and a predicted slot
+    ``{feature}``.
 
     ``forms[i]`` says which surface form of the predicted class template ``i`` takes
     (``"base"``, ``"singular"``/``"plural"`` for gender, ``"adjective"``/``"noun"`` for religion).
@@ -176,7 +177,8 @@ class TemplateSet:
         feature_category: str = "feature",
         key: str | None = None,
     ) -> TemplateSet:
-        """Your own templates: ``"{target} works as a {feature}."`` (``{target_pl}`` = plural of the target)."""
+        """Your own templates: ``"{target} works as a {feature}."`` (``{target_pl}`` = plural of the
+        target)."""
         temps = tuple(templates)
         forms = tuple(template_form(t, feature_category) for t in temps)
         return cls(
@@ -270,7 +272,8 @@ def _templates_cached(path: str, ascii_apostrophes: bool, fix_plural_spacing: bo
 def load_louis_alexandre_templates(
     path: str | Path | None = None, *, ascii_apostrophes: bool = True, fix_plural_spacing: bool = True
 ) -> dict[str, TemplateSet]:
-    """The 55 template sets of seed 004 Appendix A.1.2 as :class:`TemplateSet` (keys ``"occupation-trait"``...).
+    """The 55 template sets of seed 004 Appendix A.1.2 as :class:`TemplateSet` (keys
+    ``"occupation-trait"``...).
 
     ``complete`` is False for the 10 sets whose printed size differs from Table 3.1 (e.g.
     Occupation - Gender: 2 printed vs 8 + 4); they are used as printed (a warning is logged when used).
@@ -294,7 +297,8 @@ def template_set(target_category: str, feature_category: str, **kwargs: Any) -> 
     ts = sets[key]
     if not ts.complete:
         logger.warning(
-            "template set %s: %d templates printed in Appendix A.1.2 but Table 3.1 says %s; using the printed ones",
+            "template set %s: %d templates printed in Appendix A.1.2 but Table 3.1 says %s; using the "
+            "printed ones",
             key,
             len(ts),
             ts.table_count,

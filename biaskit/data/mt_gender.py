@@ -1,4 +1,5 @@
-"""MT Gender (Stanovsky, Smith & Zettlemoyer 2019), rebuilt from WinoBias and Winogender as its authors built it.
+"""MT Gender (Stanovsky, Smith & Zettlemoyer 2019), rebuilt from WinoBias and Winogender as its authors built
+it.
 
 Seed 002 (Barza 2023) section 6.1 fine-tunes BERT on the English sentences of MT Gender ("Evaluating Gender
 Bias in Machine Translation", ACL 2019; ``gabrielStanovsky/mt_gender``, ``data/aggregates/en.txt``, MIT) and
@@ -188,7 +189,8 @@ def load_mt_gender(*, neutral: bool = True, root: str | Path | None = None) -> p
 def mt_gender_sample(
     n: int | None = None, *, neutral: bool = True, seed: int = 0, root: str | Path | None = None
 ) -> pd.DataFrame:
-    """The rows of :func:`load_mt_gender` drawn for fine-tuning (seed 002 section 6.1): all, or about ``n`` by pairs.
+    """The rows of :func:`load_mt_gender` drawn for fine-tuning (seed 002 section 6.1): all, or about ``n`` by
+    pairs.
 
     With ``n``, pairs (a sentence and its pronoun-swapped counterparts, column ``pair``) are drawn at
     random (``numpy.random.default_rng(seed)``) until ``n`` sentences are reached, so the sample keeps the

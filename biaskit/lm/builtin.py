@@ -255,16 +255,17 @@ def model_not_found_error(
         folder = catalogue.models_dir() / name
         return ModelNotFoundError(
             f"the bundled {what} {name!r}{where} is missing: looked for {folder / catalogue.TRAINING_JSON} "
-            f"(not there). Retrain it with `python -m biaskit train-models {name}`, or restore data/models/{name} "
-            "from the repository (git checkout -- data/models). Nothing random is run in its place."
+            f"(not there). Retrain it with `python -m biaskit train-models {name}`, or restore "
+            f"data/models/{name} from the repository (git checkout -- data/models). Nothing random is run in "
+            "its place."
         )
     guess = did_you_mean(name)
     hint = f" Did you mean {guess!r}?" if guess else ""
     return ModelNotFoundError(
         f"{what} {name!r}{where} was not found.{hint} Looked for: a bundled model of biaskit (not one of "
-        f"{', '.join(catalogue.MODEL_NAMES)}, nor a stand-in '{FALLBACK_MODEL}' / '{FALLBACK_CAUSAL_MODEL}'), "
-        f"a folder {resolve_user_path(name)} (not there), the local Hugging Face cache {hf_cache_dir()} (not "
-        "there). Nothing random is run in its place. " + how_to_get_model(name)
+        f"{', '.join(catalogue.MODEL_NAMES)}, nor a stand-in '{FALLBACK_MODEL}' / "
+        f"'{FALLBACK_CAUSAL_MODEL}'), a folder {resolve_user_path(name)} (not there), the local Hugging Face "
+        f"cache {hf_cache_dir()} (not there). Nothing random is run in its place. " + how_to_get_model(name)
     )
 
 
@@ -281,9 +282,9 @@ def _no_default_error(
         else "there is no bundled model for it"
     )
     return ModelNotFoundError(
-        f"no {lm_kind} language model for language {language!r} on this machine: {pretrained!r} is not in the "
-        f"local Hugging Face cache {hf_cache_dir()} and {bundled}. Name a model (a folder, a cached hub id), "
-        f"get one ({how_to_get_model(pretrained)}), or, for a pipeline check only, ask for the random "
+        f"no {lm_kind} language model for language {language!r} on this machine: {pretrained!r} is not in "
+        f"the local Hugging Face cache {hf_cache_dir()} and {bundled}. Name a model (a folder, a cached hub "
+        f"id), get one ({how_to_get_model(pretrained)}), or, for a pipeline check only, ask for the random "
         f"stand-in by name ('{FALLBACK_CAUSAL_MODEL if lm_kind == 'causal' else FALLBACK_MODEL}') or pass "
         "allow_fallback=True: its numbers mean nothing about bias."
     )
@@ -317,7 +318,8 @@ def is_trained_name(name: str) -> bool:
 
 
 def _is_causal_name(name: str) -> bool:
-    """True for the bundled causal models (``en-clm``, ``en-clm-planted-sXX``, ...) and the causal stand-in."""
+    """True for the bundled causal models (``en-clm``, ``en-clm-planted-sXX``, ...) and the causal
+    stand-in."""
     return name == FALLBACK_CAUSAL_MODEL or "-clm" in name
 
 
@@ -342,8 +344,8 @@ def kind_of_name(name: str) -> ModelKind | None:
 
 def _warn_random(name: str) -> None:
     logger.warning(
-        "model %r is a random-weight stand-in: the numbers it gives come from RANDOM WEIGHTS and mean nothing "
-        "about bias (a pipeline check only)",
+        "model %r is a random-weight stand-in: the numbers it gives come from RANDOM WEIGHTS and mean "
+        "nothing about bias (a pipeline check only)",
         name,
     )
 
@@ -499,7 +501,8 @@ def tiny_tokenizer(
     lowercase: bool = True,
     model_max_length: int = 128,
 ):
-    """A ``transformers`` BERT tokenizer over :func:`build_wordpiece_vocab` (bundled Spanish text by default)."""
+    """A ``transformers`` BERT tokenizer over :func:`build_wordpiece_vocab` (bundled Spanish text by
+    default)."""
     if texts is None:
         vocab = _default_vocab(vocab_size, lowercase)
     else:

@@ -1,4 +1,5 @@
-"""The disk cache of sentence scores: one JSON-lines file per model, metric and dataset; resumable, checksummed.
+"""The disk cache of sentence scores: one JSON-lines file per model, metric and dataset; resumable,
+checksummed.
 
 Sentence scores (with their per-token log-probabilities) are appended, chunk by chunk, to a file under
 ``cache_dir()/pll/``, keyed by the model (name + revision, or a hash of the weights for in-process models:

@@ -69,7 +69,8 @@ CLM_NAMES: tuple[str, ...] = (
     *(causal_control_name(s) for s in CONTROL_SKEWS),
 )
 
-#: the bundled XLNet (permutation LM, Yang et al. 2019), for seed 004's padding-text experiment (section 3.3.3)
+#: the bundled XLNet (permutation LM, Yang et al. 2019), for seed 004's padding-text experiment (section
+#: 3.3.3)
 XLNET_NAMES: tuple[str, ...] = ("en-xlnet",)
 
 MODEL_NAMES: tuple[str, ...] = (
@@ -96,7 +97,8 @@ def model_path(name: str) -> Path:
     path = models_dir() / name
     if not (path / TRAINING_JSON).exists():
         raise FileNotFoundError(
-            f"bundled model {name!r} is missing at {path}; retrain it with `python -m biaskit train-models {name}`"
+            f"bundled model {name!r} is missing at {path}; retrain it with `python -m biaskit train-models "
+            f"{name}`"
         )
     return path
 
@@ -116,7 +118,8 @@ def folder_records(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def read_manifest() -> dict[str, dict[str, dict[str, Any]]] | None:
-    """The ``models`` table of :func:`manifest_path` (model -> file -> size and sha256), ``None`` without one."""
+    """The ``models`` table of :func:`manifest_path` (model -> file -> size and sha256), ``None`` without
+    one."""
     path = manifest_path()
     if not path.is_file():
         return None
@@ -213,7 +216,8 @@ def verify_model(name: str, *, force: bool = False) -> Path:
             raise _damaged(
                 name,
                 f,
-                f"its bytes differ from the recorded ones (sha256 {got[:16]}..., {rec['sha256'][:16]}... recorded)",
+                f"its bytes differ from the recorded ones (sha256 {got[:16]}..., {rec['sha256'][:16]}... "
+                "recorded)",
             )
     _verified.add(key)
     return folder

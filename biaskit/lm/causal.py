@@ -4,17 +4,19 @@ A causal (decoder) language model gives the exact probability of a sentence by t
 
 .. math:: \log P(W) = \sum_{t=1}^{n} \log P(w_t \mid \text{prefix}, w_1, \dots, w_{t-1}),
 
-where the prefix is the tokenizer's BOS token (else its EOS: :attr:`biaskit.lm.base.CausalLM.prefix_token_id`),
-as lm-evaluation-harness scores a continuation with an empty context, so the first word is scored too.
-No end-of-sentence token is scored (lm-evaluation-harness does not score one either).  One forward pass
-per sentence gives every term: the logits at position :math:`t-1` predict token :math:`t`.
-:func:`causal_log_probs` batches sentences (sorted by length, longest first, batches sized by a token
-budget, right padding, so absolute positions are unchanged) and, for GPT-2 / Llama / Mistral / Qwen layouts,
-applies the output layer only at the positions asked for.  The sentence-level scorers (``"ll"``, ``"ll_mean"``, ``"shared"``) are in
-:mod:`biaskit.lm.scoring`; ``benchmarks/bench_causal.py`` compares with one sentence at a time.
+where the prefix is the tokenizer's BOS token (else its EOS:
+:attr:`biaskit.lm.base.CausalLM.prefix_token_id`), as lm-evaluation-harness scores a continuation with an
+empty context, so the first word is scored too. No end-of-sentence token is scored (lm-evaluation-harness does
+not score one either).  One forward pass per sentence gives every term: the logits at position :math:`t-1`
+predict token :math:`t`. :func:`causal_log_probs` batches sentences (sorted by length, longest first, batches
+sized by a token budget, right padding, so absolute positions are unchanged) and, for GPT-2 / Llama / Mistral
+/ Qwen layouts, applies the output layer only at the positions asked for.  The sentence-level scorers
+(``"ll"``, ``"ll_mean"``, ``"shared"``) are in :mod:`biaskit.lm.scoring`; ``benchmarks/bench_causal.py``
+compares with one sentence at a time.
 
 A model whose tokenizer has neither BOS nor EOS cannot condition the first word on anything: its
-sentences are then scored from the second token on (:func:`encode_causal_sentence` logs a WARNING once per model).
+sentences are then scored from the second token on (:func:`encode_causal_sentence` logs a WARNING once per
+model).
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ class TreeRow:
 def prefix_tree_rows(
     inputs: Sequence[Sequence[int]], cap: int = TREE_ROW_TOKENS
 ) -> tuple[list[TreeRow], list[tuple[int, list[int]]]]:
-    """Pack token sequences into rows of a prefix tree, so that a beginning several of them share is read once.
+    """Pack token sequences into rows of a prefix tree, so that a beginning several of them share is read
+    once.
 
     The sequences are merged into a trie (one node per distinct prefix); its nodes are cut into rows of at
     most ``cap`` tokens: a subtree that fits is one row, preceded by the path from the root to it (the
@@ -212,8 +215,9 @@ def prefix_tree_rows(
 
 
 def _tree_packing_ok(lm: CausalLM, longest: int) -> bool:
-    """Classes that take position ids and a 4-D attention mask as given (checked by ``tests/lm/test_causal_scoring.py``);
-    a sliding-window model only when no sentence is longer than its window."""
+    """Classes that take position ids and a 4-D attention mask as given (checked by
+    ``tests/lm/test_causal_scoring.py``); a sliding-window model only when no sentence is longer than its
+    window."""
     if _causal_head(lm.model) is None:
         return False
     window = getattr(lm.model.config, "sliding_window", None)
@@ -246,9 +250,9 @@ def causal_log_probs(
     state read by several sentences goes through the output layer once.  Otherwise (or with
     ``share_prefixes=False``) each sequence is a row, and a padded batch gets its attention mask (with
     right padding a causal model's tokens never attend to the padding after them anyway; without the mask
-    transformers prints a warning).  GPT-2's Python tanh-GELU runs as PyTorch's fused kernel of the same formula
-    (:func:`biaskit.lm.base.fused_activations`).  Equal, to float rounding, to a token-by-token loop that
-    feeds each prefix alone (``tests/lm/test_causal_scoring.py``).
+    transformers prints a warning).  GPT-2's Python tanh-GELU runs as PyTorch's fused kernel of the same
+    formula (:func:`biaskit.lm.base.fused_activations`).  Equal, to float rounding, to a token-by-token loop
+    that feeds each prefix alone (``tests/lm/test_causal_scoring.py``).
     """
     for i, pos in enumerate(positions):
         if any(p < 1 or p >= len(seqs[i]) for p in pos):

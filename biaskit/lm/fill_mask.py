@@ -70,9 +70,9 @@ def fill_blank_probabilities(
     subword_probs``.  Rows whose context lacks the placeholder, whose word is empty or
     tokenises to ``[UNK]``, or that exceed the model window are reported in
     ``df.attrs["report"]`` and left out (``errors="raise"`` raises), and logged as one WARNING
-    (``log=False``: not logged, for a caller that logs its own, as :func:`baseline_probabilities`).  The masked copies are batched
-    longest first by a token budget (``batch_tokens``; at most ``batch_size`` rows when given), as
-    :func:`biaskit.lm.masked.masked_log_probs`.
+    (``log=False``: not logged, for a caller that logs its own, as :func:`baseline_probabilities`).  The
+    masked copies are batched longest first by a token budget (``batch_tokens``; at most ``batch_size`` rows
+    when given), as :func:`biaskit.lm.masked.masked_log_probs`.
     """
     require_kind(lm, "masked", "fill_blank_probabilities", _WHY_MASK)
     if len(contexts) != len(words):
@@ -180,7 +180,8 @@ def baseline_probabilities(
     progress: bool = True,
     lines: Sequence[int] | None = None,
 ) -> pd.DataFrame:
-    r"""The baseline of seed 000 section 4.1.2: :math:`P(\text{ster.})` and :math:`P(\text{anti-ster.})` per context.
+    r"""The baseline of seed 000 section 4.1.2: :math:`P(\text{ster.})` and :math:`P(\text{anti-ster.})` per
+    context.
 
     .. math:: P(\text{stereotypical sentence}) = \sum_{v \in V^{ster}} p_v, \qquad
               P(\text{anti-stereotypical sentence}) = \sum_{v \in V^{anster}} p_v
@@ -194,8 +195,8 @@ def baseline_probabilities(
     the ``placeholder`` has none on either side, and :func:`biaskit.metrics.stereoset.comp_baseline_test`
     leaves such a context out instead of counting 0 >= 0 as stereotypical.  What could not be scored is
     listed in ``df.attrs["report"]`` and in one WARNING, each context by its row (its position in
-    ``contexts``) or, when ``lines`` gives each context's line in its file, by that line.  Feed ``p_ster`` / ``p_anster``
-    to :func:`biaskit.metrics.stereoset.comp_baseline_test` (experiment :math:`E^{Comp}`), or use
+    ``contexts``) or, when ``lines`` gives each context's line in its file, by that line.  Feed ``p_ster`` /
+    ``p_anster`` to :func:`biaskit.metrics.stereoset.comp_baseline_test` (experiment :math:`E^{Comp}`), or use
     :func:`biaskit.metrics.stereoset.comp_baseline_sets`, which does both.
     """
     require_kind(lm, "masked", "baseline_probabilities", _WHY_MASK)

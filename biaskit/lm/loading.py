@@ -190,7 +190,10 @@ def model_folder_problem(folder: str | Path, key: str | None = None, *, require:
         weights = [f for f in sealed if _is_weight_file(f.name)]
         key = recorded_key((weights or sealed)[0])
         if key is None:
-            return f"{(weights or sealed)[0].name}: its checksum file is unreadable or of an earlier biaskit's format"
+            return (
+                f"{(weights or sealed)[0].name}: its checksum file is unreadable or of an earlier biaskit's "
+                "format"
+            )
     if not any(_is_weight_file(f.name) for f in files):
         return f"no weights file ({WEIGHT_FILES[0]}) in {folder}"
     for f in files:
@@ -209,7 +212,8 @@ def _disk_full(exc: OSError, path: Path) -> DiskFullError:
     err = DiskFullError(
         exc.errno,
         f"no space left to write {path}{free}: free some space on that disk, or write elsewhere (another "
-        f"output folder, or BIASKIT_CACHE_DIR on a larger disk); the files in {path.parent} were left as they were",
+        f"output folder, or BIASKIT_CACHE_DIR on a larger disk); the files in {path.parent} were left as "
+        "they were",
     )
     err.filename = str(path)
     return err
@@ -344,8 +348,8 @@ def check_model_folder(path: str | Path, kind: ModelKind | None = None) -> None:
         config = json.loads(cfg_file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ModelFolderError(
-            f"{cfg_file}: not valid JSON ({type(exc).__name__}: {exc}); the folder is damaged: save the model "
-            "there again (model.save_pretrained(folder))"
+            f"{cfg_file}: not valid JSON ({type(exc).__name__}: {exc}); the folder is damaged: save the "
+            "model there again (model.save_pretrained(folder))"
         ) from exc
     if kind is not None:
         declared = _declared_kinds(config if isinstance(config, dict) else {})
@@ -361,8 +365,8 @@ def check_model_folder(path: str | Path, kind: ModelKind | None = None) -> None:
     weights += [f for f in sorted(folder.glob("model-*.safetensors")) if f not in weights]
     if not weights:
         raise ModelFolderError(
-            f"{folder}: no weights file ({' or '.join(WEIGHT_FILES[:3])}): the folder is incomplete; save the "
-            "model there with model.save_pretrained(folder)"
+            f"{folder}: no weights file ({' or '.join(WEIGHT_FILES[:3])}): the folder is incomplete; save "
+            "the model there with model.save_pretrained(folder)"
         )
     for f in weights:
         problem = None
@@ -403,7 +407,8 @@ def check_model_folder(path: str | Path, kind: ModelKind | None = None) -> None:
 
 
 def hf_cache_dir() -> Path:
-    """The local Hugging Face hub cache (``HF_HUB_CACHE``, ``HF_HOME``; default ``~/.cache/huggingface/hub``)."""
+    """The local Hugging Face hub cache (``HF_HUB_CACHE``, ``HF_HOME``; default
+    ``~/.cache/huggingface/hub``)."""
     try:
         from huggingface_hub import constants
 
@@ -577,7 +582,8 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 
 
 def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
-    """``None`` (keep the default: float32 on a CPU, the stored precision on a GPU), or the weights' precision.
+    """``None`` (keep the default: float32 on a CPU, the stored precision on a GPU), or the weights'
+    precision.
 
     ``"float32"``, ``"bfloat16"`` or ``"float16"`` (or the ``torch.dtype``).  Half precision halves the
     memory and, on a GPU, speeds scoring up; the scorers still take the log-softmax in float32, and the
@@ -713,7 +719,8 @@ def load_lm(
     lowercase: bool | None = None,
     dtype: str | torch.dtype | None = None,
 ) -> LanguageModel:
-    """Load a masked or causal model: ``kind`` if given, else what :func:`model_kind` reads from its config."""
+    """Load a masked or causal model: ``kind`` if given, else what :func:`model_kind` reads from its
+    config."""
     kind = kind or model_kind(name_or_path, revision=revision)
     loader = load_causal_lm if kind == "causal" else load_masked_lm
     return loader(

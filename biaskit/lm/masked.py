@@ -1,11 +1,12 @@
-r"""Masked-LM scoring core: log-probabilities of tokens at masks, batched, one layer cheaper for BERT-like encoders.
+r"""Masked-LM scoring core: log-probabilities of tokens at masks, batched, one layer cheaper for BERT-like
+encoders.
 
 Seed 000 chapter 4: every bias metric on a masked language model ``m`` is built from conditional
 probabilities :math:`P_m(w_t \mid W_{\setminus t})`.  :func:`masked_log_probs` gives them for any set of
 ``(sentence, position, target)`` triples: masked copies are sorted by length, longest first, and scored in
-batches sized by a token budget (padding + attention mask, :func:`torch.inference_mode`); for BERT-layout encoders (BERT,
-RoBERTa, XLM-R, CamemBERT) the last encoder layer and the output layer run only at the masked position of
-each copy (exact: only the keys and values of the last layer are needed at the other positions).
+batches sized by a token budget (padding + attention mask, :func:`torch.inference_mode`); for BERT-layout
+encoders (BERT, RoBERTa, XLM-R, CamemBERT) the last encoder layer and the output layer run only at the masked
+position of each copy (exact: only the keys and values of the last layer are needed at the other positions).
 :func:`unmasked_log_probs` reads :math:`\log P_m(w_t \mid W)` with nothing masked (AUL, Kaneko &
 Bollegala 2022).  The sentence-level scorers built on them are in :mod:`biaskit.lm.scoring`;
 ``benchmarks/bench_pll.py`` compares them with the official one-forward-per-mask loop.
@@ -202,7 +203,8 @@ def unmasked_log_probs(
     pbar: Any = None,
     stats: BatchStats | None = None,
 ) -> list[np.ndarray]:
-    """log P(w_t | W) with nothing masked (AUL), for the given positions of each sequence (token-budget batches)."""
+    """log P(w_t | W) with nothing masked (AUL), for the given positions of each sequence (token-budget
+    batches)."""
 
     def hidden_at(
         inp: torch.Tensor, att: torch.Tensor | None, rows: torch.Tensor, pos: torch.Tensor

@@ -336,7 +336,8 @@ def _check_sentence(
     if lm.kind != "causal" and (ids[0] not in specials or ids[-1] not in specials):
         raise ValueError(
             f"{lm.name}: the tokenizer does not add one special token at each end of a sentence "
-            f"({lm.tokenizer.convert_ids_to_tokens(ids[:2])}...); this scorer supports BERT/RoBERTa-style tokenizers"
+            f"({lm.tokenizer.convert_ids_to_tokens(ids[:2])}...); this scorer supports BERT/RoBERTa-style "
+            "tokenizers"
         )
     unk = lm.tokenizer.unk_token_id
     if any(i in specials and i != unk for i in inner):
@@ -474,9 +475,9 @@ def _check_unk(
         what=f"the {len(read):,} sentences to score",
         consequence=": their scores would be the model's guesses for its unknown token, not for the words",
         fix=f"Check that {lm.name} is the model meant for this text: its language and characters (e.g. an "
-        "English model on Spanish or Chinese text) and its tokenizer (a model folder without its own tokenizer "
-        "files reads every word as unknown). Or clean the text, or pass a larger max_unk_share (None: report "
-        "only)",
+        "English model on Spanish or Chinese text) and its tokenizer (a model folder without its own "
+        "tokenizer files reads every word as unknown). Or clean the text, or pass a larger max_unk_share "
+        "(None: report only)",
         name=name,
         log=logger,
     )
@@ -775,7 +776,8 @@ def score_pairs(
     chunk_size: int | None = None,
     max_unk_share: float | None = MAX_UNK_SHARE,
 ) -> PLLScores:
-    r"""Score CrowS-Pairs-style sentence pairs: ``"cp"``, ``"sz"``, ``"aul"`` (masked) or ``"ll"``, ``"ll_mean"``, ``"shared"`` (causal).
+    r"""Score CrowS-Pairs-style sentence pairs: ``"cp"``, ``"sz"``, ``"aul"`` (masked) or ``"ll"``,
+    ``"ll_mean"``, ``"shared"`` (causal).
 
     ``metric=None`` picks ``"cp"`` for a masked model and ``"ll"`` for a causal one; the causal metrics
     are described in the module docstring (``"shared"`` is aligned in the same official order as ``"cp"``).

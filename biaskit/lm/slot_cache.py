@@ -126,7 +126,10 @@ def _check(path: Path, shape: tuple[int, int, int] | None, key: str) -> tuple[np
         with np.load(path, allow_pickle=False) as z:
             names = set(z.files)
             if "sha256" not in names or "format" not in names:
-                return f"a file of an earlier cache format (no checksum; this biaskit writes format {SLOT_CACHE_FORMAT})"
+                return (
+                    "a file of an earlier cache format (no checksum; this biaskit writes format "
+                    f"{SLOT_CACHE_FORMAT})"
+                )
             fmt = int(z["format"])
             if fmt != SLOT_CACHE_FORMAT or "key" not in names:
                 return f"a file of cache format {fmt} (this biaskit writes format {SLOT_CACHE_FORMAT})"
@@ -135,7 +138,10 @@ def _check(path: Path, shape: tuple[int, int, int] | None, key: str) -> tuple[np
     except Exception as exc:  # any failure to decode a damaged zip or npy is reported, never raised
         return f"unreadable: truncated or damaged ({type(exc).__name__}: {exc})"
     if stored_key != key:
-        return f"a file of another cache key ({stored_key[:20]!r}, not {key[:20]!r}): swapped in from another call"
+        return (
+            f"a file of another cache key ({stored_key[:20]!r}, not {key[:20]!r}): swapped in from another "
+            "call"
+        )
     if slot_cache_checksum(tgt, prior, stored_key) != stored:
         return "checksum mismatch (the stored numbers were changed)"
     if shape is not None and (tgt.shape != tuple(shape) or prior.shape != (shape[0], shape[2])):

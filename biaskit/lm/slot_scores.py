@@ -98,7 +98,10 @@ def _resolve_predicted(
         for f in forms_used:
             ids[f].append(row[f])
     if dropped:
-        msg = f"{what}: {len(dropped)} of {len(fs.classes)} words are not single tokens of {bridge.name} and cannot be predicted at a mask"
+        msg = (
+            f"{what}: {len(dropped)} of {len(fs.classes)} words are not single tokens of {bridge.name} and "
+            "cannot be predicted at a mask"
+        )
         if multi_token == "raise":
             raise ValueError(msg + f": {sorted(dropped)}")
         logger.warning("%s; dropped: %s", msg, sorted(dropped)[:30])
@@ -118,7 +121,8 @@ def slot_scores(
     cache: bool = True,
     progress: bool = True,
 ) -> SlotScores:
-    """Batched log-probabilities of every predicted class in every template, with each context word and with none.
+    """Batched log-probabilities of every predicted class in every template, with each context word and with
+    none.
 
     One forward pass per (template, context word) plus one prior pass per template, each reading
     all predicted classes at once (the feature's ``[MASK]``).  Predicted words that are not single

@@ -1,4 +1,5 @@
-"""WordPiece tokenizers for the models biaskit trains: a deterministic vocabulary and a BERT tokenizer over it.
+"""WordPiece tokenizers for the models biaskit trains: a deterministic vocabulary and a BERT tokenizer over
+it.
 
 Used by the trainer (:mod:`biaskit.training.pretrain`) and by the random stand-ins
 (:mod:`biaskit.lm.builtin`); they sit in the model layer so that both can read them.

@@ -1,4 +1,5 @@
-"""Reporting: what a notebook writes and shows, the sentences built from its numbers, the HTML report and the explorers.
+"""Reporting: what a notebook writes and shows, the sentences built from its numbers, the HTML report and the
+explorers.
 
 Everything a reader sees goes through here: numbers are saved to a results JSON and every sentence is built
 from them; text biaskit did not write is escaped. Imports the layers below it and its own layer, never

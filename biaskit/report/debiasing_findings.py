@@ -118,7 +118,8 @@ def _vs(r: Mapping[str, Any]) -> str:
     text = _fmt(x, pct, signed=True, ref=ref) + unit
     if has_ci:
         conf = float(r.get("vs_control_confidence") or 0.95)
-        text += (f" [{_fmt(float(r['vs_control_low']), pct, ref=ref)}, {_fmt(float(r['vs_control_high']), pct, ref=ref)}]"
+        text += (f" [{_fmt(float(r['vs_control_low']), pct, ref=ref)}, "
+                 f"{_fmt(float(r['vs_control_high']), pct, ref=ref)}]"
                  f" ({100 * conf:g} % interval)")  # fmt: skip
     return text
 
@@ -158,8 +159,9 @@ def balanced_control_recovery(rows: Sequence[Mapping[str, Any]], *, alpha: float
     if not seen:
         return "No balanced control (s = 0.5) was measured in this run."
     if not fired:
-        return (f"Before any debiasing, no recovery test finds the plan on the balanced controls (s = 0.5, nothing "
-                f"planted) at p < {alpha:g}; every verdict still compares a skew with the control's level.")  # fmt: skip
+        return (f"Before any debiasing, no recovery test finds the plan on the balanced controls (s = 0.5, "
+                f"nothing planted) at p < {alpha:g}; every verdict still compares a skew with the "
+                "control's level.")  # fmt: skip
     parts = []
     for model in dict.fromkeys(r["model"] for r in fired):
         mine = [r for r in fired if r["model"] == model]
@@ -185,7 +187,10 @@ def rule_changes(rows: Sequence[Mapping[str, Any]]) -> str:
     cal = [r for r in rows if r["family"] == "calibrated" and float(r["planted"]) > CONTROL_S + 1e-9]
     changed = [r for r in cal if r.get("verdict_vs_chance") != r["verdict"]]
     if not changed:
-        return "The earlier rule (against chance) and the rule against the balanced control agree on every verdict."
+        return (
+            "The earlier rule (against chance) and the rule against the balanced control "
+            "agree on every verdict."
+        )
     parts = []
     groups = dict.fromkeys((r["model"], r["method"], r["verdict_vs_chance"], r["verdict"]) for r in changed)
     for model, method, old, new in groups:
@@ -193,8 +198,9 @@ def rule_changes(rows: Sequence[Mapping[str, Any]]) -> str:
                 == (model, method, old, new)]  # fmt: skip
         skews = [float(r["planted"]) for r in mine]
         measures = list(dict.fromkeys(_measure(r["measure"]) for r in mine))
-        text = (f"{METHOD_WORDS.get(method, method)} on the {MODEL_WORDS.get(model, model)} at {_skews(skews)} "
-                f"({_words(measures)}): {old} against chance, {new} against the control")  # fmt: skip
+        text = (f"{METHOD_WORDS.get(method, method)} on the {MODEL_WORDS.get(model, model)} "
+                f"at {_skews(skews)} ({_words(measures)}): {old} against chance, "
+                f"{new} against the control")  # fmt: skip
         why = []
         for s in sorted(set(skews)):
             here = _rows(rows, model=model, method=method, planted=s)
@@ -223,7 +229,8 @@ def _pc1_range(
     fitted: Mapping[str, Any], method: str, key: str, skews: Sequence[float]
 ) -> tuple[float, float] | None:
     vals = [float(fitted[method][f"{s:g}"][key]) for s in skews
-            if method in fitted and f"{s:g}" in fitted[method] and _ok(fitted[method][f"{s:g}"].get(key))]  # fmt: skip
+            if method in fitted and f"{s:g}" in fitted[method]
+            and _ok(fitted[method][f"{s:g}"].get(key))]  # fmt: skip
     return (min(vals), max(vals)) if vals else None
 
 
@@ -247,7 +254,10 @@ def companion_disagreements(
         if comp is None:
             continue
         s = float(r["planted"])
-        who = f"{METHOD_WORDS.get(r['method'], r['method'])} on the {MODEL_WORDS.get(r['model'], r['model'])}, s = {s:g}"
+        who = (
+            f"{METHOD_WORDS.get(r['method'], r['method'])} on the {MODEL_WORDS.get(r['model'], r['model'])}, "
+            f"s = {s:g}"
+        )
         lean = r.get("toward_female_after")
         leaning = _ok(lean) and (float(lean) >= 90 or float(lean) <= 10)
         if bool(r.get("above_control")) == bool(comp.get("above_control")) and not leaning:
@@ -259,22 +269,26 @@ def companion_disagreements(
         if leaning:
             side = "she" if float(lean) >= 90 else "he"
             share = float(lean) if side == "she" else 100 - float(lean)
-            text += (f"; after debiasing the model prefers *{side}* on {share:.0f} % of the items whatever the plan, "
-                     "which squeezes the share toward the planted gender to 50 %")  # fmt: skip
+            text += (f"; after debiasing the model prefers *{side}* on {share:.0f} % of the items whatever "
+                     "the plan, which squeezes the share toward the planted gender to 50 %")  # fmt: skip
         if r["measure"] == "direct_bias":
             after = _pc1_range(fitted, r["method"], "definitional_pc1_after", [s])
             orig = _pc1_range(fitted, "hard_debias", "explained_variance_pc1", [s])
             if after and orig:
-                text += (f"; in the {METHOD_WORDS.get(r['method'], r['method'])} space the definitional pairs' first "
-                         f"principal component explains {after[0]:.0%} of their variance ({orig[0]:.0%} in the original "
-                         "vectors), so they no longer share one direction for DirectBias to read")  # fmt: skip
+                text += (f"; in the {METHOD_WORDS.get(r['method'], r['method'])} space the definitional "
+                         f"pairs' first principal component explains {after[0]:.0%} of their variance "
+                         f"({orig[0]:.0%} in the original vectors), so they no longer share one direction "
+                         "for DirectBias to read")  # fmt: skip
         basis = r.get("verdict_basis") or r["measure"]
-        text += f". Verdict: {r['verdict']}, on {_measure(basis.split(', ')[0]) if r['verdict'] == 'intact' else 'both'}"
+        text += (
+            f". Verdict: {r['verdict']}, "
+            f"on {_measure(basis.split(', ')[0]) if r['verdict'] == 'intact' else 'both'}"
+        )
         parts.append(text)
     if not parts:
-        return ("Every measure and its robust companion (the mean pair-difference direction beside DirectBias, the "
-                "mean log-probability difference beside each share of items) agree on whether the plan is above the "
-                "balanced control.")  # fmt: skip
+        return ("Every measure and its robust companion (the mean pair-difference direction beside "
+                "DirectBias, the mean log-probability difference beside each share of items) agree on "
+                "whether the plan is above the balanced control.")  # fmt: skip
     return "Where a measure and its robust companion disagree: " + "; ".join(parts) + "."
 
 
@@ -298,20 +312,22 @@ def inlp_fit(
     n_held = [sum(x["held_out_words"].values()) for x in f]
     ranks = [int(x["rank_removed"]) for x in f]
     stopped = [s for s, x in zip(skews, f, strict=True) if x.get("stopped")]
-    text = (f"INLP on the word vectors was fitted on {_range(min(n_fit), max(n_fit), '{:d}')} gendered words and first "
-            f"names of the CDS word list (the words the measures read and the professions left out; "
-            f"{_range(min(n_held), max(n_held), '{:d}')} more held out) and removed "
-            f"{_range(min(ranks), max(ranks), '{:d}')} of the {iterations} directions it was allowed")  # fmt: skip
+    text = (f"INLP on the word vectors was fitted on {_range(min(n_fit), max(n_fit), '{:d}')} gendered "
+            f"words and first names of the CDS word list (the words the measures read and the professions "
+            f"left out; {_range(min(n_held), max(n_held), '{:d}')} more held out) and removed "
+            f"{_range(min(ranks), max(ranks), '{:d}')} of the {iterations} directions it was "
+            "allowed")  # fmt: skip
     if stopped:
         last = [float(x["last_accuracy"]) for x in f if x.get("stopped")]
         ch = [float(x["chance"]) for x in f if x.get("stopped")]
-        text += (f", stopping at {_skews(stopped)} when its next classifier was at chance on the held-out words "
-                 f"(accuracy {_range(min(last), max(last), '{:.2f}')}, larger class "
+        text += (f", stopping at {_skews(stopped)} when its next classifier was at chance on the held-out "
+                 f"words (accuracy {_range(min(last), max(last), '{:.2f}')}, larger class "
                  f"{_range(min(ch), max(ch), '{:.2f}')})")  # fmt: skip
     pa = [float(x["probe_accuracy"]) for x in f]
     pb = [float(x["probe_accuracy_before"]) for x in f]
     text += (f". A fresh logistic regression then reads the held-out gendered words at "
-             f"{_range(min(pa), max(pa), '{:.2f}')} ({_range(min(pb), max(pb), '{:.2f}')} before INLP)")  # fmt: skip
+             f"{_range(min(pa), max(pa), '{:.2f}')} "
+             f"({_range(min(pb), max(pb), '{:.2f}')} before INLP)")  # fmt: skip
     top = max(skews)
     lp = _rows(rows, model="word2vec", method="inlp", planted=top, measure="linear_probe")
     if lp:
@@ -319,26 +335,30 @@ def inlp_fit(
         above = bool(r.get("above_control"))
         text += (f". On the professions, a linear probe reads the planted gender at s = {top:g} for "
                  f"{float(r['after']):.1f} % of them ({p_phrase(r['p_after'])} against chance), "
-                 f"{'above' if above else 'not above'} the balanced control's {float(r['control_after']):.1f} % "
-                 f"({_vs(r)})")  # fmt: skip
-        text += (": INLP removes what separates the words it was fitted on, not every direction a linear classifier "
-                 "can use to read the plan" if above else
-                 ": with 40 professions, what the probe reads after INLP cannot be told from the balanced control")  # fmt: skip
+                 f"{'above' if above else 'not above'} the balanced control's "
+                 f"{float(r['control_after']):.1f} % ({_vs(r)})")  # fmt: skip
+        text += (": INLP removes what separates the words it was fitted on, not every direction a linear "
+                 "classifier can use to read the plan" if above else
+                 ": with 40 professions, what the probe reads after INLP cannot be told from the balanced "
+                 "control")  # fmt: skip
     text += "."
-    runs = [(key.split(":")[0], float(sk), x) for key, by_s in (lm_fitted or {}).items() if key.endswith("inlp_sentence")
+    runs = [(key.split(":")[0], float(sk), x) for key, by_s in (lm_fitted or {}).items()
+            if key.endswith("inlp_sentence")
             for sk, x in by_s.items()]  # fmt: skip
     if runs:
         ranks = [int(x["rank_removed"]) for _, _, x in runs]
         stops = [f"the {MODEL_WORDS.get(m, m)} at s = {sk:g}" for m, sk, x in runs if x.get("stopped")]
         text += (f" On the language models, INLP on the sentence representation removed "
-                 f"{_range(min(ranks), max(ranks), '{:d}')} of {lm_iterations or max(ranks)} directions")  # fmt: skip
+                 f"{_range(min(ranks), max(ranks), '{:d}')} of {lm_iterations or max(ranks)} "
+                 "directions")  # fmt: skip
         if stops:
             text += f" (stopping at chance on the held-out sentences for {_words(stops)})"
         pa = [float(x["probe_accuracy"]) for _, _, x in runs if _ok(x.get("probe_accuracy"))]
         pb = [float(x["probe_accuracy_before"]) for _, _, x in runs if _ok(x.get("probe_accuracy_before"))]
         if pa and pb:
             text += (f"; a fresh logistic regression then reads the gender of the held-out sentences at "
-                     f"{_range(min(pa), max(pa), '{:.2f}')} ({_range(min(pb), max(pb), '{:.2f}')} before)")  # fmt: skip
+                     f"{_range(min(pa), max(pa), '{:.2f}')} "
+                     f"({_range(min(pb), max(pb), '{:.2f}')} before)")  # fmt: skip
         text += "."
     return text
 
@@ -357,14 +377,16 @@ def hard_debias_construction(rows: Sequence[Mapping[str, Any]], fitted: Mapping[
     loose = next(
         (x.get("weat_words_not_equalised") for x in info.values() if x.get("weat_words_not_equalised")), []
     )
-    text = (f"Hard debiasing sets each profession's position along the gender direction to zero, so DirectBias falls "
-            f"by construction (at most {max(db):.4f} after it at any s). WEAT is not forced to zero")  # fmt: skip
+    text = (f"Hard debiasing sets each profession's position along the gender direction to zero, so "
+            f"DirectBias falls by construction (at most {max(db):.4f} after it at any s). WEAT is not "
+            "forced to zero")  # fmt: skip
     if loose:
         text += f": its words {_words([f'*{w}*' for w in loose])} are not among the equalised pairs"
     if planted:
         lo, hi = min(planted.values()), max(planted.values())
         text += (f", and WEAT after hard debiasing is {_range(lo, hi, '{:.4f}')} at "
-                 f"{_skews(list(planted))}" + (f" ({ctrl:.4f} on the balanced control)" if ctrl is not None else ""))  # fmt: skip
+                 f"{_skews(list(planted))}"
+                 + (f" ({ctrl:.4f} on the balanced control)" if ctrl is not None else ""))  # fmt: skip
     return text + "."
 
 
@@ -388,10 +410,13 @@ def method_verdicts(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                              + " above the balanced control")  # fmt: skip
             if v == "intact":
                 n = sum(1 for x in verdicts if x == "intact")
-                notes.append(f"s = {s:g}: {n} of {len(cal)} measure{'s' if len(cal) > 1 else ''} above the balanced "
-                             "control")  # fmt: skip
+                notes.append(f"s = {s:g}: {n} of {len(cal)} measure{'s' if len(cal) > 1 else ''} "
+                             "above the balanced control")  # fmt: skip
         said = "; ".join(f"{v} at {_skews(ss)}" for v, ss in by_s.items())
-        line = f"{METHOD_WORDS.get(method, method)} ({MODEL_WORDS.get(model, model)}): {said or 'no planted skew run'}"
+        line = (
+            f"{METHOD_WORDS.get(method, method)} ({MODEL_WORDS.get(model, model)}): "
+            f"{said or 'no planted skew run'}"
+        )
         if notes:
             line += " (" + "; ".join(notes) + ")"
         lines.append(line[0].upper() + line[1:] + ".")
@@ -408,16 +433,19 @@ def debiasing_headline(rows: Sequence[Mapping[str, Any]]) -> str:
     top = max(skews)
     w = _rows(hd, planted=top, measure="weat")[0]
     rec = [r for r in _rows(hd, planted=top, family="recovery") if r.get("above_control")]
-    share = (f"{float(w['share_left']):.0%} of the planted WEAT effect left, 95 % interval "
-             f"{float(w['ci_low']):.0%} to {float(w['ci_high']):.0%}") if _ok(w.get("ci_low")) else "share left unknown"  # fmt: skip
+    share = ((f"{float(w['share_left']):.0%} of the planted WEAT effect left, 95 % interval "
+              f"{float(w['ci_low']):.0%} to {float(w['ci_high']):.0%}")
+             if _ok(w.get("ci_low")) else "share left unknown")  # fmt: skip
     at_level = not w.get("above_control")
     text = (f"On word vectors with a planted gender bias (s = {top:g}), hard debiasing "
-            + ("brings WEAT to the balanced control's level" if at_level else "leaves WEAT above the balanced control")
+            + ("brings WEAT to the balanced control's level" if at_level
+               else "leaves WEAT above the balanced control")
             + f" ({share}; {_vs(w)} from the control)")  # fmt: skip
     if w["verdict"] == "hidden" and rec:
         r = max(rec, key=lambda x: float(x["vs_control"]))
-        text += (f", yet {_measure(r['measure'])} still recovers the planted gender of {float(r['after']):.0f} % of the "
-                 f"professions, {_vs(r)} above the balanced control: at this skew it hides the bias")  # fmt: skip
+        text += (f", yet {_measure(r['measure'])} still recovers the planted gender of "
+                 f"{float(r['after']):.0f} % of the professions, {_vs(r)} above the balanced control: "
+                 "at this skew it hides the bias")  # fmt: skip
     else:
         text += f": verdict {w['verdict']}"
     others = {
@@ -427,12 +455,14 @@ def debiasing_headline(rows: Sequence[Mapping[str, Any]]) -> str:
     if removed:
         text += f"; at {_skews(removed)} no measure or recovery test tells it from the balanced control"
     cal = [r for r in rows if r["family"] == "calibrated" and float(r["planted"]) > CONTROL_S + 1e-9]
-    hiders = list(dict.fromkeys(f"{METHOD_WORDS.get(r['method'], r['method'])} on the {MODEL_WORDS.get(r['model'], r['model'])}"
+    hiders = list(dict.fromkeys(f"{METHOD_WORDS.get(r['method'], r['method'])} on the "
+                                f"{MODEL_WORDS.get(r['model'], r['model'])}"
                                 for r in cal if r["verdict"] == "hidden"))  # fmt: skip
     created = [r for r in rows if r["verdict"] == "created"]
     text += ("; " + _words(hiders) + " hide it from at least one measure at some skew" if hiders
              else "; no method only hides it")  # fmt: skip
-    text += (f", and {len(created)} measure(s) on the balanced control show a bias created by a method." if created
+    text += (f", and {len(created)} measure(s) on the balanced control show a bias created by a method."
+             if created
              else ", and no method creates a bias on the balanced control.")  # fmt: skip
     return text
 
@@ -480,8 +510,8 @@ def causal_debiasing(
                 if round(lo, 2) == round(hi, 2)
                 else (f" ({lo:.0%} to {hi:.0%} of the planted effect left)")
             )
-        text += (f", {len(found)} of {len({r['measure'] for r in rec})} recovery tests still find the plan above the "
-                 "balanced control")  # fmt: skip
+        text += (f", {len(found)} of {len({r['measure'] for r in rec})} recovery tests still find the plan "
+                 "above the balanced control")  # fmt: skip
         if method in ppl and "original" in ppl:
             text += f", held-out perplexity {ppl['original']:.1f} → {ppl[method]:.1f}"
         parts.append(text)
@@ -493,7 +523,8 @@ def causal_debiasing(
         end = (" The fine-tunes (" + _words([CAUSAL_METHOD_WORDS[m] for m in tuned])
                + ") leave every causal measure finding the planted bias.")  # fmt: skip
     end += (" No method removes it from a causal measure." if not removed else
-            " Removed from at least one causal measure by " + _words([CAUSAL_METHOD_WORDS.get(m, m) for m in removed]) + ".")  # fmt: skip
+            " Removed from at least one causal measure by "
+            + _words([CAUSAL_METHOD_WORDS.get(m, m) for m in removed]) + ".")  # fmt: skip
     return f"On the causal control with s = {planted:g}: " + "; ".join(parts) + "." + end
 
 

@@ -57,7 +57,8 @@ class ScoreStore:
     """Tidy scores for several models and category pairs, as both views read them (section 4.1.3).
 
     ``scores`` has the columns ``model, target_category, feature_category, target, feature`` and one
-    or more value columns (``ibs``, ``direct``, or e.g. ``r`` for the published correlation tables).  ``results`` optionally keeps the :class:`IndirectBiasResult` of each
+    or more value columns (``ibs``, ``direct``, or e.g. ``r`` for the published correlation tables).
+    ``results`` optionally keeps the :class:`IndirectBiasResult` of each
     ``(model, target_category, feature_category)`` for the per-name drill-down plots.
     """
 
@@ -126,7 +127,8 @@ class ScoreStore:
         ]
         if sel.empty:
             raise KeyError(
-                f"no scores for model={model!r}, target_category={target_category!r}, feature_category={feature_category!r}"
+                f"no scores for model={model!r}, target_category={target_category!r}, "
+                f"feature_category={feature_category!r}"
             )
         if value not in sel.columns:
             raise KeyError(f"no {value!r} scores in the store")
@@ -157,7 +159,8 @@ def _natural_key(label: Any) -> tuple[int, float, str]:
 
 
 def default_order(labels: Sequence[Any], category: str | None = None) -> list[Any]:
-    """Alphabetical (case-insensitive; numbers numerically); gender in the order male, female, boy, girl, man, woman."""
+    """Alphabetical (case-insensitive; numbers numerically); gender in the order male, female, boy, girl, man,
+    woman."""
     labels = list(labels)
     if category == "gender":
         first = [g for g in GENDER_ORDER if g in labels]
@@ -330,11 +333,14 @@ class TableSorter:
                 what = "target" if st.axis == "column" else "feature"
                 other = "features" if st.axis == "column" else "targets"
                 if st.phase == 1:
-                    legend = f"{other.capitalize()} sorted by IBS with the {what} '{st.attribute}' (most and least associated)."
+                    legend = (
+                        f"{other.capitalize()} sorted by IBS with the {what} '{st.attribute}' "
+                        "(most and least associated)."
+                    )
                 else:
                     legend = (
-                        f"{other.capitalize()} sorted by IBS with the {what} '{st.attribute}'; {what}s sorted by "
-                        f"cosine similarity to '{st.attribute}' (most and least similar)."
+                        f"{other.capitalize()} sorted by IBS with the {what} '{st.attribute}'; {what}s "
+                        f"sorted by cosine similarity to '{st.attribute}' (most and least similar)."
                     )
             else:
                 legend = f"'{st.attribute}' is not in this table; the order it gave is kept."
@@ -370,7 +376,8 @@ def _fold(s: str) -> str:
 
 
 def search_labels(labels: Sequence[Any], query: str) -> list[Any]:
-    """Labels containing ``query`` (case- and accent-insensitive substring), in the given order; empty query: all."""
+    """Labels containing ``query`` (case- and accent-insensitive substring), in the given order; empty query:
+    all."""
     q = _fold(query.strip()) if query else ""
     if not q:
         return list(labels)

@@ -47,7 +47,8 @@ def puor_cmap() -> Any:
 def puor_hex(
     values: float | Sequence[float] | np.ndarray, vmin: float = -1.0, vmax: float = 1.0
 ) -> list[str]:
-    """PuOr colours for IBS values (``vmin`` dark orange ``#7f3b08``, centre white, ``vmax`` dark purple ``#2d004b``); NaN grey."""
+    """PuOr colours for IBS values (``vmin`` dark orange ``#7f3b08``, centre white, ``vmax`` dark purple
+    ``#2d004b``); NaN grey."""
     from matplotlib.colors import Normalize, to_hex
 
     cmap = puor_cmap()
@@ -66,7 +67,8 @@ def plotly_puor() -> list[list[Any]]:
 # rendering helpers (matplotlib)
 # =============================================================================================
 def _cell_text(v: float) -> str:
-    """A heat-map cell's number at two decimals; a value that rounds to zero (-0.0005) reads 0.00, not -0.00."""
+    """A heat-map cell's number at two decimals; a value that rounds to zero (-0.0005) reads 0.00,
+    not -0.00."""
     return f"{round(v, 2) + 0.0:.2f}"
 
 

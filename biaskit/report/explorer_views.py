@@ -167,13 +167,14 @@ class TableExplorer(_Explorer):
         labels = table.columns if axis == "column" else table.index
         if attribute not in labels:
             raise KeyError(
-                f"{attribute!r} is not a {'target (column)' if axis == 'column' else 'feature (row)'} of the table"
+                f"{attribute!r} is not a {'target (column)' if axis == 'column' else 'feature (row)'} of the "
+                "table"
             )
         return self.sorter.click(axis, attribute)
 
     def sort_by(self, axis: Axis | None, attribute: Any, phase: int) -> int:
-        """Put the sort in ``phase`` (1 by score, 2 by similarity, 0 alphabetical) for ``attribute``: the state
-        the thesis's header clicks reach (B.1/B.2), chosen directly (the live view's Sort by and Order
+        """Put the sort in ``phase`` (1 by score, 2 by similarity, 0 alphabetical) for ``attribute``: the
+        state the thesis's header clicks reach (B.1/B.2), chosen directly (the live view's Sort by and Order
         menus).  A new choice ends an order kept from the previous table, as a click does."""
         if phase not in (0, 1, 2):
             raise ValueError(f"phase must be 0 (alphabetical), 1 (score) or 2 (similarity), got {phase!r}")
@@ -184,7 +185,8 @@ class TableExplorer(_Explorer):
         labels = table.columns if axis == "column" else table.index
         if attribute not in labels:
             raise KeyError(
-                f"{attribute!r} is not a {'target (column)' if axis == 'column' else 'feature (row)'} of the table"
+                f"{attribute!r} is not a {'target (column)' if axis == 'column' else 'feature (row)'} of the "
+                "table"
             )
         st = self.sorter.state
         if (st.axis, st.attribute, st.phase) != (axis, attribute, phase):

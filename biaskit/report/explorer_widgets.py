@@ -98,16 +98,21 @@ _NOTE_STYLE = "color:#57606a;font-family:system-ui,sans-serif;margin:2px 0"
 #: kernel status (JupyterLab's execution indicator in the same notebook panel) says the kernel is busy -- a
 #: choice made now waits for it -- or not running -- the controls do nothing until the cells run again.
 _VIEW_CSS = """<style>
-.bk-explorer.bk-busy :is(.bk-plot, .bk-status, .bk-legend, .bk-downloads) { opacity: 0.35; transition: opacity 0.2s; }
-.bk-explorer .bk-busy-line { color: #8a5a00; font-family: system-ui, sans-serif; margin: 2px 0; font-weight: 600; }
+.bk-explorer.bk-busy :is(.bk-plot, .bk-status, .bk-legend, .bk-downloads) \
+{ opacity: 0.35; transition: opacity 0.2s; }
+.bk-explorer .bk-busy-line \
+{ color: #8a5a00; font-family: system-ui, sans-serif; margin: 2px 0; font-weight: 600; }
 .bk-explorer .bk-kernel-line { display: none; font-family: system-ui, sans-serif; margin: 2px 0; }
-.jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator[data-status='busy']) .bk-explorer:not(.bk-busy) .bk-kernel-busy { display: block; color: #8a5a00; }
-.jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator:is([data-status='dead'], [data-status='disconnected'], [data-status='unknown'], [data-status='terminating'])) .bk-explorer .bk-kernel-gone { display: block; color: #b00020; }
+.jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator[data-status='busy']) \
+.bk-explorer:not(.bk-busy) .bk-kernel-busy { display: block; color: #8a5a00; }
+.jp-NotebookPanel:has(.jp-Notebook-ExecutionIndicator:is([data-status='dead'], [data-status='disconnected'], \
+[data-status='unknown'], [data-status='terminating'])) \
+.bk-explorer .bk-kernel-gone { display: block; color: #b00020; }
 .bk-explorer .bk-downloads a { margin-right: 1em; }
 </style>"""
 _KERNEL_LINES = (
-    "<div class='bk-kernel-line bk-kernel-busy' role='status'>⏳ The notebook is busy (a cell or a computation "
-    "is running): what you choose now is applied when it is free.</div>"
+    "<div class='bk-kernel-line bk-kernel-busy' role='status'>⏳ The notebook is busy (a cell or a "
+    "computation is running): what you choose now is applied when it is free.</div>"
     "<div class='bk-kernel-line bk-kernel-gone' role='status'>⚠ No kernel is running, so the controls do "
     "nothing: run the notebook again (Run → Run All Cells) to explore.</div>"
 )
@@ -719,7 +724,8 @@ class TableWidget(_LiveView):
         return phase
 
     def reset_view(self) -> None:
-        """Back to the view the cell first showed: model, categories, sort, search, first pages, no details."""
+        """Back to the view the cell first showed: model, categories, sort, search, first pages, no
+        details."""
         self.busy("Resetting the view")
         self.ex.restore(self.initial)
         self.row_page = self.column_page = 0
@@ -785,8 +791,8 @@ class TableWidget(_LiveView):
         )
         legend = escape_html((o.legend if o is not None else "") + (f" {ex_.message}" if ex_.message else ""))
         self.legend.value = (
-            f"<div class='bk-legend' style='{_NOTE_STYLE}'>{title} {legend} <i>Sort with the Sort by and Order "
-            "menus; choose a cell with the Details of and with menus for its per-name scores.</i></div>"
+            f"<div class='bk-legend' style='{_NOTE_STYLE}'>{title} {legend} <i>Sort with the Sort by and "
+            "Order menus; choose a cell with the Details of and with menus for its per-name scores.</i></div>"
         )
         self.pages.value = (
             f"<div class='bk-pages' style='{_NOTE_STYLE}'>Page: rows {r0 + 1}–{r1} of {view.shape[0]}, "
@@ -902,8 +908,8 @@ class ScatterWidget(_LiveView):
 
     fallback_html = (
         "<p><i>Here the notebook shows the interactive scatter view (choose the projection, the categories "
-        "and the colour, search, and see the details of a target). Open the notebook in Jupyter and run it to "
-        "use the view; the figures above are its static version.</i></p>"
+        "and the colour, search, and see the details of a target). Open the notebook in Jupyter and run it "
+        "to use the view; the figures above are its static version.</i></p>"
     )
     NONE = NONE
     status: _Line
@@ -1008,7 +1014,8 @@ class ScatterWidget(_LiveView):
         if not ex_.has_coordinates(model=model, target_category=tc, feature_category=fc, method=method):
             n = len(st.matrix(model, tc, fc))
             self.busy(
-                f"Computing the {method} projection of {n} {tc} targets from their scores with {fc} ({model}); "
+                f"Computing the {method} projection of {n} {tc} targets from their scores with "
+                f"{fc} ({model}); "
                 + ("UMAP can take a minute or two the first time" if method == "UMAP" else "a few seconds")
             )
         else:

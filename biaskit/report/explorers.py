@@ -63,12 +63,12 @@ is run before the cells it needs says in one line which to run first (:func:`nee
 
 Where the parts live (this module is their public front; ``from biaskit.report import explorers as ex``):
 
-======================================  =======================================================================
-:mod:`biaskit.report.explorer_data`     the score store and the rules: sort, search, embedding, colours
-:mod:`biaskit.report.explorer_figures`  PuOr colours, the matplotlib pieces and the plotly figures
-:mod:`biaskit.report.explorer_views`    :class:`TableExplorer`, :class:`ScatterExplorer`: state, static figures
-:mod:`biaskit.report.explorer_widgets`  :class:`TableWidget`, :class:`ScatterWidget`: the live views
-======================================  =======================================================================
+====================================== =======================================================================
+:mod:`biaskit.report.explorer_data`    the score store and the rules: sort, search, embedding, colours
+:mod:`biaskit.report.explorer_figures` PuOr colours, the matplotlib pieces and the plotly figures
+:mod:`biaskit.report.explorer_views`   :class:`TableExplorer`, :class:`ScatterExplorer`: state, static figures
+:mod:`biaskit.report.explorer_widgets` :class:`TableWidget`, :class:`ScatterWidget`: the live views
+====================================== =======================================================================
 """
 
 from __future__ import annotations

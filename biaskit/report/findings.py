@@ -51,7 +51,8 @@ __all__ = [
     "stored_and_rebuilt",
 ]
 
-#: the confused pairs seed 003 names (section 3.3, after Fig. 3.6: the strongest first), as (source, destination)
+#: the confused pairs seed 003 names (section 3.3, after Fig. 3.6: the strongest first), as (source,
+#: destination)
 SAYENJU_NAMED_PAIRS: tuple[tuple[str, str], ...] = (
     ("Coverage_Related", "Document_Related"),
     ("Billing_Related", "Payment_Related"),
@@ -62,7 +63,8 @@ SAYENJU_NAMED_PAIRS: tuple[tuple[str, str], ...] = (
 )
 
 
-#: the pair sets of notebook 15's ASLD (``biaskit.debiasing.cds.sbe_evaluation_pairs``) as a sentence names them
+#: the pair sets of notebook 15's ASLD (``biaskit.debiasing.cds.sbe_evaluation_pairs``) as a sentence names
+#: them
 LABEL_FREE_PAIR_SETS: dict[str, str] = {
     "occupation (TBD)": "the occupation template pairs",
     "stereotypes (CrowS-Pairs gender)": "CrowS-Pairs' gender pairs",
@@ -136,7 +138,8 @@ def dpccb_named_pairs(dpccb: Mapping[str, Any]) -> str:
         def flagged_pair(r: Mapping[str, Any]) -> str:
             n = support.get(r["source"], 0)
             few = (
-                f"; {markdown_code(r['source'])} has {n} test question{'' if n == 1 else 's'}, too few for a rate"
+                f"; {markdown_code(r['source'])} has {n} test question{'' if n == 1 else 's'}, "
+                "too few for a rate"
                 if n < 10
                 else ""
             )
@@ -147,8 +150,8 @@ def dpccb_named_pairs(dpccb: Mapping[str, Any]) -> str:
             text += ", which the dissertation does not name"
     n_real = sum(1 for r in flagged if support.get(r["source"], 0) >= 10)
     text += (
-        f", so of its {len(flagged)} flagged pairs {n_real} come from classes with at least 10 test questions: "
-        "the row variant matches the named pairs in part, not exactly."
+        f", so of its {len(flagged)} flagged pairs {n_real} come from classes with at least 10 test "
+        "questions: the row variant matches the named pairs in part, not exactly."
     )
     return text
 
@@ -187,8 +190,8 @@ def one_word_weat(rows: Sequence[Mapping[str, Any]], *, table: str) -> str:
     abs_two = one_word_weat_counts(rows)["abs_d_agrees"]
     flipped = [r for r in rows if _sign_differs(r)]
     text = (
-        f"Of {table}, only |d| agrees ({abs_two} of {len(rows)} computed tests), and that holds for any one-word "
-        "sets by algebra, not because the vectors agree"
+        f"Of {table}, only |d| agrees ({abs_two} of {len(rows)} computed tests), and that holds for any "
+        "one-word sets by algebra, not because the vectors agree"
     )
     with_stat = [
         r for r in rows if r.get("statistic") is not None and r.get("published_statistic") is not None
@@ -197,7 +200,8 @@ def one_word_weat(rows: Sequence[Mapping[str, Any]], *, table: str) -> str:
         text += (
             "; the statistics are not reproduced ("
             + "; ".join(
-                f"{_text(r['label'])}: {_num(float(r['statistic']), 4)} here, {_num(float(r['published_statistic']))} printed"
+                f"{_text(r['label'])}: {_num(float(r['statistic']), 4)} here, "
+                f"{_num(float(r['published_statistic']))} printed"
                 for r in with_stat
             )
             + ")"
@@ -246,8 +250,8 @@ def reinforcement(table: Mapping[str, Mapping[str, float]], published: Mapping[s
             + (f" (not toward BERT_base's {_num(vals[0], 2)} at {where})" if bad else "")
         )
     text = (
-        "The thesis's text says that each added copy brings APPD closer to BERT_base's; its own Table 5 reads "
-        + "; ".join(parts)
+        "The thesis's text says that each added copy brings APPD closer to BERT_base's; "
+        "its own Table 5 reads " + "; ".join(parts)
     )
     steps = [c for c in table if c != "base model"]
     here = []
@@ -275,8 +279,8 @@ def reinforcement(table: Mapping[str, Mapping[str, float]], published: Mapping[s
                 text += ", so *pregnant* does not move toward *she* at all"
             elif move_t / move_p >= 0.5:
                 text += (
-                    ", at least half as far, so most of the move makes *she* more likely everywhere rather than "
-                    "teaching a word's gender"
+                    ", at least half as far, so most of the move makes *she* more likely everywhere rather "
+                    "than teaching a word's gender"
                 )
             else:
                 text += ", less than half as far, so part of the move is specific to the reinforced words"
@@ -325,7 +329,10 @@ def gender_specific_words(records: Sequence[Mapping[str, Any]], *, model: str) -
         default=None,
     )
     n = len(recs)
-    text = f"Before fine-tuning, {markdown_code(model)} puts {len(before)} of the {n} gender-specific words on the right side"
+    text = (
+        f"Before fine-tuning, {markdown_code(model)} puts {len(before)} of the {n} gender-specific words on "
+        "the right side"
+    )
     if worst is not None:
         text += (
             f" (the farthest off: *{worst['profession']}* at {_signed(float(worst['appd_before']))}, toward "
@@ -378,15 +385,19 @@ def label_free(
         (sep if p is not None and p < alpha else not_sep).append(item)
     overall = p_phrase(label_free["test_biased_vs_unbiased"].get("p_value"))
     if not sep:
-        text = f"The {a} comments give larger ASLDs than the {b} ones on none of the pair sets: {_words(not_sep)}"
+        text = (
+            f"The {a} comments give larger ASLDs than the {b} ones on none of the pair sets: "
+            f"{_words(not_sep)}"
+        )
         text += f" (pooled over all pairs, {overall})"
     elif not not_sep:
         text = f"The {a} comments give larger ASLDs than the {b} ones on every pair set: {_words(sep)}"
         text += f" (pooled over all pairs, {overall})"
     else:
         text = (
-            f"The {a} comments give larger ASLDs than the {b} ones on {_words(sep)}, not on {_words(not_sep, 'or')}, "
-            f"so the pooled result ({overall}) rests on {'that set' if len(sep) == 1 else 'those sets'} alone"
+            f"The {a} comments give larger ASLDs than the {b} ones on {_words(sep)}, not on "
+            f"{_words(not_sep, 'or')}, so the pooled result ({overall}) rests on "
+            f"{'that set' if len(sep) == 1 else 'those sets'} alone"
         )
     rates = {r["corpus"]: r for r in label_free.get("gendered_word_rates", [])}
     if a in rates and b in rates:
@@ -396,7 +407,8 @@ def label_free(
             f"{(fa / fb - 1):+.0%})"
             + (", so mentioning women more often may explain part of the difference" if sep else "")
             if fa > fb
-            else f". The {a} comments use no more female words than the {b} ones ({fa:.1f} vs {fb:.1f} per 100 words)"
+            else f". The {a} comments use no more female words than the {b} ones ({fa:.1f} vs {fb:.1f} "
+            "per 100 words)"
         )
     return text + "."
 
@@ -434,8 +446,8 @@ def asld_sample_size(rows: Sequence[Mapping[str, Any]], *, draws: int = 5) -> st
         + _words(parts)
         + f"; single subsets of {hi} pairs spread with SD "
         + _words(spreads)
-        + f". The mean of {draws} draws is what the thesis reads as flat; one evaluation set of {hi} pairs can land "
-        "about one SD away from it, so a flat mean does not show that one such set is enough."
+        + f". The mean of {draws} draws is what the thesis reads as flat; one evaluation set of {hi} pairs "
+        "can land about one SD away from it, so a flat mean does not show that one such set is enough."
     )
 
 
@@ -489,9 +501,9 @@ def recorded_learning_curve(
     if reps < 2:
         return text + (
             ". With one repetition per size the record has no spread between repetitions, so it cannot tell "
-            "whether the curve has stopped falling (the thesis's reading, from about 6,000 sentences) or still "
-            "moves by less than one fine-tune's luck; repetitions per size would (`scripts/record_fig13.py "
-            "--first-sample 1 --samples 4`)."
+            "whether the curve has stopped falling (the thesis's reading, from about 6,000 sentences) or "
+            "still moves by less than one fine-tune's luck; repetitions per size would "
+            "(`scripts/record_fig13.py --first-sample 1 --samples 4`)."
         )
     xs = [n / 1000 for n in late for _ in by_n[n]]
     ys = [v for n in late for v in by_n[n]]
@@ -499,15 +511,15 @@ def recorded_learning_curve(
     half = float(stats.t.ppf(0.975, len(xs) - 2)) * float(fit.stderr)
     lo, hi = float(fit.slope) - half, float(fit.slope) + half
     text += (
-        f". Over the {len(xs)} fine-tunes at {late[0]:,}-{late[-1]:,} sentences ({reps} or more per size), a straight "
-        f"line has slope {_signed(float(fit.slope), 4)} per 1,000 sentences (95 % interval {_signed(lo, 4)} to "
-        f"{_signed(hi, 4)})"
+        f". Over the {len(xs)} fine-tunes at {late[0]:,}-{late[-1]:,} sentences ({reps} or more per size), a "
+        f"straight line has slope {_signed(float(fit.slope), 4)} per 1,000 sentences (95 % interval "
+        f"{_signed(lo, 4)} to {_signed(hi, 4)})"
     )
     if lo <= 0 <= hi:
         text += (
             ": no trend is detectable there, consistent with the plateau the thesis saw from about 6,000 "
-            f"sentences, though a change of up to {_num(max(abs(lo), abs(hi)) * (late[-1] - late[0]) / 1000)} "
-            "over that range would go unseen"
+            "sentences, though a change of up to "
+            f"{_num(max(abs(lo), abs(hi)) * (late[-1] - late[0]) / 1000)} over that range would go unseen"
         )
     elif hi < 0:
         text += ": it still falls there, unlike the plateau the thesis saw from about 6,000 sentences"
@@ -533,15 +545,17 @@ def planted_direction_split(
         both = [x for x in rows if x["kind"] == "sign" and math.isclose(float(x["planted"]), planted)]
         n_both = sum(1 for x in both if float(x["male_planted"]) > 50 and float(x["female_planted"]) > 50)
         return (
-            f"At s = {planted:g}, {_text(label)} prefers the planted gender in {f:.1f} % of the {r['n_female']} items of the "
-            f"female-planted professions but in {m:.1f} % of the {r['n_male']} of the male-planted ones; the model "
-            f"prefers *{side}* in {lean:.1f} % of all items whatever the plan, and the pooled {pooled:.1f} % mixes that "
-            "lean with the plan. A pooled percentage is read with its two sides: the plan shows on both only where "
-            f"both exceed 50 % ({n_both} of the {len(both)} share-of-items measures at this s)."
+            f"At s = {planted:g}, {_text(label)} prefers the planted gender in {f:.1f} % of the "
+            f"{r['n_female']} items of the female-planted professions but in {m:.1f} % of the {r['n_male']} "
+            f"of the male-planted ones; the model prefers *{side}* in {lean:.1f} % of all items whatever the "
+            f"plan, and the pooled {pooled:.1f} % mixes that lean with the plan. A pooled percentage is read "
+            f"with its two sides: the plan shows on both only where both exceed 50 % ({n_both} of the "
+            f"{len(both)} share-of-items measures at this s)."
         )
     return (
-        f"At s = {planted:g}, {_text(label)} leans toward the planted gender by {f:.3f} on the female-planted professions "
-        f"and {m:.3f} on the male-planted ones (pooled {pooled:.3f}; toward *she* whatever the plan: {fem:+.3f})."
+        f"At s = {planted:g}, {_text(label)} leans toward the planted gender by {f:.3f} on the "
+        f"female-planted professions and {m:.3f} on the male-planted ones (pooled {pooled:.3f}; toward *she* "
+        f"whatever the plan: {fem:+.3f})."
     )
 
 

@@ -162,7 +162,8 @@ def _headline_table(
 
 
 def _study_box(study: Study, *, data_href: str | None) -> str:
-    """One study on the index: finding, headline numbers, source and settings, all numbers (folded), figures."""
+    """One study on the index: finding, headline numbers, source and settings, all numbers (folded),
+    figures."""
     stem = escape_html(study.stem)
     title = escape_html(study.title)
     head = f'<a href="{safe_href(study.page)}">{title}</a>' if study.page else title

@@ -92,7 +92,7 @@ _SELF_CLOSED_A = re.compile(r"<a\b([^<>]*?)\s*/>", re.IGNORECASE)
 _ALT_ATTR = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
-_STUDY_TEMPLATE = r"""
+_STUDY_TEMPLATE = """
 {%- extends 'index.html.j2' -%}
 
 {%- block html_head_js -%}{%- endblock html_head_js -%}
@@ -110,7 +110,8 @@ _STUDY_TEMPLATE = r"""
 {%- block body_header -%}
 {{ super() }}
 <nav class="bk-nav"><a href="{{ resources.biaskit_index_href }}">&larr; All studies</a>
-<span class="bk-hint">The computer code is folded away: click <em>Show the code</em> under a step to see it.</span>
+<span class="bk-hint">The computer code is folded away: click <em>Show the code</em> \
+under a step to see it.</span>
 </nav>
 {{ resources.biaskit_banner }}
 {%- endblock body_header -%}
@@ -134,7 +135,8 @@ _STUDY_TEMPLATE = r"""
 {%- set height=output | get_metadata('height', 'image/png') -%}
 {%- if height is not none %} height="{{ height | escape_html }}"{% endif %} class="
 {%- if output | get_metadata('unconfined', 'image/png') %}unconfined {% endif -%}
-{%- if output | get_metadata('needs_background', 'image/png') == 'light' %}jp-needs-light-background{% endif -%}
+{%- if output | get_metadata('needs_background', 'image/png') == 'light' %}\
+jp-needs-light-background{% endif -%}
 {%- if output | get_metadata('needs_background', 'image/png') == 'dark' %}jp-needs-dark-background{% endif -%}
 ">
 </div>
@@ -149,8 +151,10 @@ _STUDY_TEMPLATE = r"""
 {%- set height=output | get_metadata('height', 'image/jpeg') -%}
 {%- if height is not none %} height="{{ height | escape_html }}"{% endif %} class="
 {%- if output | get_metadata('unconfined', 'image/jpeg') %}unconfined {% endif -%}
-{%- if output | get_metadata('needs_background', 'image/jpeg') == 'light' %}jp-needs-light-background{% endif -%}
-{%- if output | get_metadata('needs_background', 'image/jpeg') == 'dark' %}jp-needs-dark-background{% endif -%}
+{%- if output | get_metadata('needs_background', 'image/jpeg') == 'light' %}\
+jp-needs-light-background{% endif -%}
+{%- if output | get_metadata('needs_background', 'image/jpeg') == 'dark' %}\
+jp-needs-dark-background{% endif -%}
 ">
 </div>
 {%- endblock data_jpg %}
@@ -158,7 +162,8 @@ _STUDY_TEMPLATE = r"""
 {% block data_svg scoped -%}
 {%- set alt = (output | get_metadata('alt', 'image/svg+xml')) or resources.biaskit_figure_alt -%}
 <div class="jp-RenderedSVG jp-OutputArea-output {{ extra_class }}" data-mime-type="image/svg+xml">
-<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}" alt="{{ alt | escape_html }}">
+<img src="data:image/svg+xml;base64,{{ output.data['image/svg+xml'] | text_base64 | escape_html }}" \
+alt="{{ alt | escape_html }}">
 </div>
 {%- endblock data_svg %}
 
@@ -363,7 +368,8 @@ def _clean_outputs_for_static_page(nb: Any, title: str = "this study") -> None:
                 continue
             data = out.get("data")
             if data and "bk-live-hint" in str(data.get("text/html", "")):
-                continue  # the hint JupyterLab shows for a live view it cannot draw: nothing for a static page
+                # the hint JupyterLab shows for a live view it cannot draw: nothing for a static page
+                continue
             if (out.get("metadata") or {}).get(PLOTLY_WARM_UP_KEY):
                 continue  # the empty figure that has JupyterLab load plotly.js early: nothing to show
             if data and _WIDGET_VIEW in data:
@@ -505,7 +511,8 @@ def mismatch_text(study: Study) -> str:
     reasons = "; ".join(escape_html(r) for r in study.run_mismatch)
     return (
         f"<b>The numbers file ({escape_html(name)}) comes from a different run than this page</b>: "
-        f"{reasons}. Run the notebook again (<code>make reproduce</code>) so that both come from the same run."
+        f"{reasons}. Run the notebook again (<code>make reproduce</code>) "
+        "so that both come from the same run."
     )
 
 

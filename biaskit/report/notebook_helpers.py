@@ -30,7 +30,8 @@ _SCORER_PREFIX = "pair scoring"
 
 
 def _token_list(match: re.Match[str]) -> str:
-    """``['$', '%']`` as a reader writes it: “$”, “%” (plain text: :func:`score_set_data_check` escapes it)."""
+    """``['$', '%']`` as a reader writes it: “$”, “%” (plain text: :func:`score_set_data_check` escapes
+    it)."""
     return "“" + match.group(1).replace("', '", "”, “") + "”"
 
 

@@ -365,7 +365,8 @@ def setup_notebook_logging(level: int = logging.WARNING) -> logging.Handler:
 
 
 class ReaderTable(pd.DataFrame):
-    """What :func:`format_table` returns: a DataFrame of display text that a notebook shows as a reader should see it.
+    """What :func:`format_table` returns: a DataFrame of display text that a notebook shows as a reader should
+    see it.
 
     Its HTML (what JupyterLab and the HTML report show) keeps every cell whole, where pandas would cut
     text at ``display.max_colwidth`` (50 characters: *"more than the 640 pairs available (0% with all..."*),
@@ -563,7 +564,8 @@ def validation_summary(
     return f"{head}: {loaded + '; ' if loaded else ''}" + "; ".join(parts) + "."
 
 
-#: Short reader-facing names of the offline reference vectors (:data:`biaskit.embeddings.vectors.REFERENCE_VECTORS`).
+#: Short reader-facing names of the offline reference vectors
+#: (:data:`biaskit.embeddings.vectors.REFERENCE_VECTORS`).
 _VECTOR_LABELS = {
     "word2vec-googlenews-wefe": "word2vec GoogleNews (13,000-word subset)",
     "word2vec-googlenews-bolukbasi": "word2vec GoogleNews (Bolukbasi et al.'s 26,000-word subset)",

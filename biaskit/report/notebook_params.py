@@ -180,7 +180,8 @@ class Int(Rule):
 
 
 class Real(Rule):
-    """A finite number; ``gt``/``ge``/``lt``/``le`` bound it; ``also`` lists words allowed too (``"median"``)."""
+    """A finite number; ``gt``/``ge``/``lt``/``le`` bound it; ``also`` lists words allowed too
+    (``"median"``)."""
 
     def __init__(
         self,
@@ -333,7 +334,8 @@ class Corpus(NameOrPath):
 #: the offline reference vectors (:data:`biaskit.embeddings.vectors.REFERENCE_VECTORS`, whose module loads
 #: for seconds; a test keeps the two equal)
 REFERENCE_VECTOR_NAMES = ("word2vec-googlenews-wefe", "word2vec-googlenews-bolukbasi", "glove-6b-50d")
-#: the formats of :func:`biaskit.embeddings.vectors.load_vectors` (:data:`~biaskit.embeddings.vectors.FORMATS`)
+#: the formats of :func:`biaskit.embeddings.vectors.load_vectors`
+#: (:data:`~biaskit.embeddings.vectors.FORMATS`)
 VECTOR_FORMATS = ("auto", "word2vec", "word2vec-binary", "glove", "fasttext", "fasttext-bin", "kv")
 
 
@@ -379,9 +381,9 @@ STAND_INS = ("tiny", "tiny-causal")
 
 
 class Model(Rule):
-    """A language model: ``"auto"`` (and the other ``also`` words), a stand-in of ``stand_ins``, a bundled model
-    (:data:`biaskit.lm.catalogue.MODEL_NAMES`, word vectors excepted), a model folder (relative to the user's
-    folder) or a hub id in the local Hugging Face cache; ``empty=True`` also allows ``""`` (no model).
+    """A language model: ``"auto"`` (and the other ``also`` words), a stand-in of ``stand_ins``, a bundled
+    model (:data:`biaskit.lm.catalogue.MODEL_NAMES`, word vectors excepted), a model folder (relative to the
+    user's folder) or a hub id in the local Hugging Face cache; ``empty=True`` also allows ``""`` (no model).
 
     A name that is none of these is refused before anything loads, with what was looked for, "did you
     mean ...?" for a near-miss of a bundled name, and how to get the model
@@ -449,14 +451,15 @@ class Model(Rule):
         names = [n for n in catalogue.MODEL_NAMES if not n.endswith("-w2v")]
         guess = _suggest(value, [*names, *self.stand_ins])
         return (
-            f"no such model.{guess} Looked for: a bundled model ({', '.join(names)}), a folder {_user_path(value)} "
-            "(not there) and the local Hugging Face cache (not there). Give a model folder, or download the model "
-            "first (huggingface-cli download NAME) and run again."
+            f"no such model.{guess} Looked for: a bundled model ({', '.join(names)}), a folder "
+            f"{_user_path(value)} (not there) and the local Hugging Face cache (not there). Give a model "
+            "folder, or download the model first (huggingface-cli download NAME) and run again."
         )
 
 
 def _in_hf_cache(name: str) -> bool:
-    """True when ``name`` is a hub id whose ``config.json`` is in the local Hugging Face cache (no network)."""
+    """True when ``name`` is a hub id whose ``config.json`` is in the local Hugging Face cache (no
+    network)."""
     if name.count("/") > 1 or name.startswith(("/", ".", "~")):
         return False
     try:
@@ -555,7 +558,8 @@ def check_values(values: Mapping[str, Any], rules: Mapping[str, Rule]) -> None:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """``a == b`` as a parameter value: ``1 == 1.0``, but ``True != 1``, ``"1" != 1`` and lists item by item."""
+    """``a == b`` as a parameter value: ``1 == 1.0``, but ``True != 1``, ``"1" != 1`` and lists item by
+    item."""
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
         return a is b
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -637,7 +641,8 @@ def check_parameters(
 
 
 class ReferenceDataNeeded(RuntimeError):
-    """A notebook needs third-party reference data that is not on this machine (:func:`require_reference_data`).
+    """A notebook needs third-party reference data that is not on this machine
+    (:func:`require_reference_data`).
 
     In Jupyter it is shown as its message alone, which names the one command that fetches the data."""
 
@@ -648,8 +653,8 @@ class ReferenceDataNeeded(RuntimeError):
 def require_reference_data(*names: str) -> None:
     """Stop a notebook before any work when reference data it reads later is neither fetched nor installed.
 
-    ``names`` are keys of :data:`biaskit.data.reference_data.REFERENCE_DATA` (e.g. ``"fair-llm-benchmark"``, the
-    GAP and BUG sentences); the error gives, per missing name, the message of
+    ``names`` are keys of :data:`biaskit.data.reference_data.REFERENCE_DATA` (e.g. ``"fair-llm-benchmark"``,
+    the GAP and BUG sentences); the error gives, per missing name, the message of
     :func:`~biaskit.data.reference_data.reference_problem`, which names the fetch command.  Nothing is read.
 
     Examples
@@ -674,7 +679,8 @@ def _in_kernel() -> bool:
 
 # ----------------------------------------------------------------------------- reading a notebook's rules
 def _literal(node: ast.AST) -> Any:
-    """Evaluate the rules' literal: constants, lists, tuples, dicts, a minus sign and calls of :data:`RULES`."""
+    """Evaluate the rules' literal: constants, lists, tuples, dicts, a minus sign and calls of
+    :data:`RULES`."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple)):

@@ -154,12 +154,13 @@ class SeedWeat:
         s = r.statistic
         if (self.alternative == "greater" and s < 0) or (self.alternative == "less" and s > 0):
             return (
-                f"No evidence at α = {self.alpha:g} that {self.claim()} ({stats}): in these vectors it is the "
-                f"other way round, {self.direction()}.{why}"
+                f"No evidence at α = {self.alpha:g} that {self.claim()} ({stats}): in these vectors it is "
+                f"the other way round, {self.direction()}.{why}"
             )
         return (
-            f"No evidence at α = {self.alpha:g} that {self.claim()} ({stats}): in these vectors {self.direction()}, "
-            f"but a random re-split of the target words often gives as large a difference.{why}"
+            f"No evidence at α = {self.alpha:g} that {self.claim()} ({stats}): in these vectors "
+            f"{self.direction()}, but a random re-split of the target words often gives as large a "
+            f"difference.{why}"
         )
 
     def reading(self) -> str:
@@ -249,8 +250,8 @@ def seed_weat(
         used[name] = [w for w in ws if w in vocab]
         if not used[name]:
             raise ValueError(
-                f"none of the words of {name} is in the vocabulary of these vectors (left out: {_words(ws)}); "
-                "check the spelling and the case (Paris is not paris)"
+                f"none of the words of {name} is in the vocabulary of these vectors (left out: "
+                f"{_words(ws)}); check the spelling and the case (Paris is not paris)"
             )
     x, y, a, b = names
     result = test.run(used[x], used[y], used[a], used[b], vectors, names=names)
@@ -274,8 +275,8 @@ def seed_weat(
         (first, k1), (second, k2) = sorted([(x, n_x), (y, n_y)])
         bound = "2" if alternative == "two-sided" and n_x == n_y else "1"
         notes.append(
-            f"Too few words to reach α = {alpha:g}: the {k1} + {k2} target words of {first} and {second} can be "
-            f"split in only {n_splits:,} ways, so the smallest p-value this exact test can give is "
+            f"Too few words to reach α = {alpha:g}: the {k1} + {k2} target words of {first} and {second} can "
+            f"be split in only {n_splits:,} ways, so the smallest p-value this exact test can give is "
             f"{bound}/{n_splits:,} = {min_p:.3g}, and nothing can be significant at α = {alpha:g}. Add words "
             f"to {first} and {second}."
         )

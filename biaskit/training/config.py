@@ -1,7 +1,8 @@
 """The settings of a training run (:class:`MLMTrainingConfig`) and its record (:class:`TrainingResult`).
 
-Shared by :func:`biaskit.training.pretrain.train_masked_lm`, :func:`biaskit.training.pretrain.train_causal_lm`,
-the loop they run (:func:`biaskit.training.loop.train_loop`) and :mod:`biaskit.training.fine_tune`.
+Shared by :func:`biaskit.training.pretrain.train_masked_lm`,
+:func:`biaskit.training.pretrain.train_causal_lm`, the loop they run
+(:func:`biaskit.training.loop.train_loop`) and :mod:`biaskit.training.fine_tune`.
 """
 
 from __future__ import annotations

@@ -124,7 +124,8 @@ def xlnet_pseudo_perplexity(
     other token visible, the last step of a factorisation order that ends at :math:`t`.  As the masked LMs'
     PPPL (Salazar et al. 2020; :func:`pseudo_perplexity`),
 
-    .. math:: PPPL(\mathcal W) = \exp\Big(-\frac1N \sum_{W} \sum_t \log P_\theta(w_t \mid W_{\setminus t})\Big),
+    .. math:: PPPL(\mathcal W) = \exp\Big(-\frac1N \sum_{W} \sum_t
+              \log P_\theta(w_t \mid W_{\setminus t})\Big),
 
     :math:`N` the number of scored tokens; sentences with an unknown token are skipped (WARNING with the
     count), as the masked scorer skips them.  Returns ``(PPPL, N)``.  It is a pseudo-perplexity, not

@@ -1,4 +1,5 @@
-r"""Fine-tune any masked or causal language model on a list of sentences, with Bartl et al.'s (2020) procedure.
+r"""Fine-tune any masked or causal language model on a list of sentences, with Bartl et al.'s (2020)
+procedure.
 
 Seed 002 (Barza 2023) debiases BERT by counterfactual
 data substitution (CDS, :func:`biaskit.data.counterfactual.cds`) followed by masked-LM fine-tuning,
@@ -52,8 +53,8 @@ checkpoints and bit-identical resuming, CUDA when available.
 ``en-clm-planted-sXX``), :func:`fine_tune` runs the same loop, optimiser, schedule, clipping, cache and
 checkpoints with the next-token objective of :func:`biaskit.training.pretrain.train_causal_lm` (Radford et
 al. 2019): each sentence is ``[BOS] w_1 .. w_n [EOS]`` (the model's prefix token,
-:attr:`biaskit.lm.base.CausalLM.prefix_token_id`, is put in front when its tokenizer does not add it) and the loss
-is :math:`-\frac{1}{\sum_i (|x_i|-1)}\sum_i\sum_{t\ge 1}\log P_\theta(x_{i,t}\mid x_{i,<t})`.  The
+:attr:`biaskit.lm.base.CausalLM.prefix_token_id`, is put in front when its tokenizer does not add it) and the
+loss is :math:`-\frac{1}{\sum_i (|x_i|-1)}\sum_i\sum_{t\ge 1}\log P_\theta(x_{i,t}\mid x_{i,<t})`.  The
 masking fields and ``bartl_pad_quirk`` are not read; the run's cache key records ``"objective": "causal"``.
 
 **Training-time dropout** (``FineTuneConfig.hidden_dropout`` / ``attention_dropout``; Webster et al.'s
@@ -222,7 +223,8 @@ def bartl_max_length(sentences: Sequence[str]) -> int:
 
 
 def _is_attention_dropout(name: str) -> bool:
-    """BERT-like ``...attention.self.dropout`` and GPT-2's ``...attn.attn_dropout`` drop attention probabilities."""
+    """BERT-like ``...attention.self.dropout`` and GPT-2's ``...attn.attn_dropout`` drop attention
+    probabilities."""
     return "attention.self" in name or name.endswith("attn_dropout")
 
 
@@ -234,7 +236,8 @@ def dropout_rates(model: Any) -> dict[str, float]:
 
 
 def set_dropout(model: Any, hidden: float | None = None, attention: float | None = None) -> dict[str, float]:
-    """Set the dropout rates of ``model``'s modules in place; returns the rates they had (:func:`dropout_rates`).
+    """Set the dropout rates of ``model``'s modules in place; returns the rates they had
+    (:func:`dropout_rates`).
 
     ``attention`` goes to the dropout on the attention probabilities (BERT ``attention.self.dropout``, whose
     config field is ``attention_probs_dropout_prob``; GPT-2 ``attn.attn_dropout``, ``attn_pdrop``),
@@ -520,7 +523,8 @@ def fine_tune(
 
 
 def fine_tune_record(model: MaskedLM | CausalLM | str | Path) -> dict[str, Any]:
-    """The ``training.json`` of a fine-tuned model (steps, losses, time, tokens/s, settings); ``{}`` when it has none.
+    """The ``training.json`` of a fine-tuned model (steps, losses, time, tokens/s, settings); ``{}`` when it
+    has none.
 
     ``model`` is what :func:`fine_tune` returned (its ``name`` is its folder) or the folder itself.  A record
     whose sha256 file no longer vouches for it (:func:`biaskit.core.io.cache_file_problem`, with the key its

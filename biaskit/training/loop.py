@@ -161,7 +161,8 @@ def _bytes_tensor(data: bytes) -> torch.Tensor:
 
 
 def tokenizer_files(tokenizer: Any) -> dict[str, bytes]:
-    """The files ``tokenizer.save_pretrained`` writes, by name (kept in a checkpoint: :func:`save_checkpoint`)."""
+    """The files ``tokenizer.save_pretrained`` writes, by name (kept in a checkpoint:
+    :func:`save_checkpoint`)."""
     with tempfile.TemporaryDirectory(prefix="biaskit-tokenizer-") as tmp:
         tokenizer.save_pretrained(tmp)
         return {f.name: f.read_bytes() for f in sorted(Path(tmp).iterdir()) if f.is_file()}
@@ -442,7 +443,8 @@ def training_steps(config: MLMTrainingConfig, n_sequences: int) -> int:
 
 
 def _no_weight_decay(name: str) -> bool:
-    """Biases and LayerNorm weights (BERT ``LayerNorm``, GPT-2 ``ln_1`` / ``ln_2`` / ``ln_f``) get no decay."""
+    """Biases and LayerNorm weights (BERT ``LayerNorm``, GPT-2 ``ln_1`` / ``ln_2`` / ``ln_f``) get no
+    decay."""
     return name.endswith("bias") or "LayerNorm" in name or ".ln_" in name or name.startswith("ln_")
 
 
@@ -524,7 +526,8 @@ def train_loop(
         ],
         lr=config.learning_rate,
         eps=config.adam_epsilon,
-        foreach=True,  # one kernel per op for all tensors: bit-identical to the per-tensor loop, faster on a CPU
+        # one kernel per op for all tensors: bit-identical to the per-tensor loop, faster on a CPU
+        foreach=True,
     )
     scheduler = get_linear_schedule_with_warmup(optimizer, config.warmup_steps, total_steps)
 

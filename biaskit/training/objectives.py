@@ -162,8 +162,9 @@ def salient_group_ids(groups: Sequence[Sequence[str]], tokenizer: Any) -> list[t
         split = [w for w, ok in zip(group, whole, strict=True) if not ok]
         if split:
             logger.warning(
-                "salient masking: %d of %d word(s) of group %d are not one token (or are unknown) and are left "
-                "to the random masking: %s%s", len(split), len(group), j, ", ".join(split[:10]), " ..." if len(split) > 10 else "",
+                "salient masking: %d of %d word(s) of group %d are not one token (or are unknown) and are "
+                "left to the random masking: %s%s",
+                len(split), len(group), j, ", ".join(split[:10]), " ..." if len(split) > 10 else "",
             )  # fmt: skip
         if not ids:
             raise ValueError(f"salient group {j} has no word that is one token of the tokenizer")
@@ -389,7 +390,8 @@ PLM_PREDICT_FRACTION = 1 / 6
 def pack_sequences(
     encoded: Sequence[Sequence[int]], max_length: int, cls_id: int, sep_id: int
 ) -> list[list[int]]:
-    """Pack consecutive ``[CLS] s [SEP]`` sequences into ``[CLS] s1 [SEP] s2 [SEP] ...`` of at most ``max_length``.
+    """Pack consecutive ``[CLS] s [SEP]`` sequences into ``[CLS] s1 [SEP] s2 [SEP] ...`` of at most
+    ``max_length``.
 
     XLNet is pre-trained on long segments that run across sentence and document boundaries; packing the
     training sentences, in corpus order, into segments of up to ``max_length`` tokens gives a small XLNet
@@ -429,7 +431,8 @@ def build_plm_batch(
     :math:`f = 1/K`, :math:`n` the non-special tokens), each from the tokens before it in :math:`z`: all
     the non-targets (bidirectional context) and the targets ranked earlier.  The objective is
 
-    .. math:: \max_\theta\; \mathbb{E}_{z}\Big[\sum_{t = |z| - c + 1}^{|z|} \log p_\theta(x_{z_t} \mid x_{z_{<t}})\Big].
+    .. math:: \max_\theta\; \mathbb{E}_{z}\Big[\sum_{t = |z| - c + 1}^{|z|}
+              \log p_\theta(x_{z_t} \mid x_{z_{<t}})\Big].
 
     ``perm_mask[b, i, j] = 1`` when position ``i`` may not attend to ``j``: ``j`` is a target and ``i`` is
     not a target ranked after it (so no position sees a target's own token in the query stream; the
@@ -534,6 +537,7 @@ def epoch_batches(
 
 
 def seed_of(*parts: int) -> int:
-    """A 63-bit seed from integers (e.g. ``(seed, step, 1)``): the same parts give the same seed in any process."""
+    """A 63-bit seed from integers (e.g. ``(seed, step, 1)``): the same parts give the same seed in any
+    process."""
     h = hashlib.sha256(",".join(str(int(p)) for p in parts).encode()).digest()
     return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)

