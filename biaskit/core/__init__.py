@@ -5,7 +5,7 @@ Nothing here imports another layer of biaskit. Start with :class:`biaskit.core.r
 result type of every test, and :mod:`biaskit.core.registry`, where every metric is declared (``python -m
 biaskit metrics`` lists them).
 
-===============================  ============================================================================================
+===============================  =============================================================================
 :mod:`biaskit.core.results`      TestResult, the one result type of every statistical test
 :mod:`biaskit.core.stats`        the statistical tests (z, t, proportion, binomial, Shapiro-Wilk, KS, GEV, KL,
                                  bootstrap ...)
@@ -17,5 +17,5 @@ biaskit metrics`` lists them).
 :mod:`biaskit.core.paths`        the bundled data, the private on-disk cache and where results go
 :mod:`biaskit.core.html`         HTML and Markdown built from text biaskit did not write, escaped
 :mod:`biaskit.core.linalg`       small linear-algebra helpers of the word-vector metrics
-===============================  ============================================================================================
-"""  # noqa: E501, RUF100
+===============================  =============================================================================
+"""

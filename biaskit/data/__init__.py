@@ -3,8 +3,7 @@
 Reads the bundled files (the companion ``biaskit-data`` wheel) and the user's own files, each checked before
 use; imports only :mod:`biaskit.core`. Every ``load_*`` function has an example in its docstring.
 
-===================================  ========================================================================\
-==================
+===================================  =========================================================================
 :mod:`biaskit.data.wordlists`        seed, target and attribute word lists and the out-of-vocabulary policy
 :mod:`biaskit.data.corpus`           the Spanish corpus: reading, sentence splitting, tokens, stop-words,
                                      counts
@@ -19,6 +18,5 @@ use; imports only :mod:`biaskit.core`. Every ``load_*`` function has an example 
 :mod:`biaskit.data.louis_alexandre`  Louis-Alexandre's data (seed 004): word lists, templates, surface-form
                                      rules
 :mod:`biaskit.data.mt_gender`        MT Gender rebuilt from WinoBias and Winogender
-===================================  ========================================================================\
-==================
+===================================  =========================================================================
 """

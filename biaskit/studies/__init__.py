@@ -4,7 +4,7 @@ The layer below the command line and beside :mod:`biaskit.report`: batch grids o
 biaskit run``), calibration on planted controls, which metric to trust, debiasing against a planted bias,
 replays of the seeds' printed tables, and the kept records of runs too long for ``make reproduce``.
 
-=============================================  ===============================================================================
+=============================================  ===============================================================
 :mod:`biaskit.studies.grid`                    batch grids of experiments from a small YAML file (models x
                                                datasets x metrics)
 :mod:`biaskit.studies.grid_config`             a grid's configuration, datasets, models and the cells that run
@@ -32,5 +32,5 @@ replays of the seeds' printed tables, and the kept records of runs too long for 
 :mod:`biaskit.studies.run_provenance`          where and how a recorded run ran: machine, versions, commit,
                                                files
 :mod:`biaskit.studies.workspace`               a folder of one's own with the study notebooks
-=============================================  ===============================================================================
-"""  # noqa: E501, RUF100
+=============================================  ===============================================================
+"""

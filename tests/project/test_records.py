@@ -62,7 +62,7 @@ def displayed_numbers(text: str) -> list[tuple[str, float, bool]]:
 
     >>> displayed_numbers("Table 4.2 cp 0.53 / p 0.016; N = 1,503; diff 1.5e-5; 97.4 %")
     [('0.53', 0.53, False), ('0.016', 0.016, False), ('1,503', 1503.0, False), ('1.5e-5', 1.5e-05, False), ('97.4 %', 97.4, True)]
-    """  # noqa: E501, RUF100 (a doctest line: its input and output cannot be broken)
+    """  # noqa: E501 (a doctest line: its input and output cannot be broken)
     text = REFERENCE.sub(" ", text)
     out = []
     for m in NUMBER.finditer(text):
@@ -371,7 +371,7 @@ def prose_numbers(text: str) -> list[tuple[str, float, bool, bool]]:
 
     >>> [(s, p, a) for s, _, p, a in prose_numbers("## 4. Fig. 3.2: about 14,000 (2019); `n=5`; p < 0.001; 41 and 48 %")]
     [('14,000', False, True), ('41', True, False), ('48 %', True, False)]
-    """  # noqa: E501, RUF100 (a doctest line: its input and output cannot be broken)
+    """  # noqa: E501 (a doctest line: its input and output cannot be broken)
     text = PROSE_CODE.sub(" ", text)
     text = PROSE_REFERENCE.sub(
         lambda m: " " * len(m.group(0)), REFERENCE.sub(lambda m: " " * len(m.group(0)), text)
