@@ -340,7 +340,7 @@ def _word_genders(lex: GenderLexicon, names: bool) -> dict[str, Gender]:
 def targets_in(sentence: str, targets: Mapping[str, Gender]) -> set[str]:
     """The target words (keys of ``targets``, lower case) that ``sentence`` mentions, as whole words
     (runs of ASCII letters, compared in lower case)."""
-    return {w for w in (m.group(0).lower() for m in _WORD_RE.finditer(sentence)) if w in targets}
+    return {w for w in map(str.lower, _WORD_RE.findall(sentence)) if w in targets}
 
 
 def plant_gender_skew(
