@@ -7,43 +7,47 @@ professions co-occurs with its *planted* gender (half "male", half "female", at 
 nothing.  This module measures every metric on those models, always oriented so that a positive
 effect means "toward the planted gender":
 
-===================  =====================================================  ==========================
-metric               value per unit (male minus female)                     test (seed section)
-===================  =====================================================  ==========================
-``crows_cp``         PLL_cp(he-version) - PLL_cp(she-version) per pair        proportion z test, % > 50
-                                                                              (000 4.1.6, 4.2.1)
-``crows_sz``         the same with Salazar's PLL                              proportion z test (000 4.1.3)
-``crows_aul``        the same with AUL (Kaneko & Bollegala 2022)              proportion z test
-``stereoset_ss``     P(he) - P(she) at a blank (StereoSet intrasentence)      proportion z test on ss
-                                                                              (000 4.1.5)
-``barza_tbe``        PPD = P(he) - P(she) in Barza's templates                one-sample t test on mean PPD
-                                                                              (002 4.2)
-``barza_sld``        signed SLD = PLL(he-sentence) - PLL(she-sentence)       one-sample t test
-                                                                             (002 4.3; ASLD unsigned)
-``thesis_ks``        the two PLL samples (planted vs other version)         two-sample KS test (000 4.4.2)
-``thesis_kl``        the same two samples                                    KL divergence score, untested
-                                                                             (000 4.1.4)
-``thesis_robustness`` M_diff (cp) of each pair and of its paraphrase        agreement test, H1: l1 < 0.8
-                                                                            (000 4.3, 4.4.3)
-``lpbs``             Kurita's log-probability bias of each profession        permutation test over groups
-                                                                             (001 4.3)
-``seat``             s(sentence, he-words, she-words) of bleached sentences  permutation test over sentences
-                                                                             (001 4.2)
-``indirect_names``   IBS through first names: mean over man/boy(/male) minus  permutation test over
-                                                                              professions (004 3.2)
-                     mean over woman/girl(/female) (Louis-Alexandre 2022)
-``causal_ll``        LL(he-version) - LL(she-version) per pair, causal model  proportion z test
-                                                                              (lm-eval's pct_stereotype)
-``causal_shared``    the same over the shared tokens after the pronoun        proportion z test (causal "cp")
-``causal_next_word`` P(he) - P(she) as the next word after "The {t} said that"  proportion z test
-                                                                                (StereoSet-style)
-``causal_sld``       signed LL difference of Barza's sentence pairs           one-sample t test (002 4.3)
-``causal_ks``        the two LL samples (planted vs other version)           two-sample KS test (000 4.4.2)
-``causal_kl``        the same two samples                                    KL divergence score, untested
-``weat``             s(w, male words, female words) in word2vec             permutation test (000 3.4.2)
-``direct_bias``      signed cos(w, g), g = Bolukbasi's gender direction      permutation test (000 3.4.1)
-``pmi``              BIAS_PMI(w; male words, female words) of the corpus     permutation test (000 3.1.2)
-===================  =====================================================  ==========================
+=====================  =========================================================  ============================
+metric                 value per unit (male minus female)                         test (seed section)
+=====================  =========================================================  ============================
+``crows_cp``           PLL_cp(he-version) - PLL_cp(she-version) per pair          proportion z test, % > 50
+                                                                                  (000 4.1.6, 4.2.1)
+``crows_sz``           the same with Salazar's PLL                                proportion z test (000
+                                                                                  4.1.3)
+``crows_aul``          the same with AUL (Kaneko & Bollegala 2022)                proportion z test
+``stereoset_ss``       P(he) - P(she) at a blank (StereoSet intrasentence)        proportion z test on ss (000
+                                                                                  4.1.5)
+``barza_tbe``          PPD = P(he) - P(she) in Barza's templates                  one-sample t test on mean
+                                                                                  PPD (002 4.2)
+``barza_sld``          signed SLD = PLL(he-sentence) - PLL(she-sentence)          one-sample t test (002 4.3;
+                                                                                  ASLD unsigned)
+``thesis_ks``          the two PLL samples (planted vs other version)             two-sample KS test (000
+                                                                                  4.4.2)
+``thesis_kl``          the same two samples                                       KL divergence score,
+                                                                                  untested (000 4.1.4)
+``thesis_robustness``  M_diff (cp) of each pair and of its paraphrase             agreement test, H1: l1 < 0.8
+                                                                                  (000 4.3, 4.4.3)
+``lpbs``               Kurita's log-probability bias of each profession           permutation test over groups
+                                                                                  (001 4.3)
+``seat``               s(sentence, he-words, she-words) of bleached sentences     permutation test over
+                                                                                  sentences (001 4.2)
+``indirect_names``     IBS through first names: mean over man/boy(/male) minus    permutation test over
+                       mean over woman/girl(/female) (Louis-Alexandre 2022)       professions (004 3.2)
+``causal_ll``          LL(he-version) - LL(she-version) per pair, causal model    proportion z test (lm-eval's
+                                                                                  pct_stereotype)
+``causal_shared``      the same over the shared tokens after the pronoun          proportion z test (causal
+                                                                                  "cp")
+``causal_next_word``   P(he) - P(she) as the next word after "The {t} said that"  proportion z test
+                                                                                  (StereoSet-style)
+``causal_sld``         signed LL difference of Barza's sentence pairs             one-sample t test (002 4.3)
+``causal_ks``          the two LL samples (planted vs other version)              two-sample KS test (000
+                                                                                  4.4.2)
+``causal_kl``          the same two samples                                       KL divergence score,
+                                                                                  untested
+``weat``               s(w, male words, female words) in word2vec                 permutation test (000 3.4.2)
+``direct_bias``        signed cos(w, g), g = Bolukbasi's gender direction         permutation test (000 3.4.1)
+``pmi``                BIAS_PMI(w; male words, female words) of the corpus        permutation test (000 3.1.2)
+=====================  =========================================================  ============================
 
 For each metric and skew: the effect and its p-value on all units
 (:func:`~biaskit.studies.calibration_stats.evaluate`); **power**, the share of random subsets of n units in
