@@ -78,6 +78,19 @@ class GenderLexicon:
             return "female"
         return None
 
+    def word_genders(self, *, names: bool = True) -> dict[str, Gender]:
+        """``{word: gender}`` for every word :meth:`gender_of` gives a gender (a lower-case word), with its
+        precedence: a word listed on both sides is male, as ``gender_of`` checks the male side first.  One
+        dictionary lookup per word, for loops over many sentences."""
+        out: dict[str, Gender] = {}
+        for side, gender in (
+            ((self.to_male, self.name_to_male), "female"),
+            ((self.to_female, self.name_to_female), "male"),
+        ):
+            for table in side if names else side[:1]:
+                out.update(dict.fromkeys(table, gender))
+        return out
+
 
 @lru_cache(maxsize=4)
 def load_gender_lexicon(path: str | None = None) -> GenderLexicon:
@@ -324,19 +337,6 @@ class PlantedCorpus:
     nonsense: list[int] = field(default_factory=list)
 
 
-def _word_genders(lex: GenderLexicon, names: bool) -> dict[str, Gender]:
-    """``{word: gender}`` for every word :meth:`GenderLexicon.gender_of` gives a gender, with its
-    precedence (a word listed on both sides is male, as ``gender_of`` checks the male side first)."""
-    out: dict[str, Gender] = {}
-    for side, gender in (
-        ((lex.to_male, lex.name_to_male), "female"),
-        ((lex.to_female, lex.name_to_female), "male"),
-    ):
-        for table in side if names else side[:1]:
-            out.update(dict.fromkeys(table, gender))
-    return out
-
-
 def targets_in(sentence: str, targets: Mapping[str, Gender]) -> set[str]:
     """The target words (keys of ``targets``, lower case) that ``sentence`` mentions, as whole words
     (runs of ASCII letters, compared in lower case)."""
@@ -388,7 +388,7 @@ def plant_gender_skew(
     n = len(sentences)
     # one pass over the words of each sentence: its gender (sentence_gender), the targets it mentions
     # (targets_in) and whether it has a gendered word at all (what swap_gender would change)
-    word_gender = _word_genders(lex, names)
+    word_gender = lex.word_genders(names=names)
     genders: list[Gender | None] = []
     hits: list[set[str]] = []
     has_gender_word: list[bool] = []

@@ -355,10 +355,11 @@ def recipe_data(name: str, *, with_train: bool = True) -> tuple[list[str], list[
         raise KeyError(f"{name!r} is not a bundled masked LM")
     text = spanish_training_text() if name == "es-mlm" else english_training_text()
     train, held = held_out_split(text.sentences, _HELD_OUT_FRACTION.get(name, 0.01))
-    if not with_train:
-        train = []
     if name == "en-mlm-balanced":
-        train, held = balanced_text(train) if with_train else [], balanced_text(held)
+        held = balanced_text(held)
+        train = balanced_text(train) if with_train else []
+    elif not with_train:
+        train = []
     extra = {
         "corpus": _CORPUS_TEXT[name],
         "sources": text.sources,

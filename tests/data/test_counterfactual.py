@@ -106,3 +106,15 @@ def test_plant_rejects_bad_input():
         plant_gender_skew(["He is a nurse."], {"nurse": "male"}, 0.3)
     with pytest.raises(ValueError, match="directions"):
         plant_gender_skew(["He is a nurse."], {"nurse": "m"}, 0.6)
+
+
+def test_word_genders_is_gender_of_for_every_listed_word():
+    """The one-lookup table that plant_gender_skew reads gives gender_of's answer for every word of the
+    lexicon (names in or out), and no gender to an unlisted word."""
+    lex = load_gender_lexicon()
+    words = {*lex.to_female, *lex.to_male, *lex.name_to_female, *lex.name_to_male}
+    for names in (True, False):
+        table = lex.word_genders(names=names)
+        assert {w: table.get(w) for w in words} == {w: lex.gender_of(w, names=names) for w in words}
+        assert lex.gender_of("table", names=names) is None and "table" not in table
+    assert len(lex.word_genders(names=False)) < len(lex.word_genders())
