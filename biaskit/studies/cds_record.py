@@ -79,20 +79,19 @@ class CDSRecord:
     def provenance(self) -> str:
         """One sentence: what ran, on which model and machine, when, how long, and how it differs from the
         thesis."""
-        p, m = self.meta["parameters"], self.meta
-        weights = next((v for k, v in m["model"]["files_sha256"].items() if k.endswith(".safetensors")), None)
+        p = self.meta["parameters"]
         differs = []
         if p["sentences"] != p["sentences_available"]:
             differs.append(f"{p['sentences']:,} sentences instead of all {p['sentences_available']:,}")
         if p["epochs"] != THESIS_SIZE["epochs"]:
             differs.append(f"{p['epochs']} pass(es) instead of {THESIS_SIZE['epochs']}")
-        return (
-            f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m['finished']}): `{m['model']['name']}`"
-            + (f" (weights sha256 {weights[:12]}…)" if weights else "")
-            + f" fine-tuned on {p['sentences']:,} CDS-GAP sentences for {p['epochs']} pass(es), "
-            f"{m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; "
-            + ("the thesis's size" if not differs else "differs from the thesis: " + "; ".join(differs))
-            + f", on {m['model']['name']}, not {THESIS_SIZE['model']}."
+        return rp.fine_tune_provenance(
+            self.path,
+            self.meta,
+            corpus="CDS-GAP",
+            reference="the thesis",
+            reference_model=THESIS_SIZE["model"],
+            differs=differs,
         )
 
 
@@ -179,11 +178,7 @@ def run_cds_record(
             "corpus": "biaskit.debiasing.cds.cds_gap_corpus(None if all else sentences, seed=seed)",
             "fine_tune": asdict(config),
         },
-        "model": {"name": model, "files_sha256": rp.model_identity(base)},
-        "machine": rp.machine(),
-        "versions": rp.versions(),
-        "started": started,
-        "training": {k: record.get(k) for k in ("steps", "train_seconds", "tokens_per_second", "device")},
+        **rp.run_fields(model, rp.model_identity(base), started, training=record),
         "results": {
             "tbe_before_after": gt.compare_tbe(before, after).to_dict(orient="records"),
             "sbe_before_after": sbe.to_dict(orient="records"),

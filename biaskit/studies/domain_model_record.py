@@ -195,11 +195,7 @@ def run_domain_model_record(
             "fine_tune": dict(vars(config)),
             "domain_model_folder": Path(str(tuned.name)).name,
         },
-        "model": {"name": general, "files_sha256": rp.model_identity(base)},
-        "machine": rp.machine(),
-        "versions": rp.versions(),
-        "started": started,
-        "training": {k: record.get(k) for k in ("steps", "train_seconds", "tokens_per_second", "device")},
+        **rp.run_fields(general, rp.model_identity(base), started, training=record),
         "results": {
             "alpha": list(alpha),
             "words": table.to_dict(orient="records"),

@@ -135,12 +135,10 @@ class LearningCurveRecord:
             else f"{dict(per_n.astype(int))}"
         )
         short = ", ".join(f"{n:,}" for n in sizes) or "none yet"
-        files = m["model"].get("files_sha256", {})
-        weights = next((v for k, v in files.items() if k.endswith(".safetensors")), None)
         return (
             f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m.get('finished') or m.get('updated')}): "
             f"{done} of {cov['runs_planned']} planned fine-tunes of `{m['model']['name']}`"
-            + (f" (weights sha256 {weights[:12]}…)" if weights else "")
+            + rp.weights_note(m["model"].get("files_sha256", {}))
             + f", n = {short} sentences, {reps} repetition(s) per n, {p['epochs']} epoch(s) each, on "
             f"{m['machine']['cpu']} ({m['machine']['cores']} cores, {p['n_jobs']} fine-tunes side by side), "
             f"{m.get('wall_seconds', 0) / 60:,.0f} min of wall time"

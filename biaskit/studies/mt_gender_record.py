@@ -72,20 +72,19 @@ class MTGenderRecord:
     def provenance(self) -> str:
         """One sentence: what ran, on which model and machine, when, how long, and how it differs from the
         study."""
-        p, m = self.meta["parameters"], self.meta
-        weights = next((v for k, v in m["model"]["files_sha256"].items() if k.endswith(".safetensors")), None)
+        p = self.meta["parameters"]
         differs = []
         if p["sentences"] != STUDY_SIZE["sentences"]:
             differs.append(f"{p['sentences']:,} sentences instead of {STUDY_SIZE['sentences']:,}")
         if p["epochs"] != STUDY_SIZE["epochs"]:
             differs.append(f"{p['epochs']} pass(es) instead of {STUDY_SIZE['epochs']}")
-        return (
-            f"Recorded run (`{self.path.name}/{RECORD_FILE}`, {m['finished']}): `{m['model']['name']}`"
-            + (f" (weights sha256 {weights[:12]}…)" if weights else "")
-            + f" fine-tuned on {p['sentences']:,} MT Gender sentences for {p['epochs']} pass(es), "
-            f"{m['training'].get('steps', 0):,} steps, {rp.ran_on(m)}; "
-            + ("the study's size" if not differs else "differs from the study: " + "; ".join(differs))
-            + f", on {m['model']['name']}, not {STUDY_SIZE['model']}."
+        return rp.fine_tune_provenance(
+            self.path,
+            self.meta,
+            corpus="MT Gender",
+            reference="the study",
+            reference_model=STUDY_SIZE["model"],
+            differs=differs,
         )
 
 
@@ -163,11 +162,7 @@ def run_mt_gender_record(
             "draw": "all of MT Gender" if sentences is None else "biaskit.data.mt_gender.mt_gender_sample",
             "fine_tune": asdict(config) if hasattr(config, "__dataclass_fields__") else dict(vars(config)),
         },
-        "model": {"name": model, "files_sha256": rp.model_identity(base)},
-        "machine": rp.machine(),
-        "versions": rp.versions(),
-        "started": started,
-        "training": {k: record.get(k) for k in ("steps", "train_seconds", "tokens_per_second", "device")},
+        **rp.run_fields(model, rp.model_identity(base), started, training=record),
         "results": {
             "tbe_before_after": gt.compare_tbe(before, after).to_dict(orient="records"),
             "appd": cmp[

@@ -118,6 +118,57 @@ def model_identity(lm: Any) -> dict[str, str]:
     return model_files(lm) or {"(not a folder)": str(getattr(lm, "name", lm))}
 
 
+#: what a record keeps of :func:`biaskit.training.fine_tune.fine_tune_record`
+TRAINING_KEYS = ("steps", "train_seconds", "tokens_per_second", "device")
+
+
+def run_fields(
+    name: str, files_sha256: Mapping[str, str], started: str, training: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The provenance entries a record writes before its results: ``model`` (``name`` and the sha256 of its
+    files, :func:`model_identity`), ``machine``, ``versions``, ``started`` and, for a fine-tune, ``training``
+    (the :data:`TRAINING_KEYS` of its ``fine_tune_record``)."""
+    out: dict[str, Any] = {
+        "model": {"name": name, "files_sha256": dict(files_sha256)},
+        "machine": machine(),
+        "versions": versions(),
+        "started": started,
+    }
+    if training is not None:
+        out["training"] = {k: training.get(k) for k in TRAINING_KEYS}
+    return out
+
+
+def weights_note(files_sha256: Mapping[str, str]) -> str:
+    """`` (weights sha256 <first 12 digits>…)`` for the ``.safetensors`` file of a record's model, or
+    ``""``."""
+    weights = next((v for k, v in files_sha256.items() if k.endswith(".safetensors")), None)
+    return f" (weights sha256 {weights[:12]}…)" if weights else ""
+
+
+def fine_tune_provenance(
+    path: Path,
+    meta: Mapping[str, Any],
+    *,
+    corpus: str,
+    reference: str,
+    reference_model: str,
+    differs: list[str],
+) -> str:
+    """The provenance sentence of a recorded debiasing fine-tune: what ran, on which model (and weights),
+    how many ``corpus`` sentences and passes, steps, :func:`ran_on`, and ``differs`` from ``reference``
+    (``"the thesis"``, ``"the study"``), whose model is ``reference_model``."""
+    p, m = meta["parameters"], meta
+    return (
+        f"Recorded run (`{path.name}/{RECORD_FILE}`, {m['finished']}): `{m['model']['name']}`"
+        + weights_note(m["model"]["files_sha256"])
+        + f" fine-tuned on {p['sentences']:,} {corpus} sentences for {p['epochs']} pass(es), "
+        f"{m['training'].get('steps', 0):,} steps, {ran_on(m)}; "
+        + (f"{reference}'s size" if not differs else f"differs from {reference}: " + "; ".join(differs))
+        + f", on {m['model']['name']}, not {reference_model}."
+    )
+
+
 def ran_on(meta: Mapping[str, Any], *, minute_digits: int = 0) -> str:
     """The end of a record's provenance sentence:
     "on <cpu> (<n> cores), <m> min of wall time, commit <hash>"."""

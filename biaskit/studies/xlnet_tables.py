@@ -261,10 +261,7 @@ def run_xlnet_tables_record(
     meta = {
         "what": WHAT,
         "settings": out["settings"],
-        "model": {"name": model, "files_sha256": _model_files(model, bridge)},
-        "machine": rp.machine(),
-        "versions": rp.versions(),
-        "started": started,
+        **rp.run_fields(model, _model_files(model, bridge), started),
         "results": {
             "agreement": out["agreement"].to_dict(orient="records"),
             "table_3_5": None if table_3_5 is None else table_3_5.T.to_dict(),
