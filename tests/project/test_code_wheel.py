@@ -1,7 +1,7 @@
 """The code wheel alone, without biaskit-data, offline: everything imports and the user's own data work.
 
 The code wheel is built and installed with ``pip --no-index --no-deps`` into a fresh virtual environment
-whose third-party packages come from the project's environment (a ``.pth`` path line, as in
+whose third-party packages come from the project's environment (``tests/wheel_support.py``, shared with
 ``tests/project/test_install.py``; the editable install's finder stays inert).  ``biaskit_data`` is not there.
 ``make test-install`` does the same from the package index (``scripts/test_install.py``).
 """
@@ -9,14 +9,12 @@ whose third-party packages come from the project's environment (a ``.pth`` path 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import numpy as np
 import pytest
+from wheel_support import build_wheels, install_into_fresh_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_WHEEL = "biaskit_data-{version}-py3-none-any.whl"
@@ -33,65 +31,15 @@ def _run(cmd: list[str], env: dict[str, str], cwd: Path, expect: int = 0) -> sub
 @pytest.fixture(scope="module")
 def code_only(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("code-wheel")
-    dist = base / "dist"
-    build = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "packaging" / "build_dists.py"),
-            "--out",
-            str(dist),
-            "--no-sdist",
-            "--only",
-            "biaskit",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert build.returncode == 0, build.stdout + build.stderr
-    record = json.loads((dist / "BUILD.json").read_text(encoding="utf-8"))
-    wheel = dist / record["files"][0]["file"]
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    (site / "biaskit-test-dependencies.pth").write_text(
-        sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BIASKIT_", "PYTHON", "JUPYTER"))}
-    env.update(
-        HF_HUB_OFFLINE="1",
-        MPLBACKEND="Agg",
-        BIASKIT_CACHE_DIR=str(base / "cache"),
-        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-        VIRTUAL_ENV=str(venv),
-    )
-    work = base / "work"
-    work.mkdir()
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--no-index",
-            "--no-deps",
-            "--quiet",
-            str(wheel),
-        ],
-        env,
-        work,
-    )
-    return {"python": str(python), "env": env, "work": work, "venv": venv, "version": record["version"]}
+    record = build_wheels(base / "dist", "--only", "biaskit")
+    fresh = install_into_fresh_venv(base, [base / "dist" / record["files"][0]["file"]])
+    return {
+        "python": str(fresh.python),
+        "env": fresh.env,
+        "work": fresh.work,
+        "venv": fresh.venv,
+        "version": record["version"],
+    }
 
 
 @pytest.mark.slow

@@ -15,15 +15,13 @@ From a working folder outside the repository, the environment then runs the READ
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
+from wheel_support import build_wheels, install_into_fresh_venv
 
 # every test needs the wheels built and installed into a fresh environment (the module fixture)
 pytestmark = pytest.mark.slow
@@ -49,65 +47,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Both wheels built, and installed into a fresh venv outside the repository."""
     base = tmp_path_factory.mktemp("install")
     assert not base.is_relative_to(ROOT)
-    dist = base / "dist"
-    build = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build_dists.py"), "--out", str(dist), "--no-sdist"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert build.returncode == 0, build.stdout + build.stderr
-    record = json.loads((dist / "BUILD.json").read_text(encoding="utf-8"))
-    wheels = {f["distribution"]: dist / f["file"] for f in record["files"]}
-
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    # the project's dependencies, as a plain path line (its .pth files, the editable finder among them, stay
-    # unread)
-    (site / "biaskit-test-dependencies.pth").write_text(
-        sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8"
-    )
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BIASKIT_", "PYTHON", "JUPYTER"))}
-    env.update(
-        HF_HUB_OFFLINE="1",
+    record = build_wheels(base / "dist")
+    wheels = {f["distribution"]: base / "dist" / f["file"] for f in record["files"]}
+    fresh = install_into_fresh_venv(
+        base,
+        [wheels["biaskit"], wheels["biaskit-data"]],
         TRANSFORMERS_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
-        MPLBACKEND="Agg",
-        BIASKIT_CACHE_DIR=str(base / "cache"),
         JUPYTER_DATA_DIR=str(base / "jupyter-data"),
         JUPYTER_CONFIG_DIR=str(base / "jupyter-config"),
-        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-        VIRTUAL_ENV=str(venv),
     )
-    work = base / "work"
-    work.mkdir()
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--no-index",
-            "--no-deps",
-            "--quiet",
-            str(wheels["biaskit"]),
-            str(wheels["biaskit-data"]),
-        ],
-        cwd=work,
-        env=env,
-    )
+    python, venv, site, env, work = fresh.python, fresh.venv, fresh.site, fresh.env, fresh.work
     # the "python3" kernel of papermill: this environment's interpreter
     _run([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"], cwd=work, env=env)
     return {
