@@ -57,10 +57,9 @@ test-fast: $(PY)
 	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow and not widget_restore"
 
 # The explorers driven in JupyterLab with headless Chromium through Run All, a reload and a reopen (the
-# tests marked widget_restore, several minutes).  Not part of `make test`: on this project's busy 2-core
-# machine JupyterLab's widget manager sometimes fails to restore the views after a reload or a reopen
-# (the views never appear, or the console says "widget model not found"), so the test fails in some runs;
-# its failures keep a screenshot and the console messages, each tagged with the step that was running.
+# tests marked widget_restore).  Not part of `make test` because they take about 6 minutes on the 2-core
+# machine, which `make test`'s 8 minutes cannot hold; their failures keep a screenshot and the console
+# messages, each tagged with the step that was running.
 test-browser: $(PY)
 	$(PY) -m pytest -m widget_restore tests/report/test_browser_explorers.py
 

@@ -36,6 +36,20 @@ after 2 s give up ("Error displaying widget: model not found") although their mo
 ``plotly=True``, :func:`display_live` shows an empty, hidden plotly figure between the hint and the view:
 drawn with the notebook's other outputs, it has plotly.js loaded before the views are restored.
 
+**A view whose wait overlapped the restoration is drawn again.**  Drawing the views still takes the page's
+time while other outputs wait, and the wait of ``get_model`` looks at the clock before it looks for the
+model again: an output whose last look came just before the models were restored, and whose next turn came
+after the 2 s because the page was drawing, gives up although its model is there.  JupyterLab's renderer
+then asks the manager whether it has restored; "no" makes it wait for the manager's ``restored`` signal
+and draw the view then, "yes" shows "model not found" for good.  The hint's script (:data:`_WIDGET_RETRY_JS`,
+once per page, trusted notebooks only) makes that answer "no" for :data:`WIDGET_RETRY_GRACE_MS` after a
+manager's first such failure, and emits ``restored`` again 0.2 s later: the outputs that gave up look once
+more and draw their views.  A model that is really gone (a view closed, or a kernel that no longer has it)
+shows its hint a few seconds later than without the script.  The script reaches the manager's class
+through JupyterLab's module federation (``window._JUPYTERLAB``) and changes nothing where it does not find
+exactly the getter it replaces; ``tests/report/test_widget_retry_script.py`` checks the installed
+manager's code for what it relies on.  (ipywidgets pull request 4040, open, makes the wait event-driven.)
+
 **A cell run on its own** (in a fresh kernel, e.g. after following that hint) either loads what it needs
 itself or stops with one line naming the cell to run first (:func:`needs`), never a ``NameError``.
 """
@@ -132,12 +146,51 @@ def plotly_warm_up() -> dict[str, Any]:
     }
 
 
+#: how long after a widget manager's first "model not found" a live view that could not find its model is
+#: drawn again (milliseconds; :data:`_WIDGET_RETRY_JS`)
+WIDGET_RETRY_GRACE_MS = 5000
+
+#: the script of :func:`live_hint_html`: a view whose wait for its model overlapped the restoration of the
+#: models is drawn again instead of showing "model not found" for good (see the module docstring).  It runs
+#: once per page, in a trusted notebook only (JupyterLab runs no script of an untrusted output), and does
+#: nothing where it does not find exactly what it expects: another front end (Notebook 6, VS Code, a report
+#: page) has no ``window._JUPYTERLAB``, and another widget manager no ``restoredStatus`` getter.  What it did
+#: is in ``window.biaskitWidgetRetry`` (``state``: "on", or why not; ``retries``: the views drawn again);
+#: setting that variable before the page loads switches it off.
+_WIDGET_RETRY_JS = (
+    "(function () {\n"
+    "  var w = window;\n"
+    "  if (w.biaskitWidgetRetry) { return; }\n"
+    "  var s = w.biaskitWidgetRetry = {state: 'loading', retries: 0};\n"
+    "  var c = w._JUPYTERLAB && w._JUPYTERLAB['@jupyter-widgets/jupyterlab-manager'];\n"
+    "  if (!c || typeof c.get !== 'function') { s.state = 'no JupyterLab widget manager'; return; }\n"
+    "  Promise.resolve().then(function () { return c.get('./extension'); }).then(function (factory) {\n"
+    "    var m = factory(), proto = m && m.LabWidgetManager && m.LabWidgetManager.prototype;\n"
+    "    var d = proto && Object.getOwnPropertyDescriptor(proto, 'restoredStatus');\n"
+    "    if (!d || typeof d.get !== 'function') { s.state = 'unknown widget manager'; return; }\n"
+    "    Object.defineProperty(proto, 'restoredStatus', {configurable: true, get: function () {\n"
+    "      var done = d.get.call(this), signal = this._restored;\n"
+    "      if (!done || !signal || typeof signal.emit !== 'function') { return done; }\n"
+    "      var now = Date.now(), own = this.biaskitRetry || (this.biaskitRetry = {since: now, timer: 0});\n"
+    f"      if (now - own.since > {WIDGET_RETRY_GRACE_MS}) {{ return done; }}\n"
+    "      if (!own.timer) {\n"
+    "        own.timer = setTimeout(function () { own.timer = 0; s.retries += 1; signal.emit(); }, 200);\n"
+    "      }\n"
+    "      return false;\n"
+    "    }});\n"
+    "    s.state = 'on';\n"
+    "  }).catch(function () { s.state = 'failed to load the widget manager'; });\n"
+    "})();"
+)
+
+
 def live_hint_html(text: str) -> str:
-    """One line that JupyterLab shows in place of a live view it cannot draw (:func:`display_live`)."""
+    """One line that JupyterLab shows in place of a live view it cannot draw (:func:`display_live`), with the
+    CSS that shows it only then and the script that draws a view again after a lost wait for its model."""
     return (
         f"<div class='bk-live-hint' role='note' style='display:none;color:#57606a;font-style:italic;"
         f"font-family:system-ui,sans-serif;margin:4px 0'>▶ {escape_html(text)}</div>"
-        f"<style>{_LIVE_HINT_CSS}</style>"
+        f"<style>{_LIVE_HINT_CSS}</style><script>{_WIDGET_RETRY_JS}</script>"
     )
 
 
