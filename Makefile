@@ -61,7 +61,7 @@ test-fast: $(PY)
 # machine, which `make test`'s 8 minutes cannot hold; their failures keep a screenshot and the console
 # messages, each tagged with the step that was running.
 test-browser: $(PY)
-	$(PY) -m pytest -m widget_restore tests/report/test_browser_explorers.py
+	$(PY) -m pytest -rP -m widget_restore tests/report/test_browser_explorers.py
 
 lint: $(PY)
 	$(PY) -m ruff check $(LINTED)
