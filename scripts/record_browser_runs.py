@@ -34,9 +34,12 @@ _TEMPLATE = {
     "title": "The explorers in JupyterLab: runs of make test-browser",
     "note": (
         "Each row is one run of `make test-browser` (the explorers driven in JupyterLab with headless "
-        "Chromium through Run All, a reload and a reopen), appended by `scripts/record_browser_runs.py`. "
-        "'views drawn again' counts, for the reload and the reopen of the four-explorer check, the times the "
-        "live hints' script had a view drawn again after its wait for its widget model was lost."
+        "Chromium through Run All, a reload and a reopen), appended by `scripts/record_browser_runs.py`. In "
+        "every run the tests hold the page for HOLD_PAGE_MS when the first live view is drawn after a page "
+        "loads, so that the other views' wait for their widget models meets the race of a busy page. 'views "
+        "drawn again' counts, for the reload and the reopen of the four-explorer check, the times the live "
+        "hints' script had a view drawn again after a lost wait; 'BIASKIT_TEST_NO_WIDGET_RETRY=1' switches "
+        "that script off."
     ),
     "source": (
         "scripts/record_browser_runs.py on the project's 2-core CPU machine; each row names its commit, "
