@@ -160,8 +160,8 @@ def test_reader_sees_no_raw_python_output(path, reproduced_results):
     nb = nbformat.read(reproduced_results.folder / path.name, as_version=4)
     problems = []
     for i, kind, text in _output_texts(nb):
-        if kind == "text/html":  # style blocks and tag attributes are not what the reader reads
-            text = re.sub(r"<style.*?</style>|<[^>]+>", " ", text, flags=re.S)
+        if kind == "text/html":  # style and script blocks, tag attributes: not what the reader reads
+            text = re.sub(r"<(style|script)\b.*?</\1>|<[^>]+>", " ", text, flags=re.S)
         for what, pattern in _NOISE.items():
             m = pattern.search(text)
             if m:
