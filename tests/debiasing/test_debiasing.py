@@ -443,8 +443,8 @@ def test_fine_tune_many_evaluates_in_the_workers(tiny, tmp_path, monkeypatch, ca
     finally:
         torch.set_num_threads(threads)
     assert not np.array_equal(got[0], got[1])
-    # a closure cannot go to a worker: it runs in the parent, with an INFO record saying so
-    monkeypatch.setenv("BIASKIT_CACHE_DIR", str(tmp_path / "closure"))
+    # a closure cannot go to a worker: it runs in the parent, with an INFO record saying so, for a finished
+    # run (found in the cache) and for a new one (trained in a worker)
     seen = []
 
     def closure(m):
@@ -452,10 +452,16 @@ def test_fine_tune_many_evaluates_in_the_workers(tiny, tmp_path, monkeypatch, ca
         return len(seen)
 
     with caplog.at_level(logging.INFO, logger="biaskit"):
-        db.fine_tune_many(
-            tiny, jobs[:2], n_jobs=2, progress=False, evaluate=closure, on_done=lambda i, m, v: None
+        again = db.fine_tune_many(
+            tiny,
+            [jobs[0], (_sentences(4, 14), _cfg())],
+            n_jobs=2,
+            progress=False,
+            evaluate=closure,
+            on_done=lambda i, m, v: None,
         )
-    assert len(seen) == 2 and "cannot be sent to a worker process" in caplog.text
+    assert seen == [m.name for m in again] and again[0].name == models[0].name
+    assert "cannot be sent to a worker process" in caplog.text
     assert not db._sendable(closure) and db._sendable(evaluate)
 
 
