@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -28,19 +27,12 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
+from browser_support import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 FINDING = "A planted finding sentence from the fixture JSON, 0.731 of the pairs."
-CHROMIUM = os.environ.get("BIASKIT_CHROMIUM") or next(
-    (
-        shutil.which(n)
-        for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-        if shutil.which(n)
-    ),
-    None,
-)
 
 
 def _makefile_sphinx_options() -> list[str]:

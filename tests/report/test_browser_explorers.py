@@ -43,7 +43,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -55,18 +54,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
-CHROMIUM = os.environ.get("BIASKIT_CHROMIUM") or next(
-    (
-        shutil.which(n)
-        for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-        if shutil.which(n)
-    ),
-    None,
-)
 
 pytestmark = pytest.mark.slow
 

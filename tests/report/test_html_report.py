@@ -45,6 +45,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from browser_support import CHROMIUM
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from biaskit.core.results import format_p_value
@@ -1110,14 +1111,6 @@ def _cells_by_stem(page: str) -> dict[str, list[tuple[str, str, str]]]:
 
 # ----------------------------------------------------------------------------- in a real browser
 
-CHROMIUM = os.environ.get("BIASKIT_CHROMIUM") or next(
-    (
-        shutil.which(n)
-        for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-        if shutil.which(n)
-    ),
-    None,
-)
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -11,28 +11,19 @@ JupyterLab by ``tests/report/test_browser_explorers.py`` (``make test-browser``)
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import CHROMIUM
 
 from biaskit.report import widgets
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = os.environ.get("BIASKIT_CHROMIUM") or next(
-    (
-        shutil.which(n)
-        for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-        if shutil.which(n)
-    ),
-    None,
-)
 
 #: a stand-in of the manager's module as the federation container gives it: the class with the getter of
 #: ``@jupyter-widgets/jupyterlab-manager`` 5 (``get restoredStatus() { return this._restoredStatus; }``) and a
