@@ -19,7 +19,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import signal
 import subprocess
@@ -28,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, however this file is loaded
+from record_timing import clock, load_average, run_source  # noqa: E402
+
 RECORD = ROOT / "docs" / "records" / "browser_runs.json"
 
 _TEMPLATE = {
@@ -48,18 +50,6 @@ _TEMPLATE = {
     "columns": ["run", "setting", "beside it", "result", "wall clock", "views drawn again", "when", "source"],
     "entries": [],
 }
-
-
-def _clock(seconds: float) -> str:
-    minutes, sec = divmod(round(seconds), 60)
-    return f"{minutes} min {sec} s" if minutes else f"{sec} s"
-
-
-def _load() -> str:
-    try:
-        return ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "unknown"
 
 
 def _result(output: str, status: int) -> str:
@@ -118,9 +108,7 @@ def main(argv: list[str]) -> int:
             ap.error(f"--env {item!r}: write NAME=VALUE, e.g. --env BIASKIT_TEST_NO_WIDGET_RETRY=1")
         extra[name] = value
     from biaskit.core.io import atomic_write  # written whole or not at all
-    from biaskit.studies.run_provenance import git_commit, machine
 
-    here = machine()
     args.logs.mkdir(parents=True, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     load = _Load(args.logs / f"{stamp}_load.log") if args.load else None
@@ -130,7 +118,7 @@ def main(argv: list[str]) -> int:
             if load is not None:
                 load.tick()
                 time.sleep(20)  # the load's collection under way before the browser starts
-            before, t0 = _load(), time.perf_counter()
+            before, t0 = load_average(), time.perf_counter()
             proc = subprocess.Popen(
                 ["make", "test-browser"],
                 cwd=ROOT,
@@ -153,19 +141,15 @@ def main(argv: list[str]) -> int:
                     "setting": ", ".join(f"{k}={v}" for k, v in extra.items()) or "as shipped",
                     "beside it": "make test, started again as it ends" if load is not None else "nothing",
                     "result": _result(output, proc.returncode),
-                    "wall clock": _clock(seconds),
+                    "wall clock": clock(seconds),
                     "views drawn again": _retries(output),
                     "when": datetime.date.today().isoformat(),
-                    "source": (
-                        f"scripts/record_browser_runs.py at commit {git_commit() or 'unknown'} on "
-                        f"{platform.node() or 'this machine'}: {here['cores']}-core {here['cpu']}; "
-                        f"load average (1, 5, 15 min) {before} at the start, {_load()} at the end"
-                    ),
+                    "source": run_source("scripts/record_browser_runs.py", before),
                 }
             )
             with atomic_write(RECORD) as f:
                 f.write(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-            print(f"run {i}: {record['entries'][-1]['result']} ({_clock(seconds)})", flush=True)
+            print(f"run {i}: {record['entries'][-1]['result']} ({clock(seconds)})", flush=True)
             failures += proc.returncode != 0
             if proc.returncode != 0 and args.stop_on_failure:
                 break

@@ -19,16 +19,31 @@ from pathlib import Path
 RECORD = Path(__file__).resolve().parent.parent / "docs" / "records" / "timings.json"
 
 
-def _clock(seconds: float) -> str:
+def clock(seconds: float) -> str:
+    """A wall time as the records write it: ``7 min 58 s``, or ``42 s`` under a minute."""
     minutes, sec = divmod(round(seconds), 60)
     return f"{minutes} min {sec} s" if minutes else f"{sec} s"
 
 
-def _load() -> str:
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (``0.7, 1.6, 2.1``), or ``unknown``."""
     try:
         return ", ".join(f"{x:.1f}" for x in os.getloadavg())
     except OSError:
         return "unknown"
+
+
+def run_source(script: str, load_before: str) -> str:
+    """A record row's source: the script, the commit, the machine and the load averages at the start (given)
+    and now."""
+    from biaskit.studies.run_provenance import git_commit, machine
+
+    here = machine()
+    return (
+        f"{script} at commit {git_commit() or 'unknown'} on {platform.node() or 'this machine'}: "
+        f"{here['cores']}-core {here['cpu']}; load average (1, 5, 15 min) {load_before} at the start, "
+        f"{load_average()} at the end"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -36,10 +51,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     what, command = argv[0], argv[2:]
-    from biaskit.studies.run_provenance import git_commit, machine
-
-    here = machine()
-    load_before = _load()
+    load_before = load_average()
     cache = os.environ.get("BIASKIT_CACHE_DIR")
     cache_state = (
         "empty (BIASKIT_CACHE_DIR, a new folder)"
@@ -57,21 +69,17 @@ def main(argv: list[str]) -> int:
         {
             "what": what,
             "command": " ".join(command),
-            "wall clock": _clock(seconds),
+            "wall clock": clock(seconds),
             "cache": cache_state,
             "when": datetime.date.today().isoformat(),
-            "source": (
-                f"scripts/record_timing.py at commit {git_commit() or 'unknown'} on "
-                f"{platform.node() or 'this machine'}: {here['cores']}-core "
-                f"{here['cpu']}; load average (1, 5, 15 min) {load_before} at the start, {_load()} at the end"
-            ),
+            "source": run_source("scripts/record_timing.py", load_before),
         }
     )
     from biaskit.core.io import atomic_write  # written whole or not at all
 
     with atomic_write(RECORD) as f:
         f.write(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    print(f"{what}: {_clock(seconds)} -> {RECORD}")
+    print(f"{what}: {clock(seconds)} -> {RECORD}")
     return 0
 
 

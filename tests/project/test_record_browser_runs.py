@@ -51,4 +51,4 @@ def test_a_failed_run_names_its_first_assertion() -> None:
     )
     assert script._retries(FAILED) == "(not printed)"
     assert script._result("make: *** No rule", 2) == "exit status 2"
-    assert script._clock(395.51) == "6 min 36 s" and script._clock(42.4) == "42 s"
+    assert script.clock(395.51) == "6 min 36 s" and script.clock(42.4) == "42 s"
