@@ -22,7 +22,7 @@ its details, colouring, searching and hovering.  These tests do what a reader do
 
 **The race of a reload, on every run.**  After a reload or a reopen each live view's output waits at most
 2 s for its widget model, and a page busy drawing the first view can make the others give up although their
-models are there (a loaded machine did that in one run of five).  The tests hold the page for
+models are there (a loaded machine did that: ``docs/records/browser_runs.json``).  The tests hold the page for
 :data:`HOLD_PAGE_MS` when the first live view is drawn, so the race happens on every reload and reopen; the
 live hints' script (:func:`biaskit.report.widgets.live_hint_html`) has those views drawn again, and the test
 prints how many times it did.  ``BIASKIT_TEST_NO_WIDGET_RETRY=1`` switches that script off (the fix
